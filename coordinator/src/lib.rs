@@ -1,0 +1,2 @@
+//! The coordinator: plans, scheduling, merge, analysis, probe and explore.
+pub mod analysis;

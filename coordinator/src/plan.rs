@@ -1,0 +1,904 @@
+//! Job plans: the TOML file that says what to solve and how to split it.
+//!
+//! A plan names the game and its size (`[job]`), how the rank space is cut
+//! into shards and blocks (`[shards]`), how the cluster runs (`[cluster]`) and
+//! where results go (`[output]`). [`Plan::load`] reads one with the `config`
+//! crate, rejects unknown fields and wrong types with the dotted field name,
+//! fills in every default and validates every value, so the rest of the
+//! coordinator can use a [`Plan`] without further checks.
+//!
+//! `config` is lenient with types (it turns `1.5` into `2`, `true` into `1`
+//! and `5` into `"5"`) and reports unknown fields without their section, so
+//! the file is parsed by `config` into its value tree and that tree is walked
+//! here with strict types instead of deserializing through `config` directly.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use config::{Value, ValueKind};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The built-in stage-1 plan, used when the user gives no `--plan`.
+pub const DEFAULT_PLAN: &str = include_str!("../../plans/stage1.toml");
+
+/// The questions asked when a plan does not list any.
+const DEFAULT_QUESTIONS: [&str; 3] = ["solo(A)", "enable(A>B)", "enable(A>C)"];
+/// Default `shards.count`.
+const DEFAULT_SHARDS: u32 = 1;
+/// Default `shards.block_positions` (2^20).
+const DEFAULT_BLOCK_POSITIONS: u64 = 1 << 20;
+/// Default `shards.chunk_bytes` (1 MiB).
+const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
+/// Default `cluster.listen`.
+const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
+/// Default `cluster.heartbeat_timeout_secs`.
+const DEFAULT_HEARTBEAT_SECS: u64 = 30;
+/// The games a plan may name.
+const KNOWN_GAMES: [&str; 1] = ["cc3"];
+
+/// A validated job plan with every default filled in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// What to solve.
+    pub job: JobSection,
+    /// How the rank space is split.
+    pub shards: ShardSection,
+    /// How the cluster runs (does not change the job's identity).
+    pub cluster: ClusterSection,
+    /// Where results go (does not change the job's identity).
+    pub output: OutputSection,
+}
+
+/// `[job]`: the game, its size and the questions to answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSection {
+    /// Job name, `[a-z0-9_-]+`; names the default output and checkpoint directories.
+    pub name: String,
+    /// Game identifier; only `"cc3"` (three-player Chinese checkers) for now.
+    pub game: String,
+    /// Star order for `cc3`, 1..=4 (3 and 4 can only be estimated).
+    pub order: u32,
+    /// Questions, each `solo(X)` or `enable(X>Y)` with X, Y in A, B, C.
+    pub questions: Vec<String>,
+}
+
+/// `[shards]`: how the rank space is cut up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardSection {
+    /// Number of shards, 1..=65536.
+    pub count: u32,
+    /// Positions per tablebase block, a power of two in 64..=2^26.
+    pub block_positions: u64,
+    /// Undo/checksum granularity in shard files, 512..=2^30 bytes.
+    pub chunk_bytes: u64,
+}
+
+/// `[cluster]`: workers, security and liveness settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSection {
+    /// Remote workers to wait for; 0 runs the workers in-process.
+    pub workers: u32,
+    /// Shared secret from the file (`None` when absent or empty); see [`Plan::token`].
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Address the coordinator listens on; always parses as a socket address.
+    pub listen: String,
+    /// Kernel threads per worker; 0 means all cores (see [`Plan::threads`]).
+    pub threads: u32,
+    /// Seconds without a heartbeat before a worker is declared lost, 1..=3600.
+    pub heartbeat_timeout_secs: u64,
+}
+
+/// `[output]`: where finished tablebases and checkpoints go.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSection {
+    /// Tablebase directory; default `tablebases/<name>`.
+    pub dir: PathBuf,
+    /// Checkpoint directory; default `checkpoints/<name>`.
+    pub checkpoints: PathBuf,
+}
+
+/// Why a plan could not be loaded. Every message names the plan file and,
+/// where there is one, the dotted field.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The file could not be read.
+    #[error("plan {origin}: cannot read: {error}")]
+    Read {
+        /// The plan file.
+        origin: String,
+        /// The I/O error (shown in the message, not chained as a source).
+        error: std::io::Error,
+    },
+    /// The text is not TOML.
+    #[error("plan {origin}: not valid TOML: {message}")]
+    Syntax {
+        /// The plan file.
+        origin: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A required field is absent.
+    #[error("plan {origin}: missing field `{field}`")]
+    Missing {
+        /// The plan file.
+        origin: String,
+        /// Dotted field name, e.g. `job.order`.
+        field: String,
+    },
+    /// A field the plan format does not have.
+    #[error("plan {origin}: unknown field `{field}`")]
+    Unknown {
+        /// The plan file.
+        origin: String,
+        /// Dotted field name, e.g. `shards.cuont`.
+        field: String,
+    },
+    /// A field of the wrong type or with a value out of range.
+    #[error("plan {origin}: field `{field}` {problem}")]
+    Invalid {
+        /// The plan file.
+        origin: String,
+        /// Dotted field name, e.g. `shards.count`.
+        field: String,
+        /// What is wrong, e.g. `must be between 1 and 65536, got 0`.
+        problem: String,
+    },
+}
+
+impl PlanError {
+    /// The dotted field the error is about, if any.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            PlanError::Missing { field, .. }
+            | PlanError::Unknown { field, .. }
+            | PlanError::Invalid { field, .. } => Some(field),
+            PlanError::Read { .. } | PlanError::Syntax { .. } => None,
+        }
+    }
+}
+
+/// The allowed fields of each section, in file order.
+const SCHEMA: [(&str, &[&str]); 4] = [
+    ("job", &["name", "game", "order", "questions"]),
+    ("shards", &["count", "block_positions", "chunk_bytes"]),
+    (
+        "cluster",
+        &[
+            "workers",
+            "token",
+            "listen",
+            "threads",
+            "heartbeat_timeout_secs",
+        ],
+    ),
+    ("output", &["dir", "checkpoints"]),
+];
+
+/// Walks the value tree `config` produced, with strict types.
+struct Reader<'a> {
+    origin: &'a str,
+    root: BTreeMap<String, Value>,
+}
+
+impl Reader<'_> {
+    fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
+        PlanError::Invalid {
+            origin: self.origin.to_owned(),
+            field: field.to_owned(),
+            problem: problem.into(),
+        }
+    }
+
+    fn missing(&self, field: &str) -> PlanError {
+        PlanError::Missing {
+            origin: self.origin.to_owned(),
+            field: field.to_owned(),
+        }
+    }
+
+    /// Rejects unknown sections and fields, and sections that are not tables.
+    fn check_schema(&self) -> Result<(), PlanError> {
+        for (key, value) in &self.root {
+            let Some((_, fields)) = SCHEMA.iter().find(|(name, _)| name == key) else {
+                return Err(PlanError::Unknown {
+                    origin: self.origin.to_owned(),
+                    field: key.clone(),
+                });
+            };
+            let ValueKind::Table(table) = &value.kind else {
+                return Err(self.invalid(key, format!("must be a table, got {}", describe(value))));
+            };
+            let mut keys: Vec<&String> = table.keys().collect();
+            keys.sort();
+            if let Some(bad) = keys.into_iter().find(|k| !fields.contains(&k.as_str())) {
+                return Err(PlanError::Unknown {
+                    origin: self.origin.to_owned(),
+                    field: format!("{key}.{bad}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The raw value of `section.key`, if present.
+    fn get(&self, section: &str, key: &str) -> Option<&Value> {
+        match &self.root.get(section)?.kind {
+            ValueKind::Table(table) => table.get(key),
+            _ => None,
+        }
+    }
+
+    fn string(&self, section: &str, key: &str) -> Result<Option<String>, PlanError> {
+        let Some(value) = self.get(section, key) else {
+            return Ok(None);
+        };
+        match &value.kind {
+            ValueKind::String(s) => Ok(Some(s.clone())),
+            _ => Err(self.invalid(
+                &format!("{section}.{key}"),
+                format!("expected a string, got {}", describe(value)),
+            )),
+        }
+    }
+
+    /// An integer field checked against `lo..=hi`.
+    fn int(&self, section: &str, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, PlanError> {
+        let field = format!("{section}.{key}");
+        let Some(value) = self.get(section, key) else {
+            return Ok(None);
+        };
+        let n: i128 = match value.kind {
+            ValueKind::I64(n) => n.into(),
+            ValueKind::U64(n) => n.into(),
+            ValueKind::I128(n) => n,
+            ValueKind::U128(n) => i128::try_from(n).unwrap_or(i128::MAX),
+            _ => {
+                return Err(self.invalid(
+                    &field,
+                    format!("expected an integer, got {}", describe(value)),
+                ));
+            }
+        };
+        if n < i128::from(lo) || n > i128::from(hi) {
+            return Err(self.invalid(&field, format!("must be between {lo} and {hi}, got {n}")));
+        }
+        Ok(Some(n as u64))
+    }
+
+    fn strings(&self, section: &str, key: &str) -> Result<Option<Vec<String>>, PlanError> {
+        let field = format!("{section}.{key}");
+        let Some(value) = self.get(section, key) else {
+            return Ok(None);
+        };
+        let ValueKind::Array(items) = &value.kind else {
+            return Err(self.invalid(
+                &field,
+                format!("expected an array of strings, got {}", describe(value)),
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match &item.kind {
+                ValueKind::String(s) => Ok(s.clone()),
+                _ => Err(self.invalid(
+                    &format!("{field}[{i}]"),
+                    format!("expected a string, got {}", describe(item)),
+                )),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+/// A short description of a value for type errors.
+fn describe(value: &Value) -> String {
+    match &value.kind {
+        ValueKind::Nil => "nothing".to_owned(),
+        ValueKind::Boolean(b) => format!("boolean {b}"),
+        ValueKind::I64(n) => format!("integer {n}"),
+        ValueKind::I128(n) => format!("integer {n}"),
+        ValueKind::U64(n) => format!("integer {n}"),
+        ValueKind::U128(n) => format!("integer {n}"),
+        ValueKind::Float(x) => format!("float {x}"),
+        ValueKind::String(s) => format!("string {s:?}"),
+        ValueKind::Table(_) => "a table".to_owned(),
+        ValueKind::Array(_) => "an array".to_owned(),
+    }
+}
+
+/// Checks one question: `solo(X)` or `enable(X>Y)`, X != Y, X, Y in A, B, C.
+fn valid_question(q: &str) -> bool {
+    let player = |s: &str| matches!(s, "A" | "B" | "C");
+    if let Some(x) = q.strip_prefix("solo(").and_then(|r| r.strip_suffix(')')) {
+        return player(x);
+    }
+    if let Some(pair) = q.strip_prefix("enable(").and_then(|r| r.strip_suffix(')')) {
+        return matches!(pair.split_once('>'), Some((x, y)) if player(x) && player(y) && x != y);
+    }
+    false
+}
+
+/// The token rule: `env` when set and non-empty, else the plan's when non-empty.
+fn pick_token(env: Option<String>, plan: Option<&String>) -> Option<String> {
+    env.filter(|t| !t.is_empty())
+        .or_else(|| plan.filter(|t| !t.is_empty()).cloned())
+}
+
+impl Plan {
+    /// Reads and validates the plan file at `path`.
+    pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read {
+            origin: origin.clone(),
+            error,
+        })?;
+        Plan::from_toml_str(&text, &origin)
+    }
+
+    /// Parses and validates plan text; `origin` names it in error messages.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Plan, PlanError> {
+        let syntax = |message: String| PlanError::Syntax {
+            origin: origin.to_owned(),
+            message: message.trim_end().to_owned(),
+        };
+        let root = config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml))
+            .build()
+            .map_err(|e| syntax(e.to_string()))?
+            .try_deserialize::<config::Map<String, Value>>()
+            .map_err(|e| syntax(e.to_string()))?;
+        let r = Reader {
+            origin,
+            root: root.into_iter().collect(),
+        };
+        r.check_schema()?;
+
+        // [job]
+        let name = r
+            .string("job", "name")?
+            .ok_or_else(|| r.missing("job.name"))?;
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        {
+            return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
+        }
+        let game = r
+            .string("job", "game")?
+            .ok_or_else(|| r.missing("job.game"))?;
+        if !KNOWN_GAMES.contains(&game.as_str()) {
+            return Err(r.invalid(
+                "job.game",
+                format!("must be one of {KNOWN_GAMES:?}, got {game:?}"),
+            ));
+        }
+        let order = r
+            .int("job", "order", 1, 4)?
+            .ok_or_else(|| r.missing("job.order"))? as u32;
+        let questions = match r.strings("job", "questions")? {
+            Some(qs) => qs,
+            None => DEFAULT_QUESTIONS.iter().map(|q| (*q).to_owned()).collect(),
+        };
+        if questions.is_empty() {
+            return Err(r.invalid("job.questions", "must list at least one question"));
+        }
+        for (i, q) in questions.iter().enumerate() {
+            if !valid_question(q) {
+                return Err(r.invalid(
+                    "job.questions",
+                    format!("has invalid question {q:?} (use solo(X) or enable(X>Y) with X, Y in A, B, C and X != Y)"),
+                ));
+            }
+            if questions[..i].contains(q) {
+                return Err(r.invalid("job.questions", format!("has duplicate question {q:?}")));
+            }
+        }
+
+        // [shards]
+        let count = r
+            .int("shards", "count", 1, 65536)?
+            .unwrap_or(DEFAULT_SHARDS.into()) as u32;
+        let block_positions = r
+            .int("shards", "block_positions", 64, 1 << 26)?
+            .unwrap_or(DEFAULT_BLOCK_POSITIONS);
+        if !block_positions.is_power_of_two() {
+            return Err(r.invalid(
+                "shards.block_positions",
+                format!("must be a power of two, got {block_positions}"),
+            ));
+        }
+        let chunk_bytes = r
+            .int("shards", "chunk_bytes", 512, 1 << 30)?
+            .unwrap_or(DEFAULT_CHUNK_BYTES);
+
+        // [cluster]
+        let workers = r
+            .int("cluster", "workers", 0, u32::MAX.into())?
+            .unwrap_or(0) as u32;
+        let token = r.string("cluster", "token")?.filter(|t| !t.is_empty());
+        let listen = r
+            .string("cluster", "listen")?
+            .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        if let Err(e) = listen.parse::<SocketAddr>() {
+            return Err(r.invalid(
+                "cluster.listen",
+                format!("must be a socket address like {DEFAULT_LISTEN}, got {listen:?} ({e})"),
+            ));
+        }
+        let threads = r
+            .int("cluster", "threads", 0, u32::MAX.into())?
+            .unwrap_or(0) as u32;
+        let heartbeat_timeout_secs = r
+            .int("cluster", "heartbeat_timeout_secs", 1, 3600)?
+            .unwrap_or(DEFAULT_HEARTBEAT_SECS);
+
+        // [output]
+        let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
+            match r.string("output", key)? {
+                Some(d) if d.is_empty() => {
+                    Err(r.invalid(&format!("output.{key}"), "must not be empty"))
+                }
+                Some(d) => Ok(PathBuf::from(d)),
+                None => Ok(Path::new(base).join(&name)),
+            }
+        };
+        let dir = dir_of("dir", "tablebases")?;
+        let checkpoints = dir_of("checkpoints", "checkpoints")?;
+
+        Ok(Plan {
+            job: JobSection {
+                name,
+                game,
+                order,
+                questions,
+            },
+            shards: ShardSection {
+                count,
+                block_positions,
+                chunk_bytes,
+            },
+            cluster: ClusterSection {
+                workers,
+                token,
+                listen,
+                threads,
+                heartbeat_timeout_secs,
+            },
+            output: OutputSection { dir, checkpoints },
+        })
+    }
+
+    /// Identity of the job: hex SHA-256 (first 16 digits) of the canonical JSON
+    /// of `job` and `shards`. Cluster and output settings do not affect it.
+    pub fn hash(&self) -> String {
+        #[derive(Serialize)]
+        struct Semantic<'a> {
+            job: &'a JobSection,
+            shards: &'a ShardSection,
+        }
+        let json = serde_json::to_vec(&Semantic {
+            job: &self.job,
+            shards: &self.shards,
+        })
+        .expect("plan sections always serialize");
+        Sha256::digest(&json)
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// True when the position space fits u64 ranks and so can be solved
+    /// (star orders 1 and 2); larger orders can only be estimated.
+    pub fn is_solvable(&self) -> bool {
+        self.job.game == "cc3"
+            && retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64())
+    }
+
+    /// Kernel threads per worker: `cluster.threads`, or all cores when 0.
+    pub fn threads(&self) -> usize {
+        match self.cluster.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
+        }
+    }
+
+    /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else
+    /// `cluster.token` when non-empty, else none.
+    pub fn token(&self) -> Option<String> {
+        pick_token(
+            std::env::var("RETRO_TOKEN").ok(),
+            self.cluster.token.as_ref(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";
+
+    fn err(text: &str) -> String {
+        Plan::from_toml_str(text, "plans/x.toml")
+            .expect_err("plan should be rejected")
+            .to_string()
+    }
+
+    fn assert_err(text: &str, needles: &[&str]) {
+        let msg = err(text);
+        assert!(msg.starts_with("plan plans/x.toml: "), "{msg}");
+        for n in needles {
+            assert!(msg.contains(n), "message {msg:?} lacks {n:?}");
+        }
+    }
+
+    fn ok(text: &str) -> Plan {
+        Plan::from_toml_str(text, "plans/x.toml").unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn default_plan_parses() {
+        let p = ok(DEFAULT_PLAN);
+        assert_eq!(p.job.name, "stage1");
+        assert_eq!(p.job.game, "cc3");
+        assert_eq!(p.job.order, 1);
+        assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
+        assert_eq!(
+            p.shards,
+            ShardSection {
+                count: 6,
+                block_positions: 64,
+                chunk_bytes: 4096
+            }
+        );
+        assert_eq!(p.cluster.workers, 0);
+        assert_eq!(p.cluster.token, None);
+        assert_eq!(p.cluster.listen, "0.0.0.0:50051");
+        assert_eq!(p.cluster.threads, 0);
+        assert_eq!(p.cluster.heartbeat_timeout_secs, 30);
+        assert_eq!(p.output.dir, PathBuf::from("tablebases/stage1"));
+        assert_eq!(p.output.checkpoints, PathBuf::from("checkpoints/stage1"));
+        assert!(p.is_solvable());
+        assert!(p.threads() >= 1);
+    }
+
+    #[test]
+    fn defaults_filled_in() {
+        let p = ok(MINIMAL);
+        assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
+        assert_eq!(
+            p.shards,
+            ShardSection {
+                count: 1,
+                block_positions: 1 << 20,
+                chunk_bytes: 1 << 20
+            }
+        );
+        assert_eq!(
+            p.cluster,
+            ClusterSection {
+                workers: 0,
+                token: None,
+                listen: "0.0.0.0:50051".into(),
+                threads: 0,
+                heartbeat_timeout_secs: 30
+            }
+        );
+        assert_eq!(p.output.dir, PathBuf::from("tablebases/t"));
+        assert_eq!(p.output.checkpoints, PathBuf::from("checkpoints/t"));
+    }
+
+    #[test]
+    fn shipped_plans_parse() {
+        let load = |p: &str| Plan::load(Path::new(p)).unwrap_or_else(|e| panic!("{e}"));
+        let s1 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage1.toml"));
+        assert_eq!(s1, ok(DEFAULT_PLAN));
+        let s2 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage2.toml"));
+        assert_eq!((s2.job.name.as_str(), s2.job.order), ("stage2", 2));
+        assert_eq!(
+            s2.shards,
+            ShardSection {
+                count: 64,
+                block_positions: 1 << 20,
+                chunk_bytes: 1 << 20
+            }
+        );
+        assert!(s2.is_solvable());
+        let s3 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage3.toml"));
+        assert_eq!((s3.job.name.as_str(), s3.job.order), ("stage3", 3));
+        assert!(!s3.is_solvable());
+    }
+
+    #[test]
+    fn missing_required_fields() {
+        assert_err(
+            "[job]\ngame = \"cc3\"\norder = 1\n",
+            &["missing field `job.name`"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\norder = 1\n",
+            &["missing field `job.game`"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\n",
+            &["missing field `job.order`"],
+        );
+        assert_err("", &["missing field `job.name`"]);
+    }
+
+    #[test]
+    fn bad_job_values() {
+        assert_err(
+            "[job]\nname = \"Big\"\ngame = \"cc3\"\norder = 1\n",
+            &["`job.name`", "[a-z0-9_-]+"],
+        );
+        assert_err(
+            "[job]\nname = \"\"\ngame = \"cc3\"\norder = 1\n",
+            &["`job.name`"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"chess\"\norder = 1\n",
+            &["`job.game`", "\"chess\""],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 0\n",
+            &["field `job.order` must be between 1 and 4, got 0"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 9\n",
+            &["field `job.order` must be between 1 and 4, got 9"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = -1\n",
+            &["`job.order`", "got -1"],
+        );
+    }
+
+    #[test]
+    fn bad_shards() {
+        assert_err(
+            &format!("{MINIMAL}[shards]\ncount = 0\n"),
+            &["plan plans/x.toml: field `shards.count` must be between 1 and 65536, got 0"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\ncount = 65537\n"),
+            &["`shards.count`"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\nblock_positions = 100\n"),
+            &["`shards.block_positions`", "power of two"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\nblock_positions = 32\n"),
+            &["`shards.block_positions`", "between"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\nblock_positions = 134217728\n"),
+            &["`shards.block_positions`"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\nchunk_bytes = 100\n"),
+            &["`shards.chunk_bytes`"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[cluster]\nheartbeat_timeout_secs = 0\n"),
+            &["`cluster.heartbeat_timeout_secs`"],
+        );
+    }
+
+    #[test]
+    fn unknown_fields() {
+        assert_err(
+            &format!("{MINIMAL}[shards]\ncuont = 6\n"),
+            &["plan plans/x.toml: unknown field `shards.cuont`"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shardz]\ncount = 6\n"),
+            &["unknown field `shardz`"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\nOrder = 1\n",
+            &["unknown field `job.Order`"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[output]\ndir = \"a\"\ntmp = \"b\"\n"),
+            &["unknown field `output.tmp`"],
+        );
+        assert_err(&format!("shards = 3\n{MINIMAL}"), &["`shards`", "table"]);
+    }
+
+    #[test]
+    fn wrong_types() {
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = \"two\"\n",
+            &["field `job.order` expected an integer", "\"two\""],
+        );
+        // config would coerce these; the plan reader does not.
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = \"2\"\n",
+            &["field `job.order` expected an integer"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\ncount = 1.5\n"),
+            &["field `shards.count` expected an integer, got float 1.5"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[shards]\ncount = true\n"),
+            &["field `shards.count` expected an integer"],
+        );
+        assert_err(
+            "[job]\nname = 5\ngame = \"cc3\"\norder = 1\n",
+            &["field `job.name` expected a string, got integer 5"],
+        );
+        assert_err(
+            &format!("{MINIMAL}questions = \"solo(A)\"\n"),
+            &["field `job.questions` expected an array"],
+        );
+        assert_err(
+            &format!("{MINIMAL}questions = [\"solo(A)\", 3]\n"),
+            &["field `job.questions[1]` expected a string"],
+        );
+        assert_err(
+            &format!("{MINIMAL}[output]\ndir = 3\n"),
+            &["field `output.dir` expected a string"],
+        );
+    }
+
+    #[test]
+    fn bad_listen() {
+        assert_err(
+            &format!("{MINIMAL}[cluster]\nlisten = \"localhost\"\n"),
+            &["field `cluster.listen`", "\"localhost\""],
+        );
+        assert_err(
+            &format!("{MINIMAL}[cluster]\nlisten = \"0.0.0.0:99999\"\n"),
+            &["field `cluster.listen`"],
+        );
+        let p = ok(&format!("{MINIMAL}[cluster]\nlisten = \"[::1]:7000\"\n"));
+        assert_eq!(p.cluster.listen, "[::1]:7000");
+    }
+
+    #[test]
+    fn questions() {
+        let p = ok(&format!(
+            "{MINIMAL}questions = [\"enable(C>B)\", \"solo(B)\"]\n"
+        ));
+        assert_eq!(p.job.questions, ["enable(C>B)", "solo(B)"]);
+        assert_err(
+            &format!("{MINIMAL}questions = [\"solo(A)\", \"solo(A)\"]\n"),
+            &["field `job.questions`", "duplicate", "solo(A)"],
+        );
+        for bad in [
+            "solo(D)",
+            "enable(A>A)",
+            "enable(A)",
+            "solo(a)",
+            "Solo(A)",
+            "enable(A>B",
+            "solo()",
+            "enable(A>B>C)",
+        ] {
+            assert_err(
+                &format!("{MINIMAL}questions = [\"{bad}\"]\n"),
+                &["field `job.questions`", "invalid question", bad],
+            );
+        }
+        assert_err(
+            &format!("{MINIMAL}questions = []\n"),
+            &["field `job.questions`"],
+        );
+    }
+
+    #[test]
+    fn invalid_toml() {
+        assert_err(
+            "[job\nname = \"t\"\n",
+            &["plan plans/x.toml: not valid TOML:", "line 1"],
+        );
+        assert_err(
+            "[job]\nname = \"t\"\nname = \"u\"\n",
+            &["not valid TOML:", "duplicate key"],
+        );
+        assert_err("[job]\nname = t\n", &["not valid TOML:"]);
+    }
+
+    #[test]
+    fn missing_file() {
+        let e = Plan::load(Path::new("plans/nope.toml")).expect_err("no such file");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("plan plans/nope.toml: cannot read: "),
+            "{msg}"
+        );
+        assert!(
+            matches!(e, PlanError::Read { ref error, .. } if error.kind() == std::io::ErrorKind::NotFound),
+            "{msg}"
+        );
+        assert_eq!(e.field(), None);
+    }
+
+    #[test]
+    fn error_field_accessor() {
+        let e = Plan::from_toml_str(&format!("{MINIMAL}[shards]\ncount = 0\n"), "p")
+            .expect_err("bad count");
+        assert_eq!(e.field(), Some("shards.count"));
+    }
+
+    #[test]
+    fn hash_is_semantic() {
+        let base = ok(DEFAULT_PLAN).hash();
+        assert_eq!(base.len(), 16);
+        assert!(base.bytes().all(|b| b.is_ascii_hexdigit()));
+        let reordered = "# same job, different layout\n[output]\ncheckpoints = \"elsewhere/c\"\n\n\
+                         [shards]\nchunk_bytes=4096\n  block_positions  =  64\ncount=6\n\
+                         [cluster]\ntoken = \"secret\"\nlisten = \"127.0.0.1:1\"\nworkers = 5\n\
+                         [job]\norder = 1\ngame = \"cc3\"\nname = \"stage1\"\n";
+        assert_eq!(ok(reordered).hash(), base);
+        let moved = DEFAULT_PLAN.replace("tablebases/stage1", "/mnt/big/tb");
+        assert_ne!(moved, DEFAULT_PLAN);
+        assert_eq!(ok(&moved).hash(), base);
+        let with_token = DEFAULT_PLAN.replace("token = \"\"", "token = \"abc\"");
+        let with_token = ok(&with_token);
+        assert_eq!(with_token.cluster.token.as_deref(), Some("abc"));
+        assert_eq!(with_token.hash(), base);
+
+        let order2 = DEFAULT_PLAN.replace("order = 1", "order = 2");
+        assert_ne!(ok(&order2).hash(), base);
+        let shards = DEFAULT_PLAN.replace("count = 6", "count = 7");
+        assert_ne!(ok(&shards).hash(), base);
+        let block = DEFAULT_PLAN.replace("block_positions = 64", "block_positions = 128");
+        assert_ne!(ok(&block).hash(), base);
+    }
+
+    #[test]
+    fn token_rule() {
+        let plan = Some("p".to_owned());
+        assert_eq!(
+            pick_token(Some("e".into()), plan.as_ref()),
+            Some("e".into())
+        );
+        assert_eq!(
+            pick_token(Some(String::new()), plan.as_ref()),
+            Some("p".into())
+        );
+        assert_eq!(pick_token(None, plan.as_ref()), Some("p".into()));
+        assert_eq!(pick_token(None, Some(&String::new())), None);
+        assert_eq!(pick_token(None, None), None);
+        // An empty token in the file is stored as none.
+        assert_eq!(
+            ok(&format!("{MINIMAL}[cluster]\ntoken = \"\"\n"))
+                .cluster
+                .token,
+            None
+        );
+    }
+
+    #[test]
+    fn threads_rule() {
+        assert_eq!(
+            ok(&format!("{MINIMAL}[cluster]\nthreads = 3\n")).threads(),
+            3
+        );
+        assert!(ok(MINIMAL).threads() >= 1);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let p = ok(DEFAULT_PLAN);
+        let json = serde_json::to_string(&p).expect("serialize");
+        let back: Plan = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(back, p);
+        assert_eq!(back.hash(), p.hash());
+    }
+}

@@ -1,0 +1,355 @@
+//! The wavefront kernel: the init pass, the generate step (frontier ->
+//! predecessor updates bucketed by destination shard) and the apply step
+//! (updates -> counters and decisions). Plain functions over byte slices and
+//! sorted update lists: no I/O, no sockets, no per-position allocation.
+//!
+//! An update key is `predecessor_rank << 1 | child_is_loss`. Apply is
+//! order-independent (a counter reaches zero only when no child is good for
+//! the mover, and one good child decides at once), so threads may apply
+//! updates of one shard concurrently with atomic compare-and-swap on the bytes.
+
+use crate::layout::Layout;
+use crate::values::{self, COUNTER_MAX, ILLEGAL, LOSS_NEW_EVEN, WIN_NEW_EVEN};
+use retro_games::{Classification, Question, RetroGame};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Counts from the init pass of one shard.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InitStats {
+    /// Illegal placements.
+    pub illegal: u64,
+    /// Terminal positions (someone has won).
+    pub terminal: u64,
+    /// Terminal positions that are a WIN for MAX.
+    pub terminal_win: u64,
+    /// Open positions whose player to move has no move (they pass).
+    pub no_move: u64,
+}
+
+impl InitStats {
+    /// Adds another shard's counts.
+    pub fn add(&mut self, o: &InitStats) {
+        self.illegal += o.illegal;
+        self.terminal += o.terminal;
+        self.terminal_win += o.terminal_win;
+        self.no_move += o.no_move;
+    }
+}
+
+/// Positions decided by one round in one shard.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Decided {
+    /// Newly decided WIN.
+    pub win: u64,
+    /// Newly decided LOSS.
+    pub loss: u64,
+}
+
+impl Decided {
+    /// Total decided.
+    pub fn total(&self) -> u64 {
+        self.win + self.loss
+    }
+    /// Adds another count.
+    pub fn add(&mut self, o: &Decided) {
+        self.win += o.win;
+        self.loss += o.loss;
+    }
+}
+
+/// What went wrong in a kernel pass.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// A position has more children than a state byte can count.
+    #[error("position {rank} has {children} children; the state byte counts at most {max}")]
+    TooManyChildren {
+        /// The position.
+        rank: u64,
+        /// Its child count.
+        children: u32,
+        /// The limit.
+        max: u8,
+    },
+    /// An update names a position outside the shard it was sent to.
+    #[error("update for position {rank} does not belong to shard range {start}..{end}")]
+    ForeignUpdate {
+        /// The position.
+        rank: u64,
+        /// Shard start.
+        start: u64,
+        /// Shard end.
+        end: u64,
+    },
+}
+
+fn split(len: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = parts.max(1).min(len.max(1));
+    let step = len.div_ceil(parts).max(1);
+    (0..parts).map(|i| (i * step).min(len)..((i + 1) * step).min(len)).filter(|r| !r.is_empty()).collect()
+}
+
+/// Init pass over one shard: `bytes[i]` describes rank `base + i`. Terminal
+/// positions become the round-0 frontier.
+pub fn init_shard<G: RetroGame>(
+    game: &G,
+    q: Question,
+    base: u64,
+    bytes: &mut [u8],
+    threads: usize,
+) -> Result<InitStats, KernelError> {
+    let len = bytes.len();
+    let ranges = split(len, threads);
+    let mut parts: Vec<&mut [u8]> = Vec::new();
+    let mut rest = bytes;
+    let mut offsets = Vec::new();
+    let mut consumed = 0;
+    for r in &ranges {
+        let (head, tail) = rest.split_at_mut(r.end - consumed);
+        offsets.push(base + consumed as u64);
+        consumed = r.end;
+        parts.push(head);
+        rest = tail;
+    }
+    let results: Vec<Result<InitStats, KernelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .zip(offsets)
+            .map(|(part, off)| s.spawn(move || init_range(game, q, off, part)))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
+    });
+    let mut total = InitStats::default();
+    for r in results {
+        total.add(&r?);
+    }
+    Ok(total)
+}
+
+fn init_range<G: RetroGame>(game: &G, q: Question, base: u64, bytes: &mut [u8]) -> Result<InitStats, KernelError> {
+    let mut st = InitStats::default();
+    for (i, b) in bytes.iter_mut().enumerate() {
+        let rank = base + i as u64;
+        *b = match game.classify(rank) {
+            Classification::Illegal => {
+                st.illegal += 1;
+                ILLEGAL
+            }
+            Classification::Terminal { winner } => {
+                st.terminal += 1;
+                if winner == q.target {
+                    st.terminal_win += 1;
+                    WIN_NEW_EVEN
+                } else {
+                    LOSS_NEW_EVEN
+                }
+            }
+            Classification::Open { children, no_move } => {
+                if children > COUNTER_MAX as u32 {
+                    return Err(KernelError::TooManyChildren { rank, children, max: COUNTER_MAX });
+                }
+                st.no_move += no_move as u64;
+                children as u8
+            }
+        };
+    }
+    Ok(st)
+}
+
+/// The updates one shard's frontier sends, bucketed by destination shard.
+pub struct Generated {
+    /// `(destination shard, sorted keys)`, one entry per shard that gets any.
+    pub buckets: Vec<(u32, Vec<u64>)>,
+    /// Chunks of this shard that hold frontier positions (the apply pass settles them).
+    pub frontier_chunks: Vec<u64>,
+    /// Frontier size.
+    pub frontier: u64,
+}
+
+/// Generate step of round `round` (>= 1) for one shard: every position decided
+/// in round `round - 1` sends one update to each predecessor.
+pub fn generate<G: RetroGame>(
+    game: &G,
+    layout: &Layout,
+    round: u32,
+    base: u64,
+    bytes: &[u8],
+    threads: usize,
+) -> Generated {
+    let prev = round - 1;
+    let ranges = split(bytes.len(), threads);
+    let shards = layout.shards as usize;
+    let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .map(|r| {
+                let r = r.clone();
+                s.spawn(move || {
+                    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
+                    let mut chunks = Vec::new();
+                    let mut frontier = 0u64;
+                    for i in r {
+                        let code = bytes[i];
+                        if !values::is_new_of(code, prev) {
+                            continue;
+                        }
+                        frontier += 1;
+                        let chunk = i as u64 / layout.chunk_len;
+                        if chunks.last() != Some(&chunk) {
+                            chunks.push(chunk);
+                        }
+                        let loss_bit = (code == values::loss_new(prev)) as u64;
+                        game.for_each_predecessor(base + i as u64, &mut |p| {
+                            buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit);
+                        });
+                    }
+                    (buckets, chunks, frontier)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("generate thread panicked")).collect()
+    });
+    let mut merged: Vec<Vec<u64>> = vec![Vec::new(); shards];
+    let mut frontier_chunks = Vec::new();
+    let mut frontier = 0;
+    for (buckets, chunks, f) in parts {
+        for (d, b) in buckets.into_iter().enumerate() {
+            merged[d].extend(b);
+        }
+        for c in chunks {
+            if frontier_chunks.last() != Some(&c) {
+                frontier_chunks.push(c);
+            }
+        }
+        frontier += f;
+    }
+    let buckets = merged
+        .into_iter()
+        .enumerate()
+        .filter(|(_, b)| !b.is_empty())
+        .map(|(d, mut b)| {
+            b.sort_unstable();
+            (d as u32, b)
+        })
+        .collect();
+    Generated { buckets, frontier_chunks, frontier }
+}
+
+/// Chunks of a shard that the apply step of a round will write: the frontier
+/// chunks and every chunk an update lands in. Sorted, deduplicated.
+pub fn touched_chunks(layout: &Layout, base: u64, frontier_chunks: &[u64], updates: &[&[u64]]) -> Vec<u64> {
+    let mut out: Vec<u64> = frontier_chunks.to_vec();
+    for list in updates {
+        for &k in list.iter() {
+            let c = ((k >> 1) - base) / layout.chunk_len;
+            if out.last() != Some(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Apply step of round `round` for one shard: settle the previous frontier,
+/// then apply every update. `updates` are sorted key lists (local and received).
+pub fn apply<G: RetroGame>(
+    game: &G,
+    q: Question,
+    layout: &Layout,
+    round: u32,
+    base: u64,
+    bytes: &mut [u8],
+    frontier_chunks: &[u64],
+    updates: &[&[u64]],
+    threads: usize,
+) -> Result<Decided, KernelError> {
+    let end = base + bytes.len() as u64;
+    for list in updates {
+        for &k in list.iter() {
+            let rank = k >> 1;
+            if rank < base || rank >= end {
+                return Err(KernelError::ForeignUpdate { rank, start: base, end });
+            }
+        }
+    }
+    let prev = round - 1;
+    for &c in frontier_chunks {
+        let lo = (c * layout.chunk_len) as usize;
+        let hi = (lo + layout.chunk_len as usize).min(bytes.len());
+        for b in &mut bytes[lo..hi] {
+            if values::is_new_of(*b, prev) {
+                *b = values::settle(*b);
+            }
+        }
+    }
+    // SAFETY: AtomicU8 has the same size and alignment as u8, and we hold the
+    // only (mutable) borrow of `bytes` for the lifetime of `cells`.
+    let cells: &[AtomicU8] = unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) };
+    let (win_new, loss_new) = (values::win_new(round), values::loss_new(round));
+    let mut total = Decided::default();
+    for list in updates {
+        let ranges = split(list.len(), threads);
+        let results: Vec<Decided> = std::thread::scope(|s| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .map(|r| {
+                    let part = &list[r.clone()];
+                    s.spawn(move || {
+                        let mut d = Decided::default();
+                        for &k in part {
+                            let rank = k >> 1;
+                            let child_loss = k & 1 == 1;
+                            let is_max = q.is_max(game.side_to_move(rank));
+                            let good = is_max != child_loss;
+                            let cell = &cells[(rank - base) as usize];
+                            let mut cur = cell.load(Ordering::Relaxed);
+                            loop {
+                                if values::is_decided(cur) {
+                                    break;
+                                }
+                                let next = if good {
+                                    if is_max { win_new } else { loss_new }
+                                } else if cur == 1 {
+                                    if is_max { loss_new } else { win_new }
+                                } else {
+                                    cur - 1
+                                };
+                                match cell.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                                    Ok(_) => {
+                                        if next == win_new {
+                                            d.win += 1;
+                                        } else if next == loss_new {
+                                            d.loss += 1;
+                                        }
+                                        break;
+                                    }
+                                    Err(seen) => cur = seen,
+                                }
+                            }
+                        }
+                        d
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("apply thread panicked")).collect()
+        });
+        for d in results {
+            total.add(&d);
+        }
+    }
+    Ok(total)
+}
+
+/// Settles every "new" code (after the last round) so the shard holds only
+/// counters (DRAW), WIN, LOSS and ILLEGAL.
+pub fn settle_all(bytes: &mut [u8]) {
+    for b in bytes {
+        *b = values::settle(*b);
+    }
+}
+
+/// 2-bit values (one per byte, 0..=3) of a range of a shard, for the tablebase.
+pub fn tablebase_values(bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|&b| values::tablebase_value(b)).collect()
+}

@@ -1,0 +1,24 @@
+//! The retrograde engine: kernels and their storage.
+//!
+//! - [`layout`] cuts a rank space into shards, tablebase blocks and chunks.
+//! - [`values`] is the one-byte state of a position while a layer is solved.
+//! - [`kernel`] holds the init pass and the two halves of a round (generate
+//!   predecessor updates from the frontier; apply updates to counters).
+//! - [`batch`] encodes the update batches that cross shards (sorted,
+//!   delta-coded, zstd) and the inbox files a receiver persists them in.
+//! - [`shardfile`] maps shard state files and keeps the undo log that makes a
+//!   round restartable; [`durable`] writes checked manifests atomically.
+//! - [`tablebase`] writes and probes the compressed 2-bit result files.
+//! - [`memsolve`] solves a whole layer in memory: the reference the cluster
+//!   path is tested against, and the benchmark harness.
+//!
+//! Nothing here knows about tokio or sockets.
+
+pub mod batch;
+pub mod durable;
+pub mod kernel;
+pub mod layout;
+pub mod memsolve;
+pub mod shardfile;
+pub mod tablebase;
+pub mod values;

@@ -1,0 +1,181 @@
+//! Shard state files: one byte per position, memory-mapped (memmap2) so a
+//! shard larger than RAM pages to disk instead of failing, plus per-chunk
+//! CRC-32 checksums and the undo log that makes a round restartable.
+
+use crate::durable::{DurableError, io_err, sync_dir};
+use memmap2::MmapMut;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// A memory-mapped shard file.
+pub struct ShardFile {
+    path: PathBuf,
+    map: MmapMut,
+}
+
+impl ShardFile {
+    /// Creates (or truncates) the file at `len` bytes and maps it.
+    pub fn create(path: &Path, len: u64) -> Result<ShardFile, DurableError> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(io_err(path))?;
+        f.set_len(len).map_err(io_err(path))?;
+        Self::map(path, &f)
+    }
+
+    /// Opens an existing file, which must be exactly `len` bytes.
+    pub fn open(path: &Path, len: u64) -> Result<ShardFile, DurableError> {
+        let f = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
+        let actual = f.metadata().map_err(io_err(path))?.len();
+        if actual != len {
+            return Err(DurableError::Corrupt {
+                path: path.to_path_buf(),
+                why: format!("shard file is {actual} bytes, expected {len} (truncated or from another plan)"),
+            });
+        }
+        Self::map(path, &f)
+    }
+
+    fn map(path: &Path, f: &File) -> Result<ShardFile, DurableError> {
+        if f.metadata().map_err(io_err(path))?.len() == 0 {
+            return Ok(ShardFile { path: path.to_path_buf(), map: MmapMut::map_anon(0).map_err(io_err(path))? });
+        }
+        // SAFETY: the file is private to this worker's data directory; no other
+        // process maps or truncates it while we hold the map.
+        let map = unsafe { MmapMut::map_mut(f) }.map_err(io_err(path))?;
+        Ok(ShardFile { path: path.to_path_buf(), map })
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// The bytes, writable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.map
+    }
+
+    /// Makes every write durable (msync).
+    pub fn flush(&self) -> Result<(), DurableError> {
+        self.map.flush().map_err(io_err(&self.path))
+    }
+}
+
+/// CRC-32 of each `chunk_len` chunk of `bytes`.
+pub fn chunk_crcs(bytes: &[u8], chunk_len: u64) -> Vec<u32> {
+    bytes.chunks(chunk_len.max(1) as usize).map(crc32fast::hash).collect()
+}
+
+/// Recomputes the checksums of the listed chunks in place.
+pub fn update_chunk_crcs(crcs: &mut [u32], bytes: &[u8], chunk_len: u64, chunks: &[u64]) {
+    for &c in chunks {
+        let lo = (c * chunk_len) as usize;
+        let hi = (lo + chunk_len as usize).min(bytes.len());
+        crcs[c as usize] = crc32fast::hash(&bytes[lo..hi]);
+    }
+}
+
+const UNDO_MAGIC: &[u8; 8] = b"RETROUND";
+const UNDO_END: &[u8; 8] = b"UNDO-END";
+
+/// Writes the pre-round bytes of `chunks` to an undo log and fsyncs it. Only
+/// after this returns may the round modify those chunks.
+pub fn write_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) -> Result<(), DurableError> {
+    let mut buf = Vec::new();
+    buf.extend_from_slice(UNDO_MAGIC);
+    buf.extend_from_slice(&chunk_len.to_le_bytes());
+    buf.extend_from_slice(&(chunks.len() as u64).to_le_bytes());
+    for &c in chunks {
+        let lo = (c * chunk_len) as usize;
+        let hi = (lo + chunk_len as usize).min(bytes.len());
+        buf.extend_from_slice(&c.to_le_bytes());
+        buf.extend_from_slice(&((hi - lo) as u64).to_le_bytes());
+        buf.extend_from_slice(&bytes[lo..hi]);
+    }
+    let crc = crc32fast::hash(&buf);
+    buf.extend_from_slice(&crc.to_le_bytes());
+    buf.extend_from_slice(UNDO_END);
+    let mut f = File::create(path).map_err(io_err(path))?;
+    f.write_all(&buf).map_err(io_err(path))?;
+    f.sync_all().map_err(io_err(path))?;
+    sync_dir(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Restores the chunks saved in an undo log. Returns `Ok(false)` without
+/// touching `bytes` when the log is incomplete: it was being written when the
+/// process died, so the round had not modified anything yet.
+pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<bool, DurableError> {
+    let mut data = Vec::new();
+    File::open(path).and_then(|mut f| f.read_to_end(&mut data)).map_err(io_err(path))?;
+    let n = data.len();
+    if n < 28 || &data[n - 8..] != UNDO_END || &data[..8] != UNDO_MAGIC {
+        return Ok(false);
+    }
+    let crc = u32::from_le_bytes(data[n - 12..n - 8].try_into().expect("4 bytes"));
+    let body = &data[..n - 12];
+    if crc32fast::hash(body) != crc {
+        return Err(DurableError::Corrupt { path: path.to_path_buf(), why: "undo log checksum mismatch".into() });
+    }
+    let corrupt = || DurableError::Corrupt { path: path.to_path_buf(), why: "undo log does not fit the shard".into() };
+    let read_u64 = |at: usize| -> Result<u64, DurableError> {
+        body.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes"))).ok_or_else(corrupt)
+    };
+    let chunk_len = read_u64(8)?;
+    let count = read_u64(16)?;
+    let mut at = 24;
+    for _ in 0..count {
+        let c = read_u64(at)?;
+        let len = read_u64(at + 8)? as usize;
+        at += 16;
+        let lo = c.checked_mul(chunk_len).ok_or_else(corrupt)? as usize;
+        let src = body.get(at..at + len).ok_or_else(corrupt)?;
+        let dst = bytes.get_mut(lo..lo + len).ok_or_else(corrupt)?;
+        dst.copy_from_slice(src);
+        at += len;
+    }
+    Ok(true)
+}
+
+/// Removes a file if it exists.
+pub fn remove_if_exists(path: &Path) -> Result<(), DurableError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(DurableError::Io { path: path.to_path_buf(), source: e }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_restores_exactly_the_saved_chunks() {
+        let dir = std::env::temp_dir().join(format!("retro-undo-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let mut shard = ShardFile::create(&dir.join("s.bin"), 100).unwrap();
+        for (i, b) in shard.bytes_mut().iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let before = shard.bytes().to_vec();
+        let undo = dir.join("undo");
+        write_undo(&undo, shard.bytes(), 16, &[0, 6]).unwrap();
+        shard.bytes_mut()[3] = 200;
+        shard.bytes_mut()[97] = 201;
+        assert!(restore_undo(&undo, shard.bytes_mut()).unwrap());
+        assert_eq!(shard.bytes(), &before[..]);
+        // A half-written log is ignored, never applied.
+        let full = fs::read(&undo).unwrap();
+        fs::write(&undo, &full[..full.len() - 5]).unwrap();
+        assert!(!restore_undo(&undo, shard.bytes_mut()).unwrap());
+        drop(shard);
+        assert!(matches!(ShardFile::open(&dir.join("s.bin"), 99), Err(DurableError::Corrupt { .. })));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,158 @@
+//! Binomial coefficients and colex subset ranking, shared by the rankers.
+
+/// Largest universe the tables cover (the order-4 star has 121 cells).
+pub const MAX_N: usize = 128;
+
+/// `C(n, k)` for `n, k <= MAX_N`, in u128 (exact for everything the rankers ask).
+pub struct Binomials {
+    table: Vec<u128>,
+}
+
+impl Default for Binomials {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Binomials {
+    /// Builds Pascal's triangle up to `MAX_N`, saturating where u128 overflows
+    /// (only entries far beyond what any game uses).
+    pub fn new() -> Self {
+        let w = MAX_N + 1;
+        let mut table = vec![0u128; w * w];
+        for n in 0..=MAX_N {
+            table[n * w] = 1;
+            for k in 1..=n {
+                let a = table[(n - 1) * w + k - 1];
+                let b = if k < n { table[(n - 1) * w + k] } else { 0 };
+                table[n * w + k] = a.saturating_add(b);
+            }
+        }
+        Binomials { table }
+    }
+
+    /// `C(n, k)`, zero when `k > n`.
+    #[inline]
+    pub fn get(&self, n: usize, k: usize) -> u128 {
+        if k > n {
+            0
+        } else {
+            self.table[n * (MAX_N + 1) + k]
+        }
+    }
+
+    /// `C(n, k)` as u64; callers only use it where the ranker proved it fits.
+    #[inline]
+    pub fn get64(&self, n: usize, k: usize) -> u64 {
+        self.get(n, k) as u64
+    }
+
+    /// Colex rank of the set bits of `bits` among `C(universe, popcount)` subsets.
+    #[inline]
+    pub fn rank_subset(&self, mut bits: u64) -> u64 {
+        let mut r = 0u64;
+        let mut i = 1;
+        while bits != 0 {
+            let pos = bits.trailing_zeros() as usize;
+            r += self.get64(pos, i);
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
+    }
+
+    /// Inverse of [`Binomials::rank_subset`]: the `k`-subset with colex rank `r`
+    /// of a universe of `universe` elements.
+    #[inline]
+    pub fn unrank_subset(&self, mut r: u64, k: usize, universe: usize) -> u64 {
+        let mut bits = 0u64;
+        let mut top = universe;
+        for i in (1..=k).rev() {
+            // Largest pos < top with C(pos, i) <= r.
+            let mut pos = top - 1;
+            while self.get64(pos, i) > r {
+                pos -= 1;
+            }
+            r -= self.get64(pos, i);
+            bits |= 1 << pos;
+            top = pos;
+        }
+        bits
+    }
+}
+
+/// Packs the bits of `value` selected by `mask` into the low bits (software pext).
+#[inline]
+pub fn pext(value: u64, mut mask: u64) -> u64 {
+    let mut out = 0u64;
+    let mut i = 0;
+    while mask != 0 {
+        let low = mask & mask.wrapping_neg();
+        if value & low != 0 {
+            out |= 1 << i;
+        }
+        i += 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+/// Spreads the low bits of `value` onto the set bits of `mask` (software pdep).
+#[inline]
+pub fn pdep(value: u64, mut mask: u64) -> u64 {
+    let mut out = 0u64;
+    let mut i = 0;
+    while mask != 0 {
+        let low = mask & mask.wrapping_neg();
+        if value & (1 << i) != 0 {
+            out |= low;
+        }
+        i += 1;
+        mask &= mask - 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pascal_values() {
+        let b = Binomials::new();
+        assert_eq!(b.get(5, 2), 10);
+        assert_eq!(b.get(37, 3), 7770);
+        assert_eq!(b.get(2, 3), 0);
+        assert_eq!(b.get(121, 60), 191_645_966_716_130_525_165_099_506_263_706_416u128);
+    }
+
+    #[test]
+    fn subset_rank_is_a_bijection() {
+        let b = Binomials::new();
+        for k in 0..=4usize {
+            let n = 9usize;
+            let count = b.get64(n, k);
+            let mut seen = vec![false; count as usize];
+            for bits in 0u64..(1 << n) {
+                if bits.count_ones() as usize != k {
+                    continue;
+                }
+                let r = b.rank_subset(bits);
+                assert!(r < count);
+                assert!(!seen[r as usize]);
+                seen[r as usize] = true;
+                assert_eq!(b.unrank_subset(r, k, n), bits);
+            }
+            assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn pext_pdep_roundtrip() {
+        let mask = 0b1011_0110u64;
+        for v in 0..16u64 {
+            assert_eq!(pext(pdep(v, mask), mask), v);
+        }
+        assert_eq!(pext(0b1010_0100, mask), 0b1_1010);
+    }
+}

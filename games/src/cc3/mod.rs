@@ -1,0 +1,119 @@
+//! Three-player Chinese checkers on the star of order n (RULES.md section 1).
+//!
+//! [`Star`] is the geometry, [`Position`] and [`destinations`] the move rules,
+//! [`Ranker`] the dense rank space, and [`Cc3`] ties them into a [`RetroGame`].
+//! The text notation is `A-cells/B-cells/C-cells turn`, cells by name
+//! (see [`Cc3::board_picture`]), for example the order-1 start `e1/a1/c4 A`... as
+//! printed by [`Cc3::format`].
+
+mod notation;
+mod position;
+mod rank;
+mod star;
+
+pub use notation::NotationError;
+pub use position::{Outcome, Position, children, destinations, for_each_move, move_count};
+pub use rank::Ranker;
+pub use star::{Cube, PLAYER_NAMES, Star};
+
+use crate::{Classification, RetroGame};
+
+/// Three-player Chinese checkers of one star order, with its ranking tables.
+pub struct Cc3 {
+    /// Board geometry.
+    pub star: Star,
+    /// Rank/unrank tables.
+    pub ranker: Ranker,
+}
+
+/// Error for a star order the program does not know.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("star order {0} is not supported (use 1, 2, 3 or 4)")]
+pub struct BadOrder(pub u32);
+
+impl Cc3 {
+    /// Builds the game for star order `n` in 1..=4.
+    pub fn new(n: u32) -> Result<Cc3, BadOrder> {
+        if !(1..=4).contains(&n) {
+            return Err(BadOrder(n));
+        }
+        let star = Star::new(n);
+        let ranker = Ranker::new(&star);
+        Ok(Cc3 { star, ranker })
+    }
+
+    /// The start position, A to move.
+    pub fn start(&self) -> Position {
+        Position::start(&self.star)
+    }
+
+    /// Rank of a position.
+    #[inline]
+    pub fn rank(&self, pos: &Position) -> u64 {
+        self.ranker.rank(pos)
+    }
+
+    /// Position of a rank.
+    #[inline]
+    pub fn unrank(&self, rank: u64) -> Position {
+        self.ranker.unrank(rank)
+    }
+
+    /// Rank of the rotated position (players relabelled A->B->C->A).
+    pub fn rotate_rank(&self, rank: u64) -> u64 {
+        self.rank(&self.unrank(rank).rotated(&self.star))
+    }
+}
+
+impl RetroGame for Cc3 {
+    fn position_count(&self) -> u64 {
+        assert!(self.ranker.fits_u64(), "this order is too large to solve");
+        self.ranker.positions() as u64
+    }
+
+    #[inline]
+    fn side_to_move(&self, rank: u64) -> u8 {
+        self.ranker.turn_of(rank)
+    }
+
+    fn classify(&self, rank: u64) -> Classification {
+        let pos = self.unrank(rank);
+        match pos.outcome(&self.star) {
+            Outcome::Illegal => Classification::Illegal,
+            Outcome::Won(p) => Classification::Terminal { winner: p },
+            Outcome::Ongoing => {
+                let moves = move_count(&self.star, &pos.pieces, pos.turn as usize);
+                // A player with no move passes: one child.
+                Classification::Open { children: moves.max(1), no_move: moves == 0 }
+            }
+        }
+    }
+
+    fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        let pos = self.unrank(rank);
+        let prev = (pos.turn + 2) % 3;
+        let p = prev as usize;
+        // Moves are reversible: the previous player's piece moved from u to v
+        // exactly when, here, it can move from v back to u.
+        for_each_move(&self.star, &pos.pieces, p, &mut |from, to| {
+            let mut pieces = pos.pieces;
+            pieces[p] ^= (1u128 << from) | (1u128 << to);
+            f(self.rank(&Position { pieces, turn: prev }));
+        });
+        // The pass: the same placement with the previous player to move, when
+        // that player had no move there and the game was not over.
+        let before = Position { pieces: pos.pieces, turn: prev };
+        if before.outcome(&self.star) == Outcome::Ongoing && move_count(&self.star, &pos.pieces, p) == 0 {
+            f(self.rank(&before));
+        }
+    }
+
+    fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        for child in children(&self.star, &self.unrank(rank)) {
+            f(self.rank(&child));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

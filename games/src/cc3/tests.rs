@@ -1,0 +1,190 @@
+//! Properties of the rules: rank/unrank bijection, reversible moves, rotation.
+
+use super::*;
+use crate::RetroGame;
+use std::collections::HashSet;
+
+/// A small deterministic generator so failures reproduce.
+struct XorShift(u64);
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn position_counts_match_the_formula() {
+    let expect: [u128; 4] = [
+        1_662,
+        14_841_300_390,
+        1_300_023_027_202_861_390_968,
+        896_276_186_752_279_242_085_574_230_477_213_032,
+    ];
+    for (i, e) in expect.iter().enumerate() {
+        let g = Cc3::new(i as u32 + 1).unwrap();
+        assert_eq!(g.ranker.positions(), *e, "order {}", i + 1);
+    }
+    assert!(Cc3::new(2).unwrap().ranker.fits_u64());
+    assert!(!Cc3::new(3).unwrap().ranker.fits_u64());
+    assert_eq!(Cc3::new(5).err(), Some(BadOrder(5)));
+}
+
+#[test]
+fn rank_unrank_exhaustive_order_1() {
+    let g = Cc3::new(1).unwrap();
+    let n = g.position_count();
+    let mut seen = HashSet::new();
+    for r in 0..n {
+        let p = g.unrank(r);
+        assert_eq!(g.rank(&p), r);
+        for q in 0..3 {
+            assert_eq!(p.pieces[q].count_ones(), 1);
+            assert_eq!(p.pieces[q] & !g.star.lane_mask[q], 0);
+        }
+        assert_eq!(p.occupied().count_ones(), 3);
+        assert!(seen.insert(p));
+    }
+    // Every lane-legal placement is hit: count them directly.
+    let mut direct = 0u64;
+    for a in 0..13 {
+        for b in 0..13 {
+            for c in 0..13 {
+                let ok = a != b && b != c && a != c;
+                let lanes = [(0, a), (1, b), (2, c)].iter().all(|&(p, x)| g.star.lane_mask[p] >> x & 1 == 1);
+                if ok && lanes {
+                    direct += 3;
+                }
+            }
+        }
+    }
+    assert_eq!(direct, n);
+}
+
+#[test]
+fn rank_unrank_random_order_2() {
+    let g = Cc3::new(2).unwrap();
+    let n = g.position_count();
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..200_000 {
+        let r = rng.next() % n;
+        let p = g.unrank(r);
+        assert_eq!(g.rank(&p), r);
+        for q in 0..3 {
+            assert_eq!(p.pieces[q].count_ones(), 3);
+            assert_eq!(p.pieces[q] & !g.star.lane_mask[q], 0);
+        }
+        assert_eq!(p.occupied().count_ones(), 9);
+    }
+    assert_eq!(g.rank(&g.unrank(0)), 0);
+    assert_eq!(g.rank(&g.unrank(n - 1)), n - 1);
+}
+
+/// Every edge parent -> child appears among the child's predecessors, as often
+/// as it appears among the parent's children (once), and vice versa.
+fn check_edges(g: &Cc3, r: u64) {
+    let mut kids = Vec::new();
+    g.for_each_child(r, &mut |c| kids.push(c));
+    let distinct: HashSet<u64> = kids.iter().copied().collect();
+    assert_eq!(distinct.len(), kids.len(), "children of {r} are distinct");
+    match g.classify(r) {
+        Classification::Open { children, .. } => assert_eq!(children as usize, kids.len()),
+        _ => assert!(kids.is_empty()),
+    }
+    let mover = g.side_to_move(r);
+    for &c in &kids {
+        let mut preds = Vec::new();
+        g.for_each_predecessor(c, &mut |p| preds.push(p));
+        assert_eq!(preds.iter().filter(|&&p| p == r).count(), 1, "edge {r} -> {c} reversible");
+        // The inverse move is a move of the same player.
+        assert!(preds.iter().all(|&p| g.side_to_move(p) == mover));
+    }
+    let mut preds = Vec::new();
+    g.for_each_predecessor(r, &mut |p| preds.push(p));
+    for p in preds {
+        if matches!(g.classify(p), Classification::Open { .. }) {
+            let mut found = 0;
+            g.for_each_child(p, &mut |c| found += (c == r) as usize);
+            assert_eq!(found, 1, "predecessor {p} of {r} has it as a child");
+        }
+    }
+}
+
+#[test]
+fn moves_are_reversible_order_1_exhaustive() {
+    let g = Cc3::new(1).unwrap();
+    for r in 0..g.position_count() {
+        check_edges(&g, r);
+    }
+}
+
+#[test]
+fn moves_are_reversible_order_2_sampled() {
+    let g = Cc3::new(2).unwrap();
+    let mut rng = XorShift(12345);
+    for _ in 0..3_000 {
+        check_edges(&g, rng.next() % g.position_count());
+    }
+}
+
+#[test]
+fn rotating_a_position_rotates_its_moves() {
+    for order in [1, 2] {
+        let g = Cc3::new(order).unwrap();
+        let mut rng = XorShift(777);
+        for _ in 0..2_000 {
+            let p = g.unrank(rng.next() % g.position_count());
+            let rotated_children: HashSet<Position> =
+                children(&g.star, &p).iter().map(|c| c.rotated(&g.star)).collect();
+            let children_of_rotated: HashSet<Position> = children(&g.star, &p.rotated(&g.star)).into_iter().collect();
+            assert_eq!(rotated_children, children_of_rotated);
+            let r3 = p.rotated(&g.star).rotated(&g.star).rotated(&g.star);
+            assert_eq!(r3, p);
+        }
+    }
+}
+
+#[test]
+fn jump_chains_respect_closed_cells_and_chain() {
+    // Order 2: a lone A piece can chain two jumps through the centre.
+    let g = Cc3::new(2).unwrap();
+    let start = g.start();
+    let mut n = 0;
+    for_each_move(&g.star, &start.pieces, 0, &mut |_, _| n += 1);
+    assert!(n > 0);
+    // No move ever lands outside the mover's lanes.
+    let mut rng = XorShift(99);
+    for _ in 0..2_000 {
+        let p = g.unrank(rng.next() % g.position_count());
+        for q in 0..3 {
+            for_each_move(&g.star, &p.pieces, q, &mut |_, to| {
+                assert!(g.star.lane_mask[q] >> to & 1 == 1);
+                assert!(p.occupied() >> to & 1 == 0);
+            });
+        }
+    }
+}
+
+#[test]
+fn notation_roundtrip_and_errors() {
+    for order in [1, 2] {
+        let g = Cc3::new(order).unwrap();
+        let mut rng = XorShift(5);
+        for _ in 0..500 {
+            let p = g.unrank(rng.next() % g.position_count());
+            assert_eq!(g.parse(&g.format(&p)).unwrap(), p);
+        }
+    }
+    let g = Cc3::new(1).unwrap();
+    assert!(matches!(g.parse("nonsense"), Err(NotationError::Shape { .. })));
+    assert!(matches!(g.parse("z9/a1/b1 A"), Err(NotationError::UnknownCell { .. })));
+    let start = g.format(&g.start());
+    let twice = start.replace(" A", " Q");
+    assert!(matches!(g.parse(&twice), Err(NotationError::Invalid { .. })));
+    let picture = g.board_picture(None);
+    for name in &g.star.names {
+        assert!(picture.contains(name.as_str()), "picture names {name}");
+    }
+}

@@ -1,0 +1,68 @@
+//! Game rules for the retrograde engine: boards, moves, ranking and symmetry.
+//!
+//! This crate is pure: no I/O, no threads. The engine sees a game only through
+//! [`RetroGame`], a dense rank space `0..position_count()` where every rank can be
+//! classified (illegal, terminal, or open with a move count) and where the
+//! predecessors of a rank can be enumerated. Three-player Chinese checkers
+//! lives in [`cc3`]; [`binom`] holds the combinatorial tables the rankers share.
+
+pub mod binom;
+pub mod cc3;
+
+/// What the init pass needs to know about one position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Classification {
+    /// A placement that cannot arise in play; it gets no value.
+    Illegal,
+    /// The game is over; `winner` is the player whose objective holds.
+    Terminal {
+        /// Index of the winning player.
+        winner: u8,
+    },
+    /// The game goes on; `children` is the number of distinct successor positions
+    /// (a forced pass counts as one child).
+    Open {
+        /// Number of distinct successors.
+        children: u32,
+        /// True when the player to move has no move and must pass (the one child
+        /// is the pass).
+        no_move: bool,
+    },
+}
+
+/// A game the wavefront kernel can solve: a dense rank space with predecessors.
+///
+/// Implementations must guarantee that `for_each_predecessor(c)` yields every
+/// `p` with an edge `p -> c` exactly once per edge, and that the number of edges
+/// out of an open `p` equals its `children` count, so counters reach zero exactly
+/// when every child is decided.
+pub trait RetroGame: Sync {
+    /// Number of ranks; every rank in `0..position_count()` is a position.
+    fn position_count(&self) -> u64;
+    /// The player to move at `rank`.
+    fn side_to_move(&self, rank: u64) -> u8;
+    /// Illegal, terminal (and who won) or open (and how many children).
+    fn classify(&self, rank: u64) -> Classification;
+    /// Calls `f` once for every edge into `rank`, with the predecessor's rank.
+    /// Predecessors may be terminal or illegal; the kernel ignores decided ones.
+    fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64));
+    /// Calls `f` once per child of `rank` (none when terminal or illegal).
+    fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64));
+}
+
+/// One two-sided question on a game graph: the players in `max_side` try to reach
+/// a terminal won by `target`; everybody else opposes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Question {
+    /// Bit `p` set when player `p` is on the MAX side.
+    pub max_side: u8,
+    /// The player whose win is MAX's objective.
+    pub target: u8,
+}
+
+impl Question {
+    /// True when player `p` plays for MAX.
+    pub fn is_max(&self, p: u8) -> bool {
+        self.max_side & (1 << p) != 0
+    }
+}
