@@ -1,1 +1,18 @@
-//! placeholder
+//! The wire protocol: `retro.proto` compiled with tonic and prost.
+//!
+//! [`PROTOCOL_VERSION`] changes whenever the meaning of a message changes; a
+//! worker and coordinator of different versions refuse each other.
+
+#![allow(missing_docs)]
+#![allow(clippy::all)]
+
+/// Version of the protocol spoken by this build.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Metadata key carrying the cluster token.
+pub const TOKEN_METADATA: &str = "authorization";
+
+/// Largest message either side accepts (update batches are split below this).
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+tonic::include_proto!("retro.v1");

@@ -1,1 +1,31 @@
-//! placeholder
+//! The worker: registers with the coordinator, pulls tasks, runs the kernel on
+//! its memory-mapped shards, exchanges update batches with its peers and
+//! checkpoints after every round.
+//!
+//! - [`spec`]: the job as the coordinator describes it.
+//! - [`store`]: the on-disk state of one layer (shard files, manifest, undo
+//!   logs, inboxes) and its crash recovery.
+//! - [`core`]: the tasks (init, generate, apply, export) as blocking functions.
+//! - [`link`]: how a worker talks to the coordinator (gRPC, or in-process in
+//!   embedded mode) and to its peers.
+//! - [`peer`]: the Peer service that receives update batches.
+//! - [`run`]: the pull loop.
+
+pub mod core;
+pub mod fault;
+pub mod link;
+pub mod peer;
+pub mod run;
+pub mod spec;
+pub mod store;
+
+/// How often a busy worker pulls (the pull is its heartbeat).
+pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);
+/// Longest back-off between attempts to reach an unreachable coordinator or peer.
+pub const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
+/// HTTP/2 keepalive ping interval on every channel (a cut link is otherwise silent).
+pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long an unanswered keepalive ping may wait before the connection is dropped.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+/// Most update keys in one peer message (keeps messages under the size limit).
+pub const MAX_KEYS_PER_MESSAGE: usize = 1 << 22;

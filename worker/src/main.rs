@@ -1,1 +1,79 @@
-fn main() {}
+//! `worker --connect host:50051`: joins a coordinator's job and works until it is done.
+
+use clap::Parser;
+use retro_worker::fault::Fault;
+use retro_worker::link::GrpcLink;
+use retro_worker::run::{WorkerOptions, run_worker};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A worker of a retrograde-analysis job: owns shards, runs rounds, checkpoints
+/// after every round. Run the same command again after a crash to resume.
+#[derive(Parser, Debug)]
+#[command(name = "worker", version, about)]
+struct Args {
+    /// Coordinator address (host:port).
+    #[arg(long, value_name = "HOST:PORT")]
+    connect: String,
+    /// Directory for this worker's checkpoints; reuse it to resume after a crash.
+    #[arg(long, value_name = "DIR", default_value = "checkpoints/worker")]
+    data: PathBuf,
+    /// Address for the Peer service (other workers send updates here).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:50052")]
+    listen: std::net::SocketAddr,
+    /// Address other workers use to reach this one (host or host:port); default:
+    /// the local address that routes to the coordinator.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    advertise: Option<String>,
+    /// Kernel threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Refuse to join unless the coordinator runs the plan with this hash.
+    #[arg(long, value_name = "HASH")]
+    plan_hash: Option<String>,
+    /// Cluster token (default: the RETRO_TOKEN environment variable).
+    #[arg(long, env = "RETRO_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Protocol version to announce (tests only).
+    #[arg(long, hide = true)]
+    protocol_version: Option<u32>,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let token = args.token.filter(|t| !t.is_empty());
+    let link = match GrpcLink::new(&args.connect, token.clone()) {
+        Ok(l) => Arc::new(l),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let mut opts = WorkerOptions::new(args.data);
+    opts.peer_listener = Some(args.listen);
+    opts.advertise = args.advertise;
+    opts.coordinator = Some(args.connect);
+    if let Some(t) = args.threads {
+        opts.threads = t.max(1);
+    }
+    opts.plan_hash = args.plan_hash;
+    if let Some(v) = args.protocol_version {
+        opts.protocol_version = v;
+    }
+    opts.token = token;
+    opts.fault = Fault::from_env();
+    match run_worker(link, opts).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -188,3 +188,13 @@ fn notation_roundtrip_and_errors() {
         assert!(picture.contains(name.as_str()), "picture names {name}");
     }
 }
+
+#[test]
+fn question_names_parse() {
+    use crate::Question;
+    assert_eq!(parse_question("solo(A)"), Some(Question { max_side: 1, target: 0 }));
+    assert_eq!(parse_question("enable(A>C)"), Some(Question { max_side: 5, target: 2 }));
+    assert_eq!(parse_question("enable(B>B)"), None);
+    assert_eq!(parse_question("solo(D)"), None);
+    assert_eq!(parse_question("solo(A"), None);
+}

@@ -1,0 +1,55 @@
+//! Fault injection for recovery tests: `RETRO_FAULT=<point>:<layer>:<round>`
+//! makes the process kill itself with SIGKILL at that point, exactly as an
+//! operator's `kill -9` would, but at a reproducible instant.
+//!
+//! Points: `after-apply` (worker: round committed, not yet reported),
+//! `mid-apply` (worker: undo written and the first shard modified, round not
+//! committed), `after-generate` (worker: batches sent, not reported),
+//! `after-commit` (coordinator: round committed in its manifest).
+
+/// A parsed fault point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Point name.
+    pub point: String,
+    /// Layer.
+    pub layer: u32,
+    /// Round.
+    pub round: u32,
+}
+
+impl Fault {
+    /// Reads `RETRO_FAULT`; `None` when unset or malformed (malformed is reported).
+    pub fn from_env() -> Option<Fault> {
+        let v = std::env::var("RETRO_FAULT").ok()?;
+        let parts: Vec<&str> = v.split(':').collect();
+        match parts.as_slice() {
+            [p, l, r] => match (l.parse(), r.parse()) {
+                (Ok(layer), Ok(round)) => Some(Fault { point: p.to_string(), layer, round }),
+                _ => {
+                    eprintln!("ignoring malformed RETRO_FAULT={v:?} (want point:layer:round)");
+                    None
+                }
+            },
+            _ => {
+                eprintln!("ignoring malformed RETRO_FAULT={v:?} (want point:layer:round)");
+                None
+            }
+        }
+    }
+
+    /// Kills this process with SIGKILL if `self` names this point.
+    pub fn check(this: &Option<Fault>, point: &str, layer: u32, round: u32) {
+        if let Some(f) = this
+            && f.point == point
+            && f.layer == layer
+            && f.round == round
+        {
+            eprintln!("RETRO_FAULT: killing this process at {point} layer {layer} round {round}");
+            // SAFETY: kill(2) with our own pid has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+        }
+    }
+}

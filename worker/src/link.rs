@@ -1,0 +1,162 @@
+//! How a worker reaches the coordinator and its peers.
+//!
+//! [`CoordinatorLink`] is implemented over gRPC here ([`GrpcLink`]) and
+//! in-process by the coordinator's embedded mode, so one pull loop serves both.
+
+use crate::{KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_KEYS_PER_MESSAGE};
+use retro_proto::coordinator_client::CoordinatorClient;
+use retro_proto::peer_client::PeerClient;
+use retro_proto::{
+    BlockUpload, MAX_MESSAGE_BYTES, PullReply, PullRequest, RegisterReply, RegisterRequest, TOKEN_METADATA,
+    UpdateBatch, UploadReply,
+};
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::transport::{Channel, Endpoint};
+
+/// A failed call: worth retrying, or final.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// The other side is unreachable or restarting; try again later.
+    #[error("unreachable: {0}")]
+    Unavailable(String),
+    /// The other side refused (bad token, wrong plan, wrong version...).
+    #[error("refused: {0}")]
+    Rejected(String),
+}
+
+impl From<tonic::Status> for LinkError {
+    fn from(s: tonic::Status) -> Self {
+        use tonic::Code::*;
+        match s.code() {
+            Unavailable | DeadlineExceeded | Cancelled | Unknown | Aborted | ResourceExhausted => {
+                LinkError::Unavailable(s.message().to_string())
+            }
+            _ => LinkError::Rejected(s.message().to_string()),
+        }
+    }
+}
+
+/// The calls a worker makes to the coordinator.
+pub trait CoordinatorLink: Send + Sync + 'static {
+    /// Registers (or re-registers) this worker.
+    fn register(&self, req: RegisterRequest) -> impl Future<Output = Result<RegisterReply, LinkError>> + Send;
+    /// Pulls the next task; also the heartbeat and the report channel.
+    fn pull(&self, req: PullRequest) -> impl Future<Output = Result<PullReply, LinkError>> + Send;
+    /// Uploads tablebase blocks.
+    fn upload(&self, blocks: mpsc::Receiver<BlockUpload>) -> impl Future<Output = Result<UploadReply, LinkError>> + Send;
+}
+
+/// Builds an endpoint with the keepalive and timeout settings every channel uses.
+pub fn endpoint(address: &str) -> Result<Endpoint, LinkError> {
+    let uri = if address.contains("://") { address.to_string() } else { format!("http://{address}") };
+    Ok(Endpoint::from_shared(uri)
+        .map_err(|e| LinkError::Rejected(format!("bad address {address:?}: {e}")))?
+        .connect_timeout(Duration::from_secs(5))
+        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
+        .keep_alive_timeout(KEEPALIVE_TIMEOUT)
+        .keep_alive_while_idle(true)
+        .tcp_nodelay(true))
+}
+
+/// Adds the cluster token to a request.
+pub fn with_token<T>(msg: T, token: &Option<String>) -> tonic::Request<T> {
+    let mut req = tonic::Request::new(msg);
+    if let Some(t) = token
+        && let Ok(v) = format!("Bearer {t}").parse()
+    {
+        req.metadata_mut().insert(TOKEN_METADATA, v);
+    }
+    req
+}
+
+/// The coordinator over gRPC.
+pub struct GrpcLink {
+    client: CoordinatorClient<Channel>,
+    token: Option<String>,
+}
+
+impl GrpcLink {
+    /// A lazily connecting client (the first call connects; failures retry).
+    pub fn new(address: &str, token: Option<String>) -> Result<GrpcLink, LinkError> {
+        let channel = endpoint(address)?.connect_lazy();
+        let client = CoordinatorClient::new(channel)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        Ok(GrpcLink { client, token })
+    }
+}
+
+impl CoordinatorLink for GrpcLink {
+    async fn register(&self, req: RegisterRequest) -> Result<RegisterReply, LinkError> {
+        Ok(self.client.clone().register(with_token(req, &self.token)).await?.into_inner())
+    }
+
+    async fn pull(&self, req: PullRequest) -> Result<PullReply, LinkError> {
+        Ok(self.client.clone().pull(with_token(req, &self.token)).await?.into_inner())
+    }
+
+    async fn upload(&self, blocks: mpsc::Receiver<BlockUpload>) -> Result<UploadReply, LinkError> {
+        let req = with_token(ReceiverStream::new(blocks), &self.token);
+        Ok(self.client.clone().upload_blocks(req).await?.into_inner())
+    }
+}
+
+/// Streams one round's batches to a peer and waits for its acknowledgement,
+/// which the peer sends only after the inbox file is durable.
+pub async fn send_batches(
+    address: &str,
+    token: &Option<String>,
+    header: UpdateBatch,
+    batches: &[(u32, Vec<u64>)],
+) -> Result<u64, LinkError> {
+    let channel = endpoint(address)?.connect().await.map_err(|e| LinkError::Unavailable(format!("{address}: {e}")))?;
+    let mut client = PeerClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+    let mut messages = Vec::new();
+    let mut total = 0u64;
+    for (shard, keys) in batches {
+        for part in keys.chunks(MAX_KEYS_PER_MESSAGE) {
+            let payload = retro_engine::batch::encode_batch(part).map_err(|e| LinkError::Rejected(e.to_string()))?;
+            let crc32 = retro_engine::batch::batch_crc(&payload);
+            messages.push(UpdateBatch {
+                shard: *shard,
+                count: part.len() as u64,
+                payload,
+                crc32,
+                ..header.clone()
+            });
+            total += part.len() as u64;
+        }
+    }
+    messages.push(UpdateBatch { last: true, total, ..header });
+    let stream = tokio_stream::iter(messages);
+    let ack = client.send_updates(with_token(stream, token)).await?.into_inner();
+    if ack.received != total {
+        return Err(LinkError::Unavailable(format!("{address} acknowledged {} of {total} updates", ack.received)));
+    }
+    Ok(total)
+}
+
+/// A server-side interceptor that requires the cluster token on every call
+/// (no check when the job has no token).
+pub fn check_token(token: Option<String>) -> impl Fn(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
+    move |req: tonic::Request<()>| {
+        let Some(expected) = &token else { return Ok(req) };
+        let given = req.metadata().get(TOKEN_METADATA).and_then(|v| v.to_str().ok());
+        match given.and_then(|g| g.strip_prefix("Bearer ")) {
+            Some(g) if constant_time_eq(g.as_bytes(), expected.as_bytes()) => Ok(req),
+            Some(_) => Err(tonic::Status::unauthenticated("wrong cluster token")),
+            None => Err(tonic::Status::unauthenticated(
+                "missing cluster token (set RETRO_TOKEN or the plan's [cluster] token)",
+            )),
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

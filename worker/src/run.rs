@@ -1,0 +1,451 @@
+//! The pull loop: register, then pull tasks and run them until the job is done.
+
+use crate::core::{Outgoing, Progress, TaskError, TaskOutcome, WorkerCore};
+use crate::fault::Fault;
+use crate::link::{CoordinatorLink, LinkError, send_batches};
+use crate::peer::PeerService;
+use crate::spec::JobSpec;
+use crate::store::{self, Identity};
+use crate::{HEARTBEAT_INTERVAL, MAX_BACKOFF};
+use retro_proto::{
+    BlockUpload, PROTOCOL_VERSION, PullRequest, RegisterReply, RegisterRequest, RoundReport, SourceCount, Task,
+    TaskKind, UpdateBatch,
+};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How a worker is started.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Data directory (checkpoints, inboxes, identity).
+    pub data: PathBuf,
+    /// Address the Peer service listens on; `None` runs without one (embedded).
+    pub peer_listener: Option<std::net::SocketAddr>,
+    /// Address other workers use to reach this one (default: the local
+    /// address that routes to the coordinator, with the bound port).
+    pub advertise: Option<String>,
+    /// Coordinator address (for choosing the advertised address).
+    pub coordinator: Option<String>,
+    /// Kernel threads.
+    pub threads: usize,
+    /// Plan hash the worker was started with, if it was given the plan.
+    pub plan_hash: Option<String>,
+    /// Protocol version to announce (only tests change it).
+    pub protocol_version: u32,
+    /// Cluster token.
+    pub token: Option<String>,
+    /// Fault injection.
+    pub fault: Option<Fault>,
+}
+
+impl WorkerOptions {
+    /// Defaults for a worker with data directory `data`.
+    pub fn new(data: PathBuf) -> WorkerOptions {
+        WorkerOptions {
+            data,
+            peer_listener: None,
+            advertise: None,
+            coordinator: None,
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            plan_hash: None,
+            protocol_version: PROTOCOL_VERSION,
+            token: None,
+            fault: None,
+        }
+    }
+}
+
+/// Why a worker stopped before the job was done.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The coordinator refused this worker.
+    #[error("the coordinator refused this worker: {0}")]
+    Refused(String),
+    /// The job was aborted by the coordinator.
+    #[error("the coordinator aborted the job: {0}")]
+    Aborted(String),
+    /// Local storage or state failed.
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    /// Anything else (I/O at start-up, bad plan JSON).
+    #[error("{0}")]
+    Other(String),
+}
+
+struct Session {
+    worker_id: String,
+    epoch: u64,
+    coordinator_epoch: u64,
+    job: String,
+}
+
+async fn register_with_retry<L: CoordinatorLink>(
+    link: &L,
+    opts: &WorkerOptions,
+    peer_address: &str,
+) -> Result<RegisterReply, WorkerError> {
+    let identity = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?;
+    let mut backoff = Duration::from_millis(100);
+    let mut last_log = Instant::now() - Duration::from_secs(60);
+    loop {
+        let req = RegisterRequest {
+            protocol_version: opts.protocol_version,
+            plan_hash: opts.plan_hash.clone().or(identity.as_ref().map(|i| i.plan_hash.clone())).unwrap_or_default(),
+            worker_id: identity.as_ref().map(|i| i.worker_id.clone()).unwrap_or_default(),
+            job: identity.as_ref().map(|i| i.job.clone()).unwrap_or_default(),
+            peer_address: peer_address.to_string(),
+            cores: opts.threads as u32,
+            memory_bytes: 0,
+            disk_bytes: 0,
+        };
+        match link.register(req).await {
+            Ok(reply) => return Ok(reply),
+            Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
+            Err(LinkError::Unavailable(m)) => {
+                if last_log.elapsed() > Duration::from_secs(10) {
+                    tracing::warn!("coordinator unreachable ({m}); retrying");
+                    last_log = Instant::now();
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+fn advertised(opts: &WorkerOptions, bound: std::net::SocketAddr) -> String {
+    if let Some(a) = &opts.advertise {
+        return if a.contains(':') { a.clone() } else { format!("{a}:{}", bound.port()) };
+    }
+    if !bound.ip().is_unspecified() {
+        return bound.to_string();
+    }
+    // The local address that routes to the coordinator (no packet is sent).
+    let ip = opts
+        .coordinator
+        .as_deref()
+        .and_then(|c| {
+            let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+            let target = c.trim_start_matches("http://").trim_start_matches("https://");
+            s.connect(target).ok()?;
+            Some(s.local_addr().ok()?.ip())
+        })
+        .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]));
+    format!("{ip}:{}", bound.port())
+}
+
+fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64) -> RoundReport {
+    let mut r = RoundReport {
+        task_id: task.task_id,
+        kind: task.kind,
+        layer: task.layer,
+        round: task.round,
+        seconds,
+        ..Default::default()
+    };
+    match result {
+        Ok(o) => {
+            r.ok = true;
+            r.decided_win = o.record.win;
+            r.decided_loss = o.record.loss;
+            r.frontier = o.record.frontier;
+            r.sent = o.record.sent.iter().map(|(w, &n)| SourceCount { worker_id: w.clone(), updates: n }).collect();
+            if let Some(i) = o.init {
+                r.illegal = i.illegal;
+                r.terminal = i.terminal;
+                r.terminal_win = i.terminal_win;
+                r.no_move = i.no_move;
+            }
+        }
+        Err(e) => {
+            r.ok = false;
+            r.error = e.to_string();
+        }
+    }
+    r
+}
+
+/// Runs one task to completion (blocking parts on blocking threads).
+async fn execute<L: CoordinatorLink>(
+    core: Arc<Mutex<WorkerCore>>,
+    link: Arc<L>,
+    session: (String, u64, String),
+    token: Option<String>,
+    task: Task,
+) -> RoundReport {
+    let started = Instant::now();
+    let (worker_id, epoch, job) = session;
+    let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
+    let shards = task.shards.clone();
+    let (layer, round) = (task.layer, task.round);
+    let owner: BTreeMap<u32, String> =
+        task.peers.iter().flat_map(|p| p.shards.iter().map(|&s| (s, p.worker_id.clone()))).collect();
+    let addresses: BTreeMap<String, String> = task.peers.iter().map(|p| (p.worker_id.clone(), p.address.clone())).collect();
+    let result: Result<TaskOutcome, TaskError> = match kind {
+        TaskKind::Init => {
+            let core = core.clone();
+            blocking(move || core.lock().expect("core lock").init(layer, &shards)).await
+        }
+        TaskKind::Generate => {
+            let c = core.clone();
+            let fault = c.lock().expect("core lock").fault.clone();
+            let generated = blocking(move || c.lock().expect("core lock").generate(layer, round, &shards, &owner, &addresses)).await;
+            match generated {
+                Ok((outgoing, outcome)) => {
+                    let header = UpdateBatch {
+                        job: job.clone(),
+                        layer,
+                        round,
+                        source_worker: worker_id.clone(),
+                        source_epoch: epoch,
+                        ..Default::default()
+                    };
+                    match send_all(outgoing, header, &token).await {
+                        Ok(()) => {
+                            Fault::check(&fault, "after-generate", layer, round);
+                            Ok(outcome)
+                        }
+                        Err(e) => Err(TaskError::State(e)),
+                    }
+                }
+                Err(e) => Err(e),
+            }
+        }
+        TaskKind::Apply => {
+            let expected: BTreeMap<String, u64> =
+                task.expected.iter().map(|s| (s.worker_id.clone(), s.updates)).collect();
+            let core = core.clone();
+            blocking(move || core.lock().expect("core lock").apply(layer, round, &shards, &owner, &expected)).await
+        }
+        TaskKind::Export => export(core.clone(), link, (worker_id, epoch, job), layer, shards).await,
+        _ => Err(TaskError::State(format!("unexpected task kind {kind:?}"))),
+    };
+    report_of(&task, result, started.elapsed().as_secs_f64())
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, TaskError> + Send + 'static) -> Result<T, TaskError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(TaskError::State(format!("task thread failed: {e}"))))
+}
+
+async fn send_all(outgoing: Vec<Outgoing>, header: UpdateBatch, token: &Option<String>) -> Result<(), String> {
+    for out in outgoing {
+        let mut attempt = 0;
+        loop {
+            match send_batches(&out.address, token, header.clone(), &out.batches).await {
+                Ok(_) => break,
+                Err(e) if attempt < 5 && matches!(e, LinkError::Unavailable(_)) => {
+                    attempt += 1;
+                    tracing::warn!("sending to worker {} at {} failed ({e}); retrying", out.worker_id, out.address);
+                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                }
+                Err(e) => return Err(format!("sending updates to worker {} at {}: {e}", out.worker_id, out.address)),
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn export<L: CoordinatorLink>(
+    core: Arc<Mutex<WorkerCore>>,
+    link: Arc<L>,
+    (worker_id, epoch, job): (String, u64, String),
+    layer: u32,
+    shards: Vec<u32>,
+) -> Result<TaskOutcome, TaskError> {
+    let (tx, rx) = mpsc::channel::<BlockUpload>(16);
+    let head = BlockUpload { job, worker_id, epoch, layer, ..Default::default() };
+    let h2 = head.clone();
+    let producer = tokio::task::spawn_blocking(move || {
+        let mut c = core.lock().expect("core lock");
+        let n = c.export(layer, &shards, |block_index, compressed, raw_crc32| {
+            tx.blocking_send(BlockUpload { block_index, compressed, raw_crc32, ..h2.clone() }).is_ok()
+        })?;
+        let _ = tx.blocking_send(BlockUpload { last: true, blocks_sent: n, ..h2 });
+        Ok::<u64, TaskError>(n)
+    });
+    let up = link.upload(rx).await;
+    let n = producer.await.unwrap_or_else(|e| Err(TaskError::State(format!("export thread failed: {e}"))))?;
+    match up {
+        Ok(reply) if reply.blocks == n => Ok(TaskOutcome::default()),
+        Ok(reply) => Err(TaskError::State(format!("coordinator stored {} of {n} blocks", reply.blocks))),
+        Err(e) => Err(TaskError::State(format!("upload failed: {e}"))),
+    }
+}
+
+/// Runs a worker until the coordinator says the job is done.
+pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -> Result<(), WorkerError> {
+    std::fs::create_dir_all(&opts.data).map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
+    let progress = Arc::new(Mutex::new(Progress::default()));
+    let listener = match opts.peer_listener {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| WorkerError::Other(format!("cannot listen on {addr}: {e}")))?,
+        ),
+        None => None,
+    };
+    let peer_address = match &listener {
+        Some(l) => advertised(&opts, l.local_addr().map_err(|e| WorkerError::Other(e.to_string()))?),
+        None => String::new(),
+    };
+    let reply = register_with_retry(link.as_ref(), &opts, &peer_address).await?;
+    let spec: JobSpec = serde_json::from_str(&reply.plan_json)
+        .map_err(|e| WorkerError::Other(format!("coordinator sent an unreadable job description: {e}")))?;
+    if let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
+        && (existing.job != spec.name || existing.plan_hash != spec.plan_hash)
+    {
+        return Err(WorkerError::Refused(format!(
+            "data directory {} belongs to job {} (plan {}), the coordinator runs job {} (plan {}); use another --data",
+            opts.data.display(),
+            existing.job,
+            existing.plan_hash,
+            spec.name,
+            spec.plan_hash
+        )));
+    }
+    let identity = Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
+    store::write_identity(&opts.data, &identity).map_err(|e| WorkerError::Other(e.to_string()))?;
+    tracing::info!("registered as worker {} (epoch {}) for job {}", reply.worker_id, reply.epoch, spec.name);
+    let core = WorkerCore::new(
+        opts.data.clone(),
+        spec.clone(),
+        reply.worker_id.clone(),
+        opts.threads,
+        opts.fault.clone(),
+        progress.clone(),
+    )?;
+    let core = Arc::new(Mutex::new(core));
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    if let Some(listener) = listener {
+        let svc = PeerService { data: opts.data.clone(), job: spec.name.clone(), progress };
+        let token = opts.token.clone();
+        let mut rx = shutdown_rx.clone();
+        tokio::spawn(async move {
+            let server = tonic::service::interceptor::InterceptedService::new(
+                retro_proto::peer_server::PeerServer::new(svc)
+                    .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
+                crate::link::check_token(token),
+            );
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            let _ = tonic::transport::Server::builder()
+                .http2_keepalive_interval(Some(crate::KEEPALIVE_INTERVAL))
+                .http2_keepalive_timeout(Some(crate::KEEPALIVE_TIMEOUT))
+                .add_service(server)
+                .serve_with_incoming_shutdown(incoming, async move {
+                    let _ = rx.changed().await;
+                })
+                .await;
+        });
+    }
+    let result = pull_loop(link.clone(), &opts, core, reply, &peer_address).await;
+    let _ = shutdown_tx.send(true);
+    result
+}
+
+async fn pull_loop<L: CoordinatorLink>(
+    link: Arc<L>,
+    opts: &WorkerOptions,
+    core: Arc<Mutex<WorkerCore>>,
+    reply: RegisterReply,
+    peer_address: &str,
+) -> Result<(), WorkerError> {
+    let mut session = Session {
+        worker_id: reply.worker_id,
+        epoch: reply.epoch,
+        coordinator_epoch: reply.coordinator_epoch,
+        job: reply.job,
+    };
+    let mut running: Option<(u64, tokio::task::JoinHandle<RoundReport>)> = None;
+    let mut report: Option<RoundReport> = None;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        if let Some((_, h)) = &running
+            && h.is_finished()
+        {
+            let (_, h) = running.take().expect("checked");
+            report = Some(h.await.map_err(|e| WorkerError::Other(format!("task failed: {e}")))?);
+        }
+        let req = PullRequest {
+            worker_id: session.worker_id.clone(),
+            epoch: session.epoch,
+            coordinator_epoch: session.coordinator_epoch,
+            job: session.job.clone(),
+            busy_task_id: running.as_ref().map(|r| r.0).unwrap_or(0),
+            report: report.clone(),
+        };
+        let task = match link.pull(req).await {
+            Ok(r) => {
+                backoff = Duration::from_millis(100);
+                report = None;
+                r.task.unwrap_or_default()
+            }
+            Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
+            Err(LinkError::Unavailable(m)) => {
+                tracing::debug!("pull failed ({m}); retrying");
+                wait_or_finish(&mut running, backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+        };
+        let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
+        match kind {
+            TaskKind::Done => {
+                if let Some((_, h)) = running.take() {
+                    h.abort();
+                }
+                let c = core.clone();
+                let _ = tokio::task::spawn_blocking(move || c.lock().expect("core lock").finish()).await;
+                tracing::info!("job {} is done", session.job);
+                return Ok(());
+            }
+            TaskKind::Abort => return Err(WorkerError::Aborted(task.message)),
+            TaskKind::Reregister => {
+                let r = register_with_retry(link.as_ref(), opts, peer_address).await?;
+                tracing::info!("re-registered as worker {} (epoch {})", r.worker_id, r.epoch);
+                session = Session {
+                    worker_id: r.worker_id,
+                    epoch: r.epoch,
+                    coordinator_epoch: r.coordinator_epoch,
+                    job: r.job,
+                };
+            }
+            TaskKind::Init | TaskKind::Generate | TaskKind::Apply | TaskKind::Export => {
+                if running.is_none() {
+                    let s = (session.worker_id.clone(), session.epoch, session.job.clone());
+                    let id = task.task_id;
+                    let h = tokio::spawn(execute(core.clone(), link.clone(), s, opts.token.clone(), task));
+                    running = Some((id, h));
+                }
+                wait_or_finish(&mut running, Duration::from_millis(0)).await;
+            }
+            TaskKind::Wait | TaskKind::Unspecified => {
+                if running.is_some() {
+                    wait_or_finish(&mut running, HEARTBEAT_INTERVAL).await;
+                } else if task.wait_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(task.wait_ms as u64)).await;
+                }
+            }
+        }
+    }
+}
+
+/// Waits until the running task finishes or `limit` passes (then a heartbeat is due).
+async fn wait_or_finish(running: &mut Option<(u64, tokio::task::JoinHandle<RoundReport>)>, limit: Duration) {
+    let Some((_, h)) = running.as_mut() else {
+        tokio::time::sleep(limit).await;
+        return;
+    };
+    if limit.is_zero() {
+        tokio::task::yield_now().await;
+        return;
+    }
+    let _ = tokio::time::timeout(limit, async {
+        while !h.is_finished() {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+}

@@ -1,0 +1,264 @@
+//! The on-disk state of one layer on one worker, and its crash recovery.
+//!
+//! ```text
+//! <data>/identity.json                 job, worker id, plan hash (checked JSON)
+//! <data>/layer-<L>/state.json          committed round, per-round records, chunk checksums
+//! <data>/layer-<L>/shard-<S>.bin       one state byte per position (memory-mapped)
+//! <data>/layer-<L>/undo-r<R>-s<S>.bin  pre-round bytes of the chunks round R touches
+//! <data>/layer-<L>/inbox/r<R>-from-<W>.inbox   update batches received for round R
+//! ```
+//!
+//! Recovery design (undo at chunk granularity, see docs/RECOVERY.md): before a
+//! round modifies a shard, the pre-round bytes of every chunk it will touch go
+//! to an fsynced undo log. The round is committed by msync of the shard and an
+//! atomic rename of `state.json`. On open, an undo log of the round after the
+//! committed one is restored (the round died half-applied); any other undo log
+//! is stale and removed. Then every chunk is checked against its checksum, so a
+//! truncated or edited shard file is an error, never a silent wrong answer.
+
+use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
+use retro_engine::kernel::InitStats;
+use retro_engine::layout::Layout;
+use retro_engine::shardfile::{self, ShardFile};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Version of the worker's on-disk format.
+pub const STATE_FORMAT_VERSION: u32 = 1;
+
+/// Errors of the worker's storage.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file could not be read or written, or fails its checksum.
+    #[error(transparent)]
+    Durable(#[from] DurableError),
+    /// The state on disk belongs to another job or plan, or is inconsistent.
+    #[error("{path}: {why}")]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// What does not match.
+        why: String,
+    },
+}
+
+/// Who this worker is, stored in its data directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// Job name.
+    pub job: String,
+    /// Worker id assigned by the coordinator.
+    pub worker_id: String,
+    /// Plan hash of the job.
+    pub plan_hash: String,
+}
+
+/// Reads the identity file, if any.
+pub fn read_identity(data: &Path) -> Result<Option<Identity>, StoreError> {
+    Ok(read_checked_json(&data.join("identity.json"))?)
+}
+
+/// Writes the identity file.
+pub fn write_identity(data: &Path, id: &Identity) -> Result<(), StoreError> {
+    fs::create_dir_all(data).map_err(retro_engine::durable::io_err(data)).map_err(StoreError::from)?;
+    Ok(write_checked_json(&data.join("identity.json"), id)?)
+}
+
+/// What one round did on this worker.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// Round number (0 is the init pass).
+    pub round: u32,
+    /// Positions decided WIN for MAX in this round.
+    pub win: u64,
+    /// Positions decided LOSS for MAX in this round.
+    pub loss: u64,
+    /// Frontier size that generated this round's updates.
+    pub frontier: u64,
+    /// Updates this worker's frontier sent to each worker (by id, itself included).
+    pub sent: BTreeMap<String, u64>,
+}
+
+/// The committed state of one layer on this worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerState {
+    /// On-disk format version.
+    pub format_version: u32,
+    /// Plan hash of the job.
+    pub plan_hash: String,
+    /// Layer index.
+    pub layer: u32,
+    /// The shards this worker owns.
+    pub shards: Vec<u32>,
+    /// Last committed round (0 = init done).
+    pub committed_round: u32,
+    /// Init pass counts.
+    pub init: InitStats,
+    /// One record per committed round, round 0 first.
+    pub rounds: Vec<RoundRecord>,
+    /// CRC-32 of every chunk of every owned shard, at the committed round.
+    pub chunk_crcs: BTreeMap<u32, Vec<u32>>,
+}
+
+/// One layer's files, open.
+pub struct LayerStore {
+    /// The layer directory.
+    pub dir: PathBuf,
+    /// Committed state.
+    pub state: LayerState,
+    /// Owned shards and their mapped files.
+    pub shards: BTreeMap<u32, ShardFile>,
+    /// The shard layout.
+    pub layout: Layout,
+}
+
+/// Directory of layer `layer`.
+pub fn layer_dir(data: &Path, layer: u32) -> PathBuf {
+    data.join(format!("layer-{layer}"))
+}
+
+/// Inbox directory of a layer.
+pub fn inbox_dir(data: &Path, layer: u32) -> PathBuf {
+    layer_dir(data, layer).join("inbox")
+}
+
+/// Inbox file of round `round` from `source`.
+pub fn inbox_path(data: &Path, layer: u32, round: u32, source: &str) -> PathBuf {
+    inbox_dir(data, layer).join(format!("r{round}-from-{source}.inbox"))
+}
+
+fn shard_path(dir: &Path, s: u32) -> PathBuf {
+    dir.join(format!("shard-{s}.bin"))
+}
+
+/// Undo log of round `round` for shard `s`.
+pub fn undo_path(dir: &Path, round: u32, s: u32) -> PathBuf {
+    dir.join(format!("undo-r{round}-s{s}.bin"))
+}
+
+impl LayerStore {
+    /// Creates fresh shard files for a layer (any earlier attempt is wiped).
+    pub fn create(dir: &Path, layout: Layout, state: LayerState) -> Result<LayerStore, StoreError> {
+        if dir.exists() {
+            fs::remove_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
+        }
+        fs::create_dir_all(dir.join("inbox")).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
+        let mut shards = BTreeMap::new();
+        for &s in &state.shards {
+            let r = layout.range(s);
+            shards.insert(s, ShardFile::create(&shard_path(dir, s), r.end - r.start)?);
+        }
+        Ok(LayerStore { dir: dir.to_path_buf(), state, shards, layout })
+    }
+
+    /// Opens a layer whose init was committed, recovering from a crash mid-round.
+    /// `Ok(None)` when the layer was never committed (init must run).
+    pub fn open(
+        dir: &Path,
+        layout: Layout,
+        plan_hash: &str,
+        layer: u32,
+        shards: &[u32],
+    ) -> Result<Option<LayerStore>, StoreError> {
+        let state_path = dir.join("state.json");
+        let Some(state): Option<LayerState> = read_checked_json(&state_path)? else {
+            return Ok(None);
+        };
+        let mismatch = |why: String| StoreError::Mismatch { path: state_path.clone(), why };
+        if state.format_version != STATE_FORMAT_VERSION {
+            return Err(mismatch(format!(
+                "format version {} (this build reads {STATE_FORMAT_VERSION})",
+                state.format_version
+            )));
+        }
+        if state.plan_hash != plan_hash {
+            return Err(mismatch(format!(
+                "belongs to plan {}, the job runs plan {plan_hash}; use another --data directory",
+                state.plan_hash
+            )));
+        }
+        if state.layer != layer || state.shards != shards {
+            return Err(mismatch(format!(
+                "holds layer {} shards {:?}, the coordinator assigned layer {layer} shards {shards:?}",
+                state.layer, state.shards
+            )));
+        }
+        let mut files = BTreeMap::new();
+        for &s in shards {
+            let r = layout.range(s);
+            files.insert(s, ShardFile::open(&shard_path(dir, s), r.end - r.start)?);
+        }
+        let mut store = LayerStore { dir: dir.to_path_buf(), state, shards: files, layout };
+        store.recover()?;
+        Ok(Some(store))
+    }
+
+    /// Rolls back a half-applied round and verifies every chunk checksum.
+    fn recover(&mut self) -> Result<(), StoreError> {
+        let next = self.state.committed_round + 1;
+        let entries = fs::read_dir(&self.dir).map_err(retro_engine::durable::io_err(&self.dir))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(rest) = name.strip_prefix("undo-r").and_then(|r| r.strip_suffix(".bin")) else {
+                continue;
+            };
+            let parsed = rest.split_once("-s").and_then(|(r, s)| Some((r.parse::<u32>().ok()?, s.parse::<u32>().ok()?)));
+            if let Some((round, s)) = parsed
+                && round == next
+                && let Some(file) = self.shards.get_mut(&s)
+            {
+                if shardfile::restore_undo(&entry.path(), file.bytes_mut())? {
+                    file.flush()?;
+                    tracing::warn!(
+                        "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
+                        self.state.layer
+                    );
+                }
+            }
+            shardfile::remove_if_exists(&entry.path())?;
+        }
+        for (&s, file) in &self.shards {
+            let expect = self.state.chunk_crcs.get(&s).ok_or_else(|| StoreError::Mismatch {
+                path: self.dir.join("state.json"),
+                why: format!("no checksums for shard {s}"),
+            })?;
+            let actual = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
+            if let Some(bad) = (0..expect.len().max(actual.len())).find(|&i| expect.get(i) != actual.get(i)) {
+                return Err(StoreError::Mismatch {
+                    path: shard_path(&self.dir, s),
+                    why: format!(
+                        "checkpoint chunk {bad} does not match its checksum at committed round {} (the file was \
+                         altered or damaged); remove this worker's --data directory to redo the layer",
+                        self.state.committed_round
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits the current bytes as round `record.round`: msync, checksums, manifest.
+    pub fn commit(&mut self, record: RoundRecord, touched: &BTreeMap<u32, Vec<u64>>) -> Result<(), StoreError> {
+        for (&s, file) in &self.shards {
+            file.flush()?;
+            let crcs = self.state.chunk_crcs.entry(s).or_default();
+            if crcs.is_empty() {
+                *crcs = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
+            } else if let Some(chunks) = touched.get(&s) {
+                shardfile::update_chunk_crcs(crcs, file.bytes(), self.layout.chunk_len, chunks);
+            }
+        }
+        self.state.committed_round = record.round;
+        self.state.rounds.retain(|r| r.round < record.round);
+        self.state.rounds.push(record);
+        write_checked_json(&self.dir.join("state.json"), &self.state)?;
+        Ok(())
+    }
+
+    /// The record of a committed round.
+    pub fn record(&self, round: u32) -> Option<&RoundRecord> {
+        self.state.rounds.iter().find(|r| r.round == round)
+    }
+}
