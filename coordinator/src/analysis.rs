@@ -77,21 +77,35 @@ fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
     [game.rank(pos), game.rank(&r1), game.rank(&r2)]
 }
 
-/// The 12 answers at `pos`. solo(B)(P) = solo(A)(R^2 P), solo(C)(P) = solo(A)(R P);
-/// enable(B>C), enable(C>A) come from enable(A>B) the same way, and enable(B>A),
-/// enable(C>B) from enable(A>C).
-pub fn answers(game: &Cc3, layers: &Layers, pos: &Position) -> Answers {
+/// The 12 answers at `pos`, reading layer values through `value(layer, rank)`.
+/// solo(B)(P) = solo(A)(R^2 P), solo(C)(P) = solo(A)(R P); enable(B>C) and
+/// enable(C>A) come from enable(A>B) the same way, enable(B>A) and enable(C>B)
+/// from enable(A>C).
+pub fn answers_with<E>(
+    game: &Cc3,
+    pos: &Position,
+    mut value: impl FnMut(usize, u64) -> Result<u8, E>,
+) -> Result<Answers, E> {
     let [r0, r1, r2] = rotation_ranks(game, pos);
-    let v = |layer: usize, r: u64| unpack_value(&layers.packed[layer], r);
-    let solo = [v(0, r0), v(0, r2), v(0, r1)];
+    let solo = [value(0, r0)?, value(0, r2)?, value(0, r1)?];
     let mut enable = [[false; 3]; 3];
-    enable[0][1] = v(1, r0) == VALUE_WIN;
-    enable[1][2] = v(1, r2) == VALUE_WIN;
-    enable[2][0] = v(1, r1) == VALUE_WIN;
-    enable[0][2] = v(2, r0) == VALUE_WIN;
-    enable[1][0] = v(2, r2) == VALUE_WIN;
-    enable[2][1] = v(2, r1) == VALUE_WIN;
-    Answers { solo, enable }
+    enable[0][1] = value(1, r0)? == VALUE_WIN;
+    enable[1][2] = value(1, r2)? == VALUE_WIN;
+    enable[2][0] = value(1, r1)? == VALUE_WIN;
+    enable[0][2] = value(2, r0)? == VALUE_WIN;
+    enable[1][0] = value(2, r2)? == VALUE_WIN;
+    enable[2][1] = value(2, r1)? == VALUE_WIN;
+    Ok(Answers { solo, enable })
+}
+
+/// The 12 answers at `pos` from layers held in memory.
+pub fn answers(game: &Cc3, layers: &Layers, pos: &Position) -> Answers {
+    let r: Result<Answers, std::convert::Infallible> =
+        answers_with(game, pos, |layer, rank| Ok(unpack_value(&layers.packed[layer], rank)));
+    match r {
+        Ok(a) => a,
+        Err(never) => match never {},
+    }
 }
 
 /// The category of `pos` given its answers.

@@ -1,2 +1,24 @@
-//! The coordinator: plans, scheduling, merge, analysis, probe and explore.
+//! The coordinator: reads a plan, drives the workers through the layers and
+//! rounds, merges their shards into tablebase files and summarises them.
+//!
+//! - [`plan`]: the TOML plan and its validation.
+//! - [`scheduler`]: the state machine every registration, pull and upload goes through.
+//! - [`manifest`]: the coordinator's durable state.
+//! - [`service`] / [`inproc`]: the gRPC face and the in-process link of the scheduler.
+//! - [`merge`]: uploaded blocks to tablebase files.
+//! - [`job`]: running a plan, embedded or as a cluster.
+//! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
+//! - [`probe`]: answers for one position from the tablebase files.
+//! - [`estimate`]: exact sizes for any order.
+
 pub mod analysis;
+pub mod estimate;
+pub mod inproc;
+pub mod job;
+pub mod manifest;
+pub mod merge;
+pub mod plan;
+pub mod probe;
+pub mod scheduler;
+pub mod service;
+pub mod summary;

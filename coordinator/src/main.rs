@@ -1,1 +1,268 @@
-fn main() {}
+//! `coordinator`: runs a plan (embedded or as a cluster), and answers
+//! questions about plans and tablebases (estimate, explore, probe, board, verify).
+
+use clap::{Parser, Subcommand};
+use retro_coordinator::analysis;
+use retro_coordinator::estimate::{bytes_human, estimate};
+use retro_coordinator::job::{self, RunOptions};
+use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
+use retro_coordinator::probe::{self, Prober};
+use retro_coordinator::summary;
+use retro_engine::tablebase::TablebaseReader;
+use retro_games::cc3::Cc3;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Strongly solves games by distributed retrograde analysis.
+///
+/// Without a subcommand, runs a plan: embedded (workers in-process) unless
+/// --listen / --expect-workers or the plan's [cluster] workers ask for remote
+/// workers (`worker --connect HOST:PORT`). Run the same command again after a
+/// crash: the job resumes from its checkpoints.
+#[derive(Parser, Debug)]
+#[command(name = "coordinator", version, about, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Plan file (TOML); default: the built-in stage-1 plan (plans/stage1.toml).
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
+    /// Output directory for tablebases and summary.json (default: the plan's).
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Checkpoint directory (default: the plan's).
+    #[arg(long, value_name = "DIR")]
+    checkpoints: Option<PathBuf>,
+    /// Listen for remote workers on this address (port 0: any free port).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Number of remote workers to wait for.
+    #[arg(long, value_name = "N")]
+    expect_workers: Option<usize>,
+    /// Print summary.json instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Exact position counts and memory/disk needs of a plan (any order).
+    Estimate {
+        /// Plan file (default: built-in stage 1).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Breadth-first search from the start: new positions per depth (and their
+    /// categories when the plan's tablebases exist).
+    Explore {
+        /// Plan file (default: built-in stage 1).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// Deepest ply to explore (default: until nothing new).
+        #[arg(long)]
+        depth: Option<u32>,
+        /// Tablebase directory (default: the plan's output directory).
+        #[arg(long)]
+        tablebase: Option<PathBuf>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The 12 answers for a position and each move's child, from the tablebases.
+    Probe {
+        /// Directory holding the tablebase files.
+        #[arg(long)]
+        tablebase: PathBuf,
+        /// Position in the text notation (see `coordinator board`); default: the start.
+        #[arg(long)]
+        position: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prints the board with every cell's name (the notation's vocabulary).
+    Board {
+        /// Star order.
+        #[arg(long, default_value_t = 1)]
+        order: u32,
+    },
+    /// Verifies every checksum of the tablebase files in a directory.
+    Verify {
+        /// Directory holding the tablebase files.
+        #[arg(long)]
+        tablebase: PathBuf,
+    },
+}
+
+fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
+    match path {
+        Some(p) => Plan::load(p).map_err(|e| e.to_string()),
+        None => Plan::from_toml_str(DEFAULT_PLAN, "built-in stage-1 plan").map_err(|e| e.to_string()),
+    }
+}
+
+fn print_listen(addr: SocketAddr) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "listening on {addr}");
+    let _ = out.flush();
+}
+
+async fn run(args: RunArgs) -> Result<(), String> {
+    let plan = load_plan(&args.plan)?;
+    if !plan.is_solvable() {
+        return Err(format!(
+            "plan {}: order {} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
+            plan.job.name, plan.job.order
+        ));
+    }
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let listen = if cluster {
+        let text = plan.cluster.listen.clone();
+        Some(args.listen.unwrap_or(text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?))
+    } else {
+        None
+    };
+    let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize);
+    if cluster && expect == 0 {
+        return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
+    }
+    let opts = RunOptions {
+        output: args.output.unwrap_or_else(|| plan.output.dir.clone()),
+        checkpoints: args.checkpoints.unwrap_or_else(|| plan.output.checkpoints.clone()),
+        listen,
+        expect_workers: expect,
+        token: plan.token(),
+        on_listen: Some(print_listen),
+    };
+    let output = opts.output.clone();
+    let s = job::run(&plan, opts).await?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", summary::human_table(&s));
+        println!("tablebases and summary.json in {}", output.display());
+    }
+    Ok(())
+}
+
+fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>, json: bool) -> Result<(), String> {
+    let plan = load_plan(&plan)?;
+    let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+    if !game.ranker.fits_u64() {
+        return Err(format!("order {} is too large to explore exhaustively", plan.job.order));
+    }
+    let dir = tablebase.unwrap_or(plan.output.dir.clone());
+    let manifest_path = plan.output.checkpoints.join("coordinator.json");
+    let layers = match retro_coordinator::manifest::Manifest::load(&manifest_path, &plan.job.name, &plan.hash()) {
+        Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
+        _ => None,
+    };
+    let reach = analysis::explore(&game, layers.as_ref(), depth);
+    if json {
+        let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
+            "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+    } else {
+        for d in &reach.depths {
+            let cats = d
+                .categories
+                .as_ref()
+                .map(|c| c.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            println!("depth {:>3}: {:>12} new  {cats}", d.depth, d.new);
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result: Result<(), String> = match cli.command {
+        None => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| rt.block_on(run(cli.run))),
+        Some(Command::Estimate { plan, json }) => load_plan(&plan).and_then(|p| {
+            let e = estimate(&p)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
+            } else {
+                println!("{} order {}: {} cells, {} pieces each", e.game, e.order, e.cells, e.pieces_each);
+                println!("positions            {}", e.positions);
+                println!("canonical placements {}", e.canonical_placements);
+                println!(
+                    "per layer: {} while solving, {} as a 2-bit tablebase (before compression); {} layers",
+                    bytes_human(e.bytes_per_layer_solving),
+                    bytes_human(e.bytes_per_layer_tablebase),
+                    e.layers
+                );
+                println!("solvable with u64 ranks: {}", if e.solvable { "yes" } else { "no (estimate only)" });
+            }
+            Ok(())
+        }),
+        Some(Command::Explore { plan, depth, tablebase, json }) => explore(plan, depth, tablebase, json),
+        Some(Command::Probe { tablebase, position, json }) => Prober::open(&tablebase).and_then(|mut p| {
+            let pos = match &position {
+                Some(text) => p.game.parse(text).map_err(|e| e.to_string())?,
+                None => p.game.start(),
+            };
+            let r = p.probe(&pos).map_err(|e| e.to_string())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", probe::text(&r));
+            }
+            Ok(())
+        }),
+        Some(Command::Board { order }) => Cc3::new(order).map_err(|e| e.to_string()).map(|g| {
+            print!("{}", g.board_picture(None));
+            println!("start: {}", g.format(&g.start()));
+            print!("{}", g.board_picture(Some(&g.start())));
+        }),
+        Some(Command::Verify { tablebase }) => verify(&tablebase),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn verify(dir: &std::path::Path) -> Result<(), String> {
+    let mut n = 0;
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
+    paths.sort();
+    for path in paths {
+        let mut r = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
+        r.verify().map_err(|e| e.to_string())?;
+        let sha = retro_engine::tablebase::sha256_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("ok  {}  {}  {}", sha, r.header().layer, path.display());
+        n += 1;
+    }
+    if n == 0 {
+        return Err(format!("{}: no tablebase files (*.tb)", dir.display()));
+    }
+    Ok(())
+}

@@ -362,11 +362,8 @@ async fn pull_loop<L: CoordinatorLink>(
     let mut report: Option<RoundReport> = None;
     let mut backoff = Duration::from_millis(100);
     loop {
-        if let Some((_, h)) = &running
-            && h.is_finished()
-        {
-            let (_, h) = running.take().expect("checked");
-            report = Some(h.await.map_err(|e| WorkerError::Other(format!("task failed: {e}")))?);
+        if report.is_none() {
+            report = take_finished(&mut running, Duration::ZERO).await?;
         }
         let req = PullRequest {
             worker_id: session.worker_id.clone(),
@@ -385,7 +382,11 @@ async fn pull_loop<L: CoordinatorLink>(
             Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
             Err(LinkError::Unavailable(m)) => {
                 tracing::debug!("pull failed ({m}); retrying");
-                wait_or_finish(&mut running, backoff).await;
+                if report.is_none() {
+                    report = take_finished(&mut running, backoff).await?;
+                } else {
+                    tokio::time::sleep(backoff).await;
+                }
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
             }
@@ -419,11 +420,11 @@ async fn pull_loop<L: CoordinatorLink>(
                     let h = tokio::spawn(execute(core.clone(), link.clone(), s, opts.token.clone(), task));
                     running = Some((id, h));
                 }
-                wait_or_finish(&mut running, Duration::from_millis(0)).await;
+                report = take_finished(&mut running, HEARTBEAT_INTERVAL).await?;
             }
             TaskKind::Wait | TaskKind::Unspecified => {
                 if running.is_some() {
-                    wait_or_finish(&mut running, HEARTBEAT_INTERVAL).await;
+                    report = take_finished(&mut running, HEARTBEAT_INTERVAL).await?;
                 } else if task.wait_ms > 0 {
                     tokio::time::sleep(Duration::from_millis(task.wait_ms as u64)).await;
                 }
@@ -432,20 +433,25 @@ async fn pull_loop<L: CoordinatorLink>(
     }
 }
 
-/// Waits until the running task finishes or `limit` passes (then a heartbeat is due).
-async fn wait_or_finish(running: &mut Option<(u64, tokio::task::JoinHandle<RoundReport>)>, limit: Duration) {
+/// Waits up to `limit` for the running task; returns its report when it finished
+/// (then a pull is due at once), `None` when the heartbeat is due first.
+async fn take_finished(
+    running: &mut Option<(u64, tokio::task::JoinHandle<RoundReport>)>,
+    limit: Duration,
+) -> Result<Option<RoundReport>, WorkerError> {
     let Some((_, h)) = running.as_mut() else {
-        tokio::time::sleep(limit).await;
-        return;
+        return Ok(None);
     };
-    if limit.is_zero() {
-        tokio::task::yield_now().await;
-        return;
-    }
-    let _ = tokio::time::timeout(limit, async {
-        while !h.is_finished() {
-            tokio::time::sleep(Duration::from_millis(2)).await;
+    let done = if limit.is_zero() {
+        if h.is_finished() { Some(h.await) } else { None }
+    } else {
+        tokio::time::timeout(limit, h).await.ok()
+    };
+    match done {
+        Some(r) => {
+            running.take();
+            Ok(Some(r.map_err(|e| WorkerError::Other(format!("task failed: {e}")))?))
         }
-    })
-    .await;
+        None => Ok(None),
+    }
 }

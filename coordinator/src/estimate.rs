@@ -1,0 +1,77 @@
+//! `coordinator estimate`: exact sizes of a plan's position space and what
+//! solving it costs in memory and disk, for any star order (u128 arithmetic;
+//! stage 3 and the standard board do not fit a u64 rank).
+
+use crate::plan::Plan;
+use retro_games::cc3::Cc3;
+use serde::Serialize;
+
+/// Sizes for one plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct Estimate {
+    /// Game.
+    pub game: String,
+    /// Star order.
+    pub order: u32,
+    /// Cells on the board.
+    pub cells: usize,
+    /// Pieces per player.
+    pub pieces_each: usize,
+    /// Lane-restricted positions (placements times the player to move).
+    pub positions: u128,
+    /// Positions up to the 120-degree rotation (which acts without fixed points).
+    pub canonical_placements: u128,
+    /// True when ranks fit in u64 and the plan can be solved.
+    pub solvable: bool,
+    /// Computed layers.
+    pub layers: usize,
+    /// Bytes of state per layer while solving (one byte per position).
+    pub bytes_per_layer_solving: u128,
+    /// Bytes per layer in the tablebase before compression (two bits per position).
+    pub bytes_per_layer_tablebase: u128,
+    /// Tablebase bytes of all layers before compression.
+    pub bytes_tablebases: u128,
+    /// Shards in the plan.
+    pub shards: u32,
+    /// Positions per shard (state bytes a worker maps per shard).
+    pub positions_per_shard: u128,
+}
+
+/// Computes the estimate of a plan.
+pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
+    let g = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+    let positions = g.ranker.positions();
+    let layers = plan.job.questions.len();
+    let per_layer_tb = positions.div_ceil(4);
+    let block = plan.shards.block_positions as u128;
+    let blocks = positions.div_ceil(block);
+    let shards = plan.shards.count as u128;
+    let positions_per_shard = blocks.div_ceil(shards) * block;
+    Ok(Estimate {
+        game: plan.job.game.clone(),
+        order: plan.job.order,
+        cells: g.star.cells(),
+        pieces_each: g.star.k,
+        positions,
+        canonical_placements: positions / 3,
+        solvable: g.ranker.fits_u64(),
+        layers,
+        bytes_per_layer_solving: positions,
+        bytes_per_layer_tablebase: per_layer_tb,
+        bytes_tablebases: per_layer_tb * layers as u128,
+        shards: plan.shards.count,
+        positions_per_shard: positions_per_shard.min(positions),
+    })
+}
+
+/// A readable size.
+pub fn bytes_human(b: u128) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < units.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    format!("{v:.2} {}", units[u])
+}

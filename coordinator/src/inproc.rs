@@ -1,0 +1,40 @@
+//! The in-process link: an embedded worker calls the scheduler directly, so
+//! the embedded run and the cluster run share every line of scheduling code.
+
+use crate::scheduler::Scheduler;
+use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
+use retro_worker::link::{CoordinatorLink, LinkError};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A [`CoordinatorLink`] without a socket.
+pub struct InProcessLink {
+    /// The scheduler.
+    pub scheduler: Arc<Scheduler>,
+}
+
+impl CoordinatorLink for InProcessLink {
+    async fn register(&self, req: RegisterRequest) -> Result<RegisterReply, LinkError> {
+        self.scheduler.register(req).map_err(|e| LinkError::Rejected(e.to_string()))
+    }
+
+    async fn pull(&self, req: PullRequest) -> Result<PullReply, LinkError> {
+        Ok(self.scheduler.pull(req).await)
+    }
+
+    async fn upload(&self, mut blocks: mpsc::Receiver<BlockUpload>) -> Result<UploadReply, LinkError> {
+        let mut got = Vec::new();
+        while let Some(b) = blocks.recv().await {
+            if b.last {
+                if b.blocks_sent != got.len() as u64 {
+                    return Err(LinkError::Rejected("upload ended early".into()));
+                }
+                let head = BlockUpload { compressed: Vec::new(), ..b };
+                let n = self.scheduler.accept_upload(&head, got).map_err(LinkError::Rejected)?;
+                return Ok(UploadReply { blocks: n });
+            }
+            got.push(b);
+        }
+        Err(LinkError::Rejected("upload ended without its final message".into()))
+    }
+}

@@ -1,0 +1,195 @@
+//! Runs a plan: embedded (one in-process worker owning every shard) or as a
+//! cluster (a gRPC server that waits for remote workers). Either way the same
+//! scheduler drives the same worker code; the job resumes from the manifest
+//! and the workers' checkpoints when the same command is run again.
+
+use crate::inproc::InProcessLink;
+use crate::manifest::Manifest;
+use crate::plan::Plan;
+use crate::scheduler::{Phase, Scheduler};
+use crate::summary::{self, Summary};
+use retro_engine::durable::write_atomic;
+use retro_games::RetroGame;
+use retro_worker::run::{WorkerOptions, run_worker};
+use retro_worker::spec::JobSpec;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the job runs.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Output directory (tablebases, summary.json).
+    pub output: PathBuf,
+    /// Checkpoint directory (manifest, staging, the embedded worker's data).
+    pub checkpoints: PathBuf,
+    /// Listen address; `None` runs embedded.
+    pub listen: Option<SocketAddr>,
+    /// Remote workers to wait for.
+    pub expect_workers: usize,
+    /// Cluster token.
+    pub token: Option<String>,
+    /// Called with the bound address once the server listens.
+    pub on_listen: Option<fn(SocketAddr)>,
+}
+
+/// The job description workers receive.
+pub fn job_spec(plan: &Plan) -> JobSpec {
+    JobSpec {
+        name: plan.job.name.clone(),
+        game: plan.job.game.clone(),
+        order: plan.job.order,
+        questions: plan.job.questions.clone(),
+        shards: plan.shards.count,
+        block_positions: plan.shards.block_positions,
+        chunk_bytes: plan.shards.chunk_bytes,
+        plan_hash: plan.hash(),
+    }
+}
+
+/// Runs the plan to the end and returns the summary (also written to
+/// `output/summary.json`).
+pub async fn run(plan: &Plan, opts: RunOptions) -> Result<Summary, String> {
+    let spec = job_spec(plan);
+    let game = spec.game().map_err(|e| e.to_string())?;
+    let layout = spec.layout(game.position_count());
+    for dir in [&opts.output, &opts.checkpoints] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let manifest_path = opts.checkpoints.join("coordinator.json");
+    let manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash)? {
+        Some(m) => {
+            tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
+            m
+        }
+        None => Manifest::new(&spec.name, &spec.plan_hash, &spec.questions),
+    };
+    let embedded = opts.listen.is_none();
+    let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
+    if manifest.workers.len() > expected {
+        return Err(format!(
+            "{}: the job started with {} workers; run it with --expect-workers {}",
+            manifest_path.display(),
+            manifest.workers.len(),
+            manifest.workers.len()
+        ));
+    }
+    tracing::info!(
+        "job {} (plan {}): {} positions in {} shards, {} layers, {}",
+        spec.name,
+        spec.plan_hash,
+        layout.positions,
+        layout.shards,
+        spec.questions.len(),
+        if embedded { "embedded".to_string() } else { format!("{expected} remote workers") }
+    );
+    let scheduler = Arc::new(Scheduler::new(
+        spec.clone(),
+        layout,
+        manifest,
+        expected,
+        Duration::from_secs(plan.cluster.heartbeat_timeout_secs),
+        manifest_path,
+        opts.checkpoints.join("staging"),
+        opts.output.clone(),
+    ));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut worker_task = None;
+    let mut server_task = None;
+    if embedded {
+        let link = Arc::new(InProcessLink { scheduler: scheduler.clone() });
+        let mut wopts = WorkerOptions::new(opts.checkpoints.join("worker"));
+        wopts.threads = plan.threads();
+        wopts.fault = retro_worker::fault::Fault::from_env();
+        worker_task = Some(tokio::spawn(run_worker(link, wopts)));
+    } else {
+        let addr = opts.listen.expect("cluster mode has an address");
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("coordinator listening on {bound}; waiting for {expected} workers");
+        if let Some(f) = opts.on_listen {
+            f(bound);
+        }
+        let mut rx = stop_rx.clone();
+        let s = scheduler.clone();
+        let token = opts.token.clone();
+        server_task = Some(tokio::spawn(async move {
+            crate::service::serve(s, token, listener, async move {
+                let _ = rx.changed().await;
+            })
+            .await
+        }));
+    }
+    // Heartbeat monitor.
+    {
+        let s = scheduler.clone();
+        let mut rx = stop_rx.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => s.check_heartbeats(),
+                    _ = rx.changed() => return,
+                }
+            }
+        });
+    }
+    let mut phase = scheduler.phase();
+    let outcome = loop {
+        let p = phase.borrow_and_update().clone();
+        match p {
+            Phase::Finish => {
+                let m = scheduler.manifest();
+                let out = opts.output.clone();
+                let threads = plan.threads();
+                let order = spec.order;
+                let result = tokio::task::spawn_blocking(move || {
+                    let game = retro_games::cc3::Cc3::new(order).map_err(|e| e.to_string())?;
+                    let s = summary::compute(&game, &out, &m, threads)?;
+                    let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                    write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes()).map_err(|e| e.to_string())?;
+                    Ok::<Summary, String>(s)
+                })
+                .await
+                .map_err(|e| format!("analysis failed: {e}"))
+                .and_then(|r| r);
+                scheduler.finish(result.as_ref().map(|_| ()).map_err(|e| e.clone()));
+                break result;
+            }
+            Phase::Failed(m) => break Err(m),
+            Phase::Done => {
+                break Err("job ended without a summary".into());
+            }
+            _ => {}
+        }
+        if let Some(w) = &worker_task
+            && w.is_finished()
+        {
+            let w = worker_task.take().expect("checked");
+            match w.await {
+                Ok(Err(e)) => break Err(format!("embedded worker failed: {e}")),
+                Err(e) => break Err(format!("embedded worker crashed: {e}")),
+                Ok(Ok(())) => {}
+            }
+        }
+        tokio::select! {
+            _ = phase.changed() => {}
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+    };
+    // Let every worker hear that the job ended, then stop serving.
+    if let Some(w) = worker_task {
+        let _ = tokio::time::timeout(Duration::from_secs(10), w).await;
+    } else {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !scheduler.all_told() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let _ = stop_tx.send(true);
+    if let Some(s) = server_task {
+        let _ = tokio::time::timeout(Duration::from_secs(5), s).await;
+    }
+    outcome
+}

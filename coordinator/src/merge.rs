@@ -1,0 +1,82 @@
+//! The merge: workers upload the compressed blocks of their shards; the
+//! coordinator stages them durably and, when every worker has uploaded, writes
+//! the layer's tablebase file in block order.
+
+use crate::scheduler::{Scheduler, entry, tablebase_file_name};
+use crate::manifest::TablebaseEntry;
+use retro_engine::durable::write_atomic;
+use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter};
+use retro_proto::BlockUpload;
+use std::path::PathBuf;
+
+/// Staging directory of a layer's uploads.
+pub fn staging_dir(s: &Scheduler, layer: u32) -> PathBuf {
+    s.staging.join(format!("layer-{layer}"))
+}
+
+/// Stores one worker's blocks (atomically, replacing an earlier attempt).
+pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, String> {
+    let dir = staging_dir(s, layer);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut buf = Vec::new();
+    for b in blocks {
+        buf.extend_from_slice(&b.block_index.to_le_bytes());
+        buf.extend_from_slice(&b.raw_crc32.to_le_bytes());
+        buf.extend_from_slice(&(b.compressed.len() as u64).to_le_bytes());
+        buf.extend_from_slice(&b.compressed);
+    }
+    let path = dir.join(format!("{worker}.blocks"));
+    write_atomic(&path, &buf).map_err(|e| e.to_string())?;
+    Ok(blocks.len() as u64)
+}
+
+/// Writes the tablebase of `layer` from the staged blocks.
+pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, String> {
+    let dir = staging_dir(s, layer);
+    let total = s.layout.blocks();
+    let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
+            continue;
+        }
+        let data = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bad = || format!("{}: staged upload is damaged", path.display());
+        let mut at = 0usize;
+        while at < data.len() {
+            let head = data.get(at..at + 20).ok_or_else(bad)?;
+            let idx = u64::from_le_bytes(head[0..8].try_into().expect("8 bytes"));
+            let crc = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+            let len = u64::from_le_bytes(head[12..20].try_into().expect("8 bytes")) as usize;
+            let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
+            let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
+            if slot.is_some() {
+                return Err(format!("block {idx} was uploaded twice ({})", path.display()));
+            }
+            *slot = Some((crc, body.to_vec()));
+            at += 20 + len;
+        }
+    }
+    if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
+        return Err(format!("block {missing} of {total} was never uploaded"));
+    }
+    let question = &s.spec.questions[layer as usize];
+    let header = TablebaseHeader::new(
+        s.spec.game.clone(),
+        serde_json::json!({ "order": s.spec.order }),
+        question.clone(),
+        s.layout.positions,
+        s.layout.block_positions,
+        s.spec.plan_hash.clone(),
+    );
+    std::fs::create_dir_all(&s.output).map_err(|e| format!("{}: {e}", s.output.display()))?;
+    let file = tablebase_file_name(question);
+    let mut w = TablebaseWriter::create(&s.output.join(&file), header).map_err(|e| e.to_string())?;
+    for (i, b) in blocks.into_iter().enumerate() {
+        let (crc, data) = b.expect("checked above");
+        w.push_compressed_block(i as u64, &data, crc).map_err(|e| e.to_string())?;
+    }
+    let info = w.finish().map_err(|e| e.to_string())?;
+    Ok(entry(file, info.bytes, info.sha256))
+}

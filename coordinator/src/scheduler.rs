@@ -1,0 +1,619 @@
+//! The coordinator's state machine. Every state change goes through here:
+//! registrations, pulls (which carry reports and double as heartbeats) and
+//! uploads. It knows shards, rounds, owners and statistics; what a round does
+//! belongs to the kernel on the workers.
+//!
+//! Phases of a layer: INIT (round 0), then GENERATE r / APPLY r until a round
+//! decides nothing, then EXPORT (workers upload tablebase blocks; the
+//! coordinator writes the file). A round is committed when every worker has
+//! reported its APPLY; the manifest is then rewritten atomically. Tasks are
+//! idempotent on the workers, so after any restart the coordinator simply
+//! resumes at the first uncommitted step and hands the tasks out again.
+
+use crate::manifest::{Manifest, RoundLog, TablebaseEntry};
+use crate::merge;
+use retro_engine::layout::Layout;
+use retro_proto::{
+    BlockUpload, PROTOCOL_VERSION, PeerInfo, PullReply, PullRequest, RegisterReply, RegisterRequest, RoundReport,
+    SourceCount, Task, TaskKind,
+};
+use retro_worker::fault::Fault;
+use retro_worker::spec::JobSpec;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, watch};
+
+/// How long a pull with nothing to do is held before answering WAIT.
+pub const LONG_POLL: Duration = Duration::from_millis(1000);
+/// Consecutive failed attempts at one step before the job is aborted.
+pub const MAX_STEP_FAILURES: u32 = 5;
+
+/// Where the job stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting for the expected workers to register.
+    Registering,
+    /// Init pass of a layer.
+    Init(u32),
+    /// Generate step of (layer, round).
+    Generate(u32, u32),
+    /// Apply step of (layer, round).
+    Apply(u32, u32),
+    /// Tablebase export of a layer.
+    Export(u32),
+    /// Every layer has its tablebase; the analysis runs.
+    Finish,
+    /// The job is complete.
+    Done,
+    /// The job cannot go on.
+    Failed(String),
+}
+
+/// Why a registration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    /// Protocol versions differ.
+    #[error("worker speaks protocol version {worker}, this coordinator speaks {coordinator}; run the same release")]
+    Version {
+        /// Worker's version.
+        worker: u32,
+        /// Ours.
+        coordinator: u32,
+    },
+    /// The worker was started for another plan or job.
+    #[error("{0}")]
+    WrongJob(String),
+    /// All expected workers are registered.
+    #[error("the job already has its {0} workers; a replacement must reuse a lost worker's --data directory")]
+    Full(usize),
+}
+
+struct Slot {
+    epoch: u64,
+    address: String,
+    last_seen: Instant,
+    lost: bool,
+}
+
+struct Assignment {
+    task_id: u64,
+    done: bool,
+}
+
+struct State {
+    phase: Phase,
+    manifest: Manifest,
+    slots: BTreeMap<String, Slot>,
+    assignments: BTreeMap<String, Assignment>,
+    reports: BTreeMap<String, RoundReport>,
+    generate_reports: BTreeMap<String, RoundReport>,
+    next_epoch: u64,
+    next_task: u64,
+    failures: u32,
+    step_started: Instant,
+    layer_started: Instant,
+    done_sent: BTreeSet<String>,
+}
+
+/// The coordinator's scheduler, shared by the gRPC service and the in-process link.
+pub struct Scheduler {
+    /// The job.
+    pub spec: JobSpec,
+    /// Shard layout.
+    pub layout: Layout,
+    /// Workers the job waits for.
+    pub expected_workers: usize,
+    /// This process's epoch (changes at every start).
+    pub coordinator_epoch: u64,
+    /// Heartbeat timeout.
+    pub heartbeat_timeout: Duration,
+    /// Manifest file.
+    pub manifest_path: PathBuf,
+    /// Staging directory for uploaded blocks.
+    pub staging: PathBuf,
+    /// Output directory for tablebases.
+    pub output: PathBuf,
+    /// Fault injection.
+    pub fault: Option<Fault>,
+    state: Mutex<State>,
+    changed: Notify,
+    phase_tx: watch::Sender<Phase>,
+}
+
+impl Scheduler {
+    /// A scheduler resuming from `manifest`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        spec: JobSpec,
+        layout: Layout,
+        manifest: Manifest,
+        expected_workers: usize,
+        heartbeat_timeout: Duration,
+        manifest_path: PathBuf,
+        staging: PathBuf,
+        output: PathBuf,
+    ) -> Scheduler {
+        let coordinator_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+            .max(1);
+        let now = Instant::now();
+        let mut st = State {
+            phase: Phase::Registering,
+            manifest,
+            slots: BTreeMap::new(),
+            assignments: BTreeMap::new(),
+            reports: BTreeMap::new(),
+            generate_reports: BTreeMap::new(),
+            next_epoch: 1,
+            next_task: 1,
+            failures: 0,
+            step_started: now,
+            layer_started: now,
+            done_sent: BTreeSet::new(),
+        };
+        if st.manifest.workers.len() >= expected_workers {
+            st.phase = resume_phase(&st.manifest);
+        }
+        let (phase_tx, _) = watch::channel(st.phase.clone());
+        Scheduler {
+            spec,
+            layout,
+            expected_workers,
+            coordinator_epoch,
+            heartbeat_timeout,
+            manifest_path,
+            staging,
+            output,
+            fault: Fault::from_env(),
+            state: Mutex::new(st),
+            changed: Notify::new(),
+            phase_tx,
+        }
+    }
+
+    /// Watches the phase.
+    pub fn phase(&self) -> watch::Receiver<Phase> {
+        self.phase_tx.subscribe()
+    }
+
+    /// A copy of the manifest.
+    pub fn manifest(&self) -> Manifest {
+        self.state.lock().expect("state lock").manifest.clone()
+    }
+
+    /// Publishes the phase; wakes held pulls only when it changed (new tasks exist).
+    fn publish(&self, st: &State) {
+        let changed = self.phase_tx.send_if_modified(|p| {
+            if *p != st.phase {
+                *p = st.phase.clone();
+                true
+            } else {
+                false
+            }
+        });
+        if changed {
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Registers a worker (first time, or again after a restart of either side).
+    pub fn register(&self, req: RegisterRequest) -> Result<RegisterReply, RegisterError> {
+        if req.protocol_version != PROTOCOL_VERSION {
+            return Err(RegisterError::Version { worker: req.protocol_version, coordinator: PROTOCOL_VERSION });
+        }
+        if !req.plan_hash.is_empty() && req.plan_hash != self.spec.plan_hash {
+            return Err(RegisterError::WrongJob(format!(
+                "worker was started for plan {}, this coordinator runs job {} with plan {}",
+                req.plan_hash, self.spec.name, self.spec.plan_hash
+            )));
+        }
+        if !req.job.is_empty() && req.job != self.spec.name {
+            return Err(RegisterError::WrongJob(format!(
+                "worker's data directory belongs to job {}, this coordinator runs job {}",
+                req.job, self.spec.name
+            )));
+        }
+        let mut st = self.state.lock().expect("state lock");
+        let known = !req.worker_id.is_empty() && st.manifest.workers.contains_key(&req.worker_id);
+        let id = if known {
+            req.worker_id.clone()
+        } else if st.manifest.workers.len() < self.expected_workers {
+            let id = if req.worker_id.is_empty() {
+                let n = st.manifest.next_worker;
+                st.manifest.next_worker += 1;
+                format!("w{n}")
+            } else {
+                req.worker_id.clone()
+            };
+            st.manifest.workers.insert(id.clone(), Vec::new());
+            id
+        } else {
+            return Err(RegisterError::Full(self.expected_workers));
+        };
+        let epoch = st.next_epoch;
+        st.next_epoch += 1;
+        st.slots.insert(
+            id.clone(),
+            Slot { epoch, address: req.peer_address.clone(), last_seen: Instant::now(), lost: false },
+        );
+        // A restarted worker gets its unfinished task again.
+        if st.assignments.get(&id).is_some_and(|a| !a.done) {
+            st.assignments.remove(&id);
+        }
+        tracing::info!("worker {id} registered (epoch {epoch}, peer address {:?}, {} cores)", req.peer_address, req.cores);
+        if st.phase == Phase::Registering && st.manifest.workers.len() == self.expected_workers {
+            self.assign_shards(&mut st);
+            if let Err(e) = st.manifest.save(&self.manifest_path) {
+                st.phase = Phase::Failed(e);
+            } else {
+                st.phase = resume_phase(&st.manifest);
+            }
+            st.step_started = Instant::now();
+            st.layer_started = Instant::now();
+        }
+        self.publish(&st);
+        let plan_json = serde_json::to_string(&self.spec).expect("spec serializes");
+        Ok(RegisterReply {
+            worker_id: id,
+            epoch,
+            job: self.spec.name.clone(),
+            plan_hash: self.spec.plan_hash.clone(),
+            plan_json,
+            coordinator_epoch: self.coordinator_epoch,
+        })
+    }
+
+    fn assign_shards(&self, st: &mut State) {
+        if st.manifest.workers.values().any(|s| !s.is_empty()) {
+            return;
+        }
+        let ids: Vec<String> = st.manifest.workers.keys().cloned().collect();
+        let n = ids.len() as u64;
+        let shards = self.layout.shards as u64;
+        if shards < n {
+            tracing::warn!("the plan has {shards} shards for {n} workers: some workers will idle");
+        }
+        for s in 0..shards {
+            let owner = &ids[(s * n / shards) as usize];
+            st.manifest.workers.get_mut(owner).expect("listed").push(s as u32);
+        }
+        for (id, shards) in &st.manifest.workers {
+            tracing::info!("worker {id} owns shards {shards:?}");
+        }
+    }
+
+    /// Handles one pull: records the report, advances the job, returns a task.
+    /// A pull with nothing to do is held up to [`LONG_POLL`].
+    pub async fn pull(&self, req: PullRequest) -> PullReply {
+        let deadline = Instant::now() + LONG_POLL;
+        let mut req = req;
+        loop {
+            let notified = self.changed.notified();
+            let task = self.pull_once(&req);
+            let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
+            // A busy worker waits for its own task locally; only idle pulls are held.
+            if kind != TaskKind::Wait || req.busy_task_id != 0 || Instant::now() >= deadline {
+                return PullReply { task: Some(task) };
+            }
+            req.report = None;
+            let _ = tokio::time::timeout(deadline.saturating_duration_since(Instant::now()), notified).await;
+        }
+    }
+
+    fn pull_once(&self, req: &PullRequest) -> Task {
+        let mut st = self.state.lock().expect("state lock");
+        let current = st.slots.get(&req.worker_id).is_some_and(|s| s.epoch == req.epoch);
+        if req.coordinator_epoch != self.coordinator_epoch || !current {
+            return Task { kind: TaskKind::Reregister as i32, ..Default::default() };
+        }
+        if let Some(slot) = st.slots.get_mut(&req.worker_id) {
+            slot.last_seen = Instant::now();
+            if slot.lost {
+                slot.lost = false;
+                tracing::info!("worker {} is back", req.worker_id);
+            }
+        }
+        if let Some(rep) = &req.report {
+            self.accept_report(&mut st, &req.worker_id, rep.clone());
+        }
+        self.advance(&mut st);
+        let task = self.task_for(&mut st, &req.worker_id, req.busy_task_id);
+        self.publish(&st);
+        task
+    }
+
+    fn accept_report(&self, st: &mut State, worker: &str, rep: RoundReport) {
+        let Some(a) = st.assignments.get_mut(worker) else { return };
+        if a.task_id != rep.task_id || a.done {
+            return; // a stale report (earlier task or epoch): ignored
+        }
+        if rep.ok {
+            a.done = true;
+            st.reports.insert(worker.to_string(), rep);
+        } else {
+            st.assignments.remove(worker);
+            st.failures += 1;
+            tracing::error!("worker {worker}: {:?} failed: {}", st.phase, rep.error);
+            if st.failures >= MAX_STEP_FAILURES {
+                st.phase = Phase::Failed(format!(
+                    "worker {worker} failed {:?} {MAX_STEP_FAILURES} times; last error: {}",
+                    st.phase, rep.error
+                ));
+            }
+        }
+    }
+
+    fn task_for(&self, st: &mut State, worker: &str, busy: u64) -> Task {
+        let wait = Task { kind: TaskKind::Wait as i32, wait_ms: 200, ..Default::default() };
+        let (kind, layer, round) = match st.phase.clone() {
+            Phase::Registering | Phase::Finish => return wait,
+            Phase::Done => {
+                st.done_sent.insert(worker.to_string());
+                return Task { kind: TaskKind::Done as i32, ..Default::default() };
+            }
+            Phase::Failed(m) => {
+                st.done_sent.insert(worker.to_string());
+                return Task { kind: TaskKind::Abort as i32, message: m, ..Default::default() };
+            }
+            Phase::Init(l) => (TaskKind::Init, l, 0),
+            Phase::Generate(l, r) => (TaskKind::Generate, l, r),
+            Phase::Apply(l, r) => (TaskKind::Apply, l, r),
+            Phase::Export(l) => (TaskKind::Export, l, 0),
+        };
+        if let Some(a) = st.assignments.get(worker)
+            && (a.done || a.task_id == busy)
+        {
+            return wait;
+        }
+        let task_id = st.next_task;
+        st.next_task += 1;
+        st.assignments.insert(worker.to_string(), Assignment { task_id, done: false });
+        let peers = st
+            .manifest
+            .workers
+            .iter()
+            .map(|(id, shards)| PeerInfo {
+                worker_id: id.clone(),
+                address: st.slots.get(id).map(|s| s.address.clone()).unwrap_or_default(),
+                shards: shards.clone(),
+            })
+            .collect();
+        let expected = if kind == TaskKind::Apply {
+            st.generate_reports
+                .iter()
+                .map(|(src, rep)| SourceCount {
+                    worker_id: src.clone(),
+                    updates: rep.sent.iter().filter(|s| s.worker_id == worker).map(|s| s.updates).sum(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Task {
+            kind: kind as i32,
+            task_id,
+            layer,
+            round,
+            shards: st.manifest.workers.get(worker).cloned().unwrap_or_default(),
+            peers,
+            expected,
+            wait_ms: 0,
+            message: String::new(),
+        }
+    }
+
+    fn all_done(&self, st: &State) -> bool {
+        st.manifest.workers.keys().all(|w| st.assignments.get(w).is_some_and(|a| a.done))
+    }
+
+    fn next_step(&self, st: &mut State, phase: Phase) {
+        st.phase = phase;
+        st.assignments.clear();
+        st.reports.clear();
+        st.failures = 0;
+        st.step_started = Instant::now();
+    }
+
+    fn save(&self, st: &mut State) -> bool {
+        if let Err(e) = st.manifest.save(&self.manifest_path) {
+            st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
+            return false;
+        }
+        true
+    }
+
+    fn advance(&self, st: &mut State) {
+        loop {
+            let phase = st.phase.clone();
+            let step_done = matches!(phase, Phase::Init(_) | Phase::Generate(..) | Phase::Apply(..) | Phase::Export(_))
+                && self.all_done(st);
+            if !step_done {
+                return;
+            }
+            match phase {
+                Phase::Init(l) => {
+                    let mut init = retro_engine::kernel::InitStats::default();
+                    let (mut win, mut loss) = (0, 0);
+                    for r in st.reports.values() {
+                        init.illegal += r.illegal;
+                        init.terminal += r.terminal;
+                        init.terminal_win += r.terminal_win;
+                        init.no_move += r.no_move;
+                        win += r.decided_win;
+                        loss += r.decided_loss;
+                    }
+                    let seconds = st.step_started.elapsed().as_secs_f64();
+                    let rec = &mut st.manifest.layers[l as usize];
+                    rec.init = Some(init);
+                    rec.committed_round = Some(0);
+                    rec.rounds = vec![RoundLog { round: 0, win, loss, frontier: 0, seconds }];
+                    rec.seconds = seconds;
+                    tracing::info!(
+                        "layer {} init: {} terminal ({} won by MAX), {} illegal, {} without a move, {:.2}s",
+                        rec.question,
+                        init.terminal,
+                        init.terminal_win,
+                        init.illegal,
+                        init.no_move,
+                        seconds
+                    );
+                    st.layer_started = Instant::now();
+                    if !self.save(st) {
+                        return;
+                    }
+                    self.next_step(st, Phase::Generate(l, 1));
+                }
+                Phase::Generate(l, r) => {
+                    st.generate_reports = std::mem::take(&mut st.reports);
+                    let started = st.step_started;
+                    self.next_step(st, Phase::Apply(l, r));
+                    st.step_started = started;
+                }
+                Phase::Apply(l, r) => {
+                    let (win, loss): (u64, u64) =
+                        st.reports.values().fold((0, 0), |(w, lo), rep| (w + rep.decided_win, lo + rep.decided_loss));
+                    let frontier: u64 = st.generate_reports.values().map(|rep| rep.frontier).sum();
+                    let seconds = st.step_started.elapsed().as_secs_f64();
+                    let positions = self.layout.positions;
+                    let rec = &mut st.manifest.layers[l as usize];
+                    rec.rounds.retain(|x| x.round < r);
+                    rec.rounds.push(RoundLog { round: r, win, loss, frontier, seconds });
+                    rec.committed_round = Some(r);
+                    rec.seconds += seconds;
+                    let decided: u64 = rec.rounds.iter().map(|x| x.win + x.loss).sum();
+                    let solved = win + loss == 0;
+                    rec.solved = solved;
+                    tracing::info!(
+                        "layer {} round {r}: +{} decided ({} win, {} loss), {decided} of {positions} decided, {:.3}s",
+                        rec.question,
+                        win + loss,
+                        win,
+                        loss,
+                        seconds
+                    );
+                    if !self.save(st) {
+                        return;
+                    }
+                    Fault::check(&self.fault, "after-commit", l, r);
+                    self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });
+                }
+                Phase::Export(l) => {
+                    match merge::write_tablebase(self, l) {
+                        Ok(entry) => {
+                            let rec = &mut st.manifest.layers[l as usize];
+                            tracing::info!(
+                                "layer {} solved in {} rounds: {} ({} bytes, sha256 {})",
+                                rec.question,
+                                rec.deciding_rounds(),
+                                entry.file,
+                                entry.bytes,
+                                entry.sha256
+                            );
+                            rec.tablebase = Some(entry);
+                        }
+                        Err(e) => {
+                            st.phase = Phase::Failed(format!("writing the tablebase of layer {l}: {e}"));
+                            return;
+                        }
+                    }
+                    if !self.save(st) {
+                        return;
+                    }
+                    let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
+                    let next = resume_phase(&st.manifest);
+                    self.next_step(st, next);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Stores one worker's uploaded blocks (the EXPORT step); returns the count.
+    pub fn accept_upload(&self, first: &BlockUpload, blocks: Vec<BlockUpload>) -> Result<u64, String> {
+        {
+            let st = self.state.lock().expect("state lock");
+            let current = st.slots.get(&first.worker_id).is_some_and(|s| s.epoch == first.epoch);
+            if !current || first.job != self.spec.name {
+                return Err("upload from an unknown worker or an earlier epoch; register again".into());
+            }
+            if st.phase != Phase::Export(first.layer) {
+                return Err(format!("not exporting layer {} now ({:?})", first.layer, st.phase));
+            }
+        }
+        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks)
+    }
+
+    /// Marks workers silent for longer than the heartbeat timeout as lost
+    /// (their unfinished task will be handed out again when they return).
+    pub fn check_heartbeats(&self) {
+        let mut st = self.state.lock().expect("state lock");
+        let timeout = self.heartbeat_timeout;
+        let mut lost = Vec::new();
+        for (id, slot) in st.slots.iter_mut() {
+            if !slot.lost && slot.last_seen.elapsed() > timeout {
+                slot.lost = true;
+                lost.push(id.clone());
+            }
+        }
+        for id in lost {
+            let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
+            tracing::warn!(
+                "worker {id} (shards {shards:?}) has been silent for over {}s: presumed lost. The job waits for it: \
+                 restart it with the same --data directory (or a replacement with a copy of that directory) and it \
+                 resumes from its last checkpoint",
+                timeout.as_secs()
+            );
+            if st.assignments.get(&id).is_some_and(|a| !a.done) {
+                st.assignments.remove(&id);
+            }
+        }
+    }
+
+    /// Called by the job runner when the analysis is written.
+    pub fn finish(&self, result: Result<(), String>) {
+        let mut st = self.state.lock().expect("state lock");
+        st.phase = match result {
+            Ok(()) => Phase::Done,
+            Err(e) => Phase::Failed(e),
+        };
+        self.publish(&st);
+    }
+
+    /// True once every registered worker has been told the job ended.
+    pub fn all_told(&self) -> bool {
+        let st = self.state.lock().expect("state lock");
+        st.slots.iter().all(|(id, s)| s.lost || st.done_sent.contains(id))
+    }
+}
+
+/// The first step not yet committed in the manifest.
+pub fn resume_phase(m: &Manifest) -> Phase {
+    for (l, rec) in m.layers.iter().enumerate() {
+        let l = l as u32;
+        if rec.tablebase.is_some() {
+            continue;
+        }
+        return match rec.committed_round {
+            None => Phase::Init(l),
+            Some(_) if rec.solved => Phase::Export(l),
+            Some(r) => Phase::Generate(l, r + 1),
+        };
+    }
+    Phase::Finish
+}
+
+/// The tablebase file name of a question, e.g. `solo_A.tb`, `enable_A_B.tb`.
+pub fn tablebase_file_name(question: &str) -> String {
+    let cleaned: String =
+        question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
+    format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))
+}
+
+/// Result of a finished export, for the manifest.
+pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {
+    TablebaseEntry { file, bytes, sha256 }
+}

@@ -1,0 +1,70 @@
+//! The Coordinator gRPC service (a thin shell over the [`Scheduler`]) and its server.
+
+use crate::scheduler::{RegisterError, Scheduler};
+use retro_proto::coordinator_server::{Coordinator, CoordinatorServer};
+use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
+use retro_worker::link::check_token;
+use std::future::Future;
+use std::sync::Arc;
+use tonic::{Request, Response, Status, Streaming};
+
+/// The gRPC face of the scheduler.
+pub struct CoordinatorService {
+    /// The scheduler.
+    pub scheduler: Arc<Scheduler>,
+}
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    async fn register(&self, request: Request<RegisterRequest>) -> Result<Response<RegisterReply>, Status> {
+        match self.scheduler.register(request.into_inner()) {
+            Ok(r) => Ok(Response::new(r)),
+            Err(e @ RegisterError::Version { .. }) => Err(Status::failed_precondition(e.to_string())),
+            Err(e) => Err(Status::failed_precondition(e.to_string())),
+        }
+    }
+
+    async fn pull(&self, request: Request<PullRequest>) -> Result<Response<PullReply>, Status> {
+        Ok(Response::new(self.scheduler.pull(request.into_inner()).await))
+    }
+
+    async fn upload_blocks(&self, request: Request<Streaming<BlockUpload>>) -> Result<Response<UploadReply>, Status> {
+        let mut stream = request.into_inner();
+        let mut blocks = Vec::new();
+        let mut first: Option<BlockUpload> = None;
+        while let Some(msg) = stream.message().await? {
+            if first.is_none() {
+                first = Some(BlockUpload { compressed: Vec::new(), ..msg.clone() });
+            }
+            if msg.last {
+                if msg.blocks_sent != blocks.len() as u64 {
+                    return Err(Status::data_loss("upload ended early"));
+                }
+                let head = first.take().expect("set above");
+                let n = self.scheduler.accept_upload(&head, blocks).map_err(Status::failed_precondition)?;
+                return Ok(Response::new(UploadReply { blocks: n }));
+            }
+            blocks.push(msg);
+        }
+        Err(Status::data_loss("upload stream ended without its final message"))
+    }
+}
+
+/// Serves the Coordinator service on `listener` until `shutdown` completes.
+pub async fn serve(
+    scheduler: Arc<Scheduler>,
+    token: Option<String>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let svc = CoordinatorServer::new(CoordinatorService { scheduler })
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token));
+    tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
+        .add_service(svc)
+        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
+        .await
+}

@@ -1,0 +1,211 @@
+//! `summary.json`: every count the job produced, computed from the tablebase
+//! files themselves (so the embedded and the cluster run are summarised by
+//! the same code from the same bytes), and the short human table.
+
+use crate::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
+use crate::manifest::Manifest;
+use retro_engine::tablebase::TablebaseReader;
+use retro_games::cc3::Cc3;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One layer in the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct LayerSummary {
+    /// The question.
+    pub question: String,
+    /// Rounds that decided something (the init pass is round 0, not counted).
+    pub rounds: u32,
+    /// Wall time of the layer.
+    pub seconds: f64,
+    /// Positions decided in each round, round 0 (terminal positions) first.
+    pub decided_per_round: Vec<u64>,
+}
+
+/// One tablebase file in the summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct TablebaseSummary {
+    /// The question.
+    pub question: String,
+    /// File name in the output directory.
+    pub file: String,
+    /// Size.
+    pub bytes: u64,
+    /// SHA-256, as `sha256sum` prints it.
+    pub sha256: String,
+}
+
+/// Counts over the whole space and over the reachable positions.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scopes {
+    /// Every lane-restricted position.
+    pub all: ScopeCounts,
+    /// The positions reachable from the start.
+    pub reachable: ScopeCounts,
+}
+
+/// The whole summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Job name.
+    pub job: String,
+    /// Game.
+    pub game: String,
+    /// Star order.
+    pub order: u32,
+    /// Plan hash.
+    pub plan_hash: String,
+    /// Program version.
+    pub program_version: String,
+    /// Positions in the lane-restricted space.
+    pub positions: u64,
+    /// Positions up to the 120-degree rotation.
+    pub canonical_placements: u64,
+    /// Illegal placements (two goals full).
+    pub illegal: u64,
+    /// Non-terminal positions whose player to move has no move (they pass).
+    pub no_move_positions: u64,
+    /// Counts per scope.
+    pub scopes: Scopes,
+    /// The start position.
+    pub start: StartReport,
+    /// Per computed layer.
+    pub layers: Vec<LayerSummary>,
+    /// Breadth-first depths from the start.
+    pub bfs_from_start: Vec<Depth>,
+    /// The tablebase files.
+    pub tablebases: Vec<TablebaseSummary>,
+    /// Seconds spent on the analysis pass.
+    pub analysis_seconds: f64,
+}
+
+/// Loads the three computed layers from `dir` (every block verified).
+pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
+    let mut packed: Vec<Vec<u8>> = Vec::new();
+    for want in analysis::COMPUTED_LAYERS {
+        let rec = manifest
+            .layers
+            .iter()
+            .find(|l| l.question == want)
+            .ok_or_else(|| format!("the plan does not compute {want}, which the analysis needs"))?;
+        let tb = rec.tablebase.as_ref().ok_or_else(|| format!("layer {want} has no tablebase yet"))?;
+        let mut r = TablebaseReader::open(&dir.join(&tb.file)).map_err(|e| e.to_string())?;
+        r.verify().map_err(|e| e.to_string())?;
+        packed.push(r.read_all().map_err(|e| e.to_string())?);
+    }
+    let [a, b, c]: [Vec<u8>; 3] = packed.try_into().map_err(|_| "three layers expected".to_string())?;
+    Ok(Layers { packed: [a, b, c] })
+}
+
+/// Computes the summary from the tablebases listed in `manifest`.
+pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> Result<Summary, String> {
+    let started = std::time::Instant::now();
+    let layers = load_layers(dir, manifest)?;
+    let all = analysis::count_all(game, &layers, threads);
+    let reach = analysis::explore(game, Some(&layers), None);
+    let start = analysis::start_report(game, &layers);
+    let first = &manifest.layers[0];
+    let init = first.init.unwrap_or_default();
+    let positions = game.ranker.positions() as u64;
+    Ok(Summary {
+        job: manifest.job.clone(),
+        game: "cc3".into(),
+        order: game.star.n,
+        plan_hash: manifest.plan_hash.clone(),
+        program_version: env!("CARGO_PKG_VERSION").into(),
+        positions,
+        // Rotation changes the player to move, so it has no fixed position:
+        // every orbit has exactly three positions (tested at order 1).
+        canonical_placements: positions / 3,
+        illegal: all.illegal,
+        no_move_positions: init.no_move,
+        scopes: Scopes { all, reachable: reach.reachable.unwrap_or_default() },
+        start,
+        layers: manifest
+            .layers
+            .iter()
+            .map(|l| LayerSummary {
+                question: l.question.clone(),
+                rounds: l.deciding_rounds(),
+                seconds: l.seconds,
+                decided_per_round: l.rounds.iter().filter(|r| r.win + r.loss > 0).map(|r| r.win + r.loss).collect(),
+            })
+            .collect(),
+        bfs_from_start: reach.depths,
+        tablebases: manifest
+            .layers
+            .iter()
+            .filter_map(|l| {
+                l.tablebase.as_ref().map(|t| TablebaseSummary {
+                    question: l.question.clone(),
+                    file: t.file.clone(),
+                    bytes: t.bytes,
+                    sha256: t.sha256.clone(),
+                })
+            })
+            .collect(),
+        analysis_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The short human table printed at the end of a run.
+pub fn human_table(s: &Summary) -> String {
+    let mut out = String::new();
+    let r = &s.scopes.reachable;
+    let a = &s.scopes.all;
+    out.push_str(&format!(
+        "{} (three-player Chinese checkers, order {}): {} positions, {} reachable from the start\n",
+        s.job,
+        s.order,
+        thousands(s.positions),
+        thousands(r.positions)
+    ));
+    out.push_str(&format!("{:<14}{:>18}{:>18}\n", "", "all", "reachable"));
+    for key in ["terminal", "solo_win", "spoiler_draw", "kingmaker", "other"] {
+        out.push_str(&format!(
+            "{:<14}{:>18}{:>18}\n",
+            key,
+            thousands(a.categories.get(key).copied().unwrap_or(0)),
+            thousands(r.categories.get(key).copied().unwrap_or(0))
+        ));
+    }
+    let solo = |c: &ScopeCounts| -> String {
+        let m = c.solo.get("A").cloned().unwrap_or_default();
+        let g = |k: &str| thousands(m.get(k).copied().unwrap_or(0));
+        format!("{} / {} / {}", g("win"), g("loss"), g("draw"))
+    };
+    out.push_str(&format!("{:<14}{:>18}{:>18}\n", "solo(A) w/l/d", solo(a), solo(r)));
+    out.push_str(&format!("illegal {}, positions without a move {}\n", thousands(s.illegal), thousands(s.no_move_positions)));
+    let forced: Vec<&str> = s.start.enable.iter().filter(|(_, v)| **v).map(|(k, _)| k.as_str()).collect();
+    out.push_str(&format!(
+        "start {}: {}; solo A/B/C {}/{}/{}; enable forced: {}\n",
+        s.start.position,
+        s.start.category,
+        s.start.solo.get("A").map(String::as_str).unwrap_or("?"),
+        s.start.solo.get("B").map(String::as_str).unwrap_or("?"),
+        s.start.solo.get("C").map(String::as_str).unwrap_or("?"),
+        if forced.is_empty() { "none".to_string() } else { forced.join(", ") }
+    ));
+    for l in &s.layers {
+        out.push_str(&format!("layer {:<12} {:>3} rounds {:>10.2}s\n", l.question, l.rounds, l.seconds));
+    }
+    out
+}
+
+/// Category counts per depth, as a map, for explore's JSON.
+pub fn depth_categories(d: &Depth) -> BTreeMap<String, u64> {
+    d.categories.clone().unwrap_or_default()
+}
