@@ -1,0 +1,136 @@
+//! The cluster path: a coordinator and three worker processes on loopback
+//! ports chosen by the OS must produce the same tablebase bytes as the embedded
+//! run, also when a worker or the coordinator is killed with SIGKILL mid-job and
+//! started again with the same command.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(180);
+
+fn embedded_checksums() -> BTreeMap<String, String> {
+    let dir = TempDir::new("cluster-embedded");
+    let out = run(embedded_command(&dir), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    checksums(&dir.join("tb"))
+}
+
+fn coordinator_cmd(dir: &TempDir, listen: &str, fault: Option<&str>) -> Command {
+    let mut c = embedded_command(dir);
+    c.args(["--listen", listen, "--expect-workers", "3"]);
+    if let Some(f) = fault {
+        c.env("RETRO_FAULT", f);
+    }
+    c
+}
+
+fn worker_cmd(dir: &TempDir, addr: &str, i: usize, fault: Option<&str>) -> Command {
+    let mut c = Command::new(worker());
+    c.args(["--connect", addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    c.arg(dir.join(&format!("w{i}")));
+    c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    if let Some(f) = fault {
+        c.env("RETRO_FAULT", f);
+    }
+    c
+}
+
+fn was_killed(status: std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(9)
+}
+
+#[test]
+fn three_workers_match_embedded() {
+    let want = embedded_checksums();
+    let dir = TempDir::new("cluster-plain");
+    let mut coord = Proc::start("coordinator", coordinator_cmd(&dir, "127.0.0.1:0", None), dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut workers: Vec<Proc> = (1..=3)
+        .map(|i| Proc::start(&format!("worker {i}"), worker_cmd(&dir, &addr, i, None), dir.join(&format!("w{i}.log"))))
+        .collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
+
+/// One worker dies at `fault`, is started again with the same command, and the
+/// job still produces the embedded run's bytes.
+fn worker_killed_and_restarted(fault: &str, name: &str, restart_log_says: &str) {
+    let want = embedded_checksums();
+    let dir = TempDir::new(name);
+    let mut coord = Proc::start("coordinator", coordinator_cmd(&dir, "127.0.0.1:0", None), dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut w1 = Proc::start("worker 1", worker_cmd(&dir, &addr, 1, None), dir.join("w1.log"));
+    let mut w2 = Proc::start("worker 2", worker_cmd(&dir, &addr, 2, Some(fault)), dir.join("w2.log"));
+    let mut w3 = Proc::start("worker 3", worker_cmd(&dir, &addr, 3, None), dir.join("w3.log"));
+    let status = w2.wait(LIMIT);
+    assert!(was_killed(status), "worker 2 should have been killed at {fault}: {status:?}\n{}", w2.logs());
+    assert!(w2.logs().contains("RETRO_FAULT"));
+    let mut w2 = Proc::start("worker 2 again", worker_cmd(&dir, &addr, 2, None), dir.join("w2b.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in [&mut w1, &mut w2, &mut w3] {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert!(w2.logs().contains(restart_log_says), "restarted worker log lacks {restart_log_says:?}:\n{}", w2.logs());
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
+
+#[test]
+fn worker_killed_after_a_round_resumes() {
+    worker_killed_and_restarted("after-apply:0:3", "cluster-kill-after-apply", "registered as worker");
+}
+
+#[test]
+fn worker_killed_in_the_middle_of_a_round_rolls_back() {
+    worker_killed_and_restarted("mid-apply:1:2", "cluster-kill-mid-apply", "rolled back half-applied round 2");
+}
+
+#[test]
+fn worker_killed_after_sending_resumes() {
+    worker_killed_and_restarted("after-generate:2:4", "cluster-kill-after-generate", "registered as worker");
+}
+
+#[test]
+fn coordinator_killed_and_restarted_resumes() {
+    let want = embedded_checksums();
+    let dir = TempDir::new("cluster-kill-coordinator");
+    // A restarted coordinator must come back on the address the workers know.
+    let listen = format!("127.0.0.1:{}", free_port());
+    let mut coord =
+        Proc::start("coordinator", coordinator_cmd(&dir, &listen, Some("after-commit:1:4")), dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut workers: Vec<Proc> = (1..=3)
+        .map(|i| Proc::start(&format!("worker {i}"), worker_cmd(&dir, &addr, i, None), dir.join(&format!("w{i}.log"))))
+        .collect();
+    let status = coord.wait(LIMIT);
+    assert!(was_killed(status), "coordinator should have been killed: {status:?}\n{}", coord.logs());
+    let mut coord = Proc::start("coordinator again", coordinator_cmd(&dir, &listen, None), dir.join("coord2.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(coord.logs().contains("resuming job"), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
+
+#[test]
+fn embedded_run_killed_and_rerun_gives_the_same_bytes() {
+    let want = embedded_checksums();
+    for fault in ["after-apply:1:3", "mid-apply:2:5", "after-commit:0:2"] {
+        let dir = TempDir::new("embedded-kill");
+        let mut c = embedded_command(&dir);
+        c.env("RETRO_FAULT", fault);
+        let out = run(c, LIMIT);
+        assert!(!out.status.success(), "{fault}: the run should have been killed");
+        let out = run(embedded_command(&dir), LIMIT);
+        assert!(out.status.success(), "{fault}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("resuming job"));
+        assert_eq!(checksums(&dir.join("tb")), want, "{fault}");
+    }
+}

@@ -1,0 +1,174 @@
+//! Helpers for the integration tests: binaries, temporary directories,
+//! processes that are always reaped, and the published reference numbers.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The coordinator binary built for this test run.
+pub fn coordinator() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_coordinator"))
+}
+
+/// The worker binary, which `cargo test --workspace` builds next to the coordinator.
+pub fn worker() -> PathBuf {
+    let p = coordinator().with_file_name("worker");
+    assert!(p.exists(), "{} is missing: run the tests with `cargo test --workspace`", p.display());
+    p
+}
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A fresh temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("retro-test-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    pub fn join(&self, s: &str) -> PathBuf {
+        self.0.join(s)
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process that is killed when dropped (a failing test leaves nothing behind).
+pub struct Proc {
+    pub child: Child,
+    pub name: String,
+    pub log: PathBuf,
+}
+impl Proc {
+    /// Starts `cmd` with stdout and stderr going to `log` (and `log`.out).
+    pub fn start(name: &str, mut cmd: Command, log: PathBuf) -> Proc {
+        let err = std::fs::File::create(&log).unwrap();
+        let out = std::fs::File::create(log.with_extension("out")).unwrap();
+        let child = cmd.stdout(out).stderr(err).spawn().unwrap();
+        Proc { child, name: name.into(), log }
+    }
+    /// Waits for exit, failing the test after `limit`.
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("{} did not finish within {limit:?}; log:\n{}", self.name, self.logs());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    pub fn logs(&self) -> String {
+        let e = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let o = std::fs::read_to_string(self.log.with_extension("out")).unwrap_or_default();
+        format!("--- stderr\n{e}\n--- stdout\n{o}")
+    }
+    pub fn stdout(&self) -> String {
+        std::fs::read_to_string(self.log.with_extension("out")).unwrap_or_default()
+    }
+}
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until the coordinator prints `listening on ADDR` and returns ADDR.
+pub fn listening_address(p: &Proc) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(line) = p.stdout().lines().find(|l| l.starts_with("listening on ")) {
+            return line.trim_start_matches("listening on ").trim().to_string();
+        }
+        assert!(Instant::now() < deadline, "coordinator never listened:\n{}", p.logs());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs a command to completion (with a time limit) and returns its output.
+pub fn run(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "command did not finish within {limit:?}:\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The embedded stage-1 run into `dir` (tablebases in dir/tb, checkpoints in dir/ck).
+pub fn embedded_command(dir: &TempDir) -> Command {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/stage1.toml"));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    c
+}
+
+/// SHA-256 of every tablebase file in a directory, by file name.
+pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "tb") {
+            out.insert(
+                p.file_name().unwrap().to_string_lossy().to_string(),
+                retro_engine::tablebase::sha256_file(&p).unwrap(),
+            );
+        }
+    }
+    assert_eq!(out.len(), 3, "three tablebase files in {}", dir.display());
+    out
+}
+
+/// The published numbers (`key -> value`) from tests/reference/cc3.tsv.
+pub fn reference() -> BTreeMap<String, String> {
+    let f = std::fs::File::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc3.tsv")).unwrap();
+    BufReader::new(f)
+        .lines()
+        .map(|l| l.unwrap())
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut parts = l.split('\t');
+            (parts.next().unwrap().to_string(), parts.next().unwrap_or("").to_string())
+        })
+        .collect()
+}
+
+/// A reference number.
+pub fn reference_u64(key: &str) -> u64 {
+    reference()[key].parse().unwrap_or_else(|_| panic!("reference {key} is not a number"))
+}
+
+/// A free loopback port (bound then released; used where a restarted
+/// coordinator must come back on the same address).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}

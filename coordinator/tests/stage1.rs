@@ -1,0 +1,135 @@
+//! Stage 1 solved by a real embedded run, checked against the published numbers
+//! (tests/reference/cc3.tsv), plus estimate and explore.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+fn summary_of(dir: &TempDir) -> Value {
+    let out = run(embedded_command(dir), Duration::from_secs(120));
+    assert!(out.status.success(), "stage 1 run failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("tb").join("summary.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn stage1_reproduces_the_published_numbers() {
+    let dir = TempDir::new("stage1");
+    let s = summary_of(&dir);
+    let r = &s["scopes"]["reachable"];
+    assert_eq!(s["positions"], reference_u64("stage1.lane_restricted_positions"));
+    assert_eq!(r["positions"], reference_u64("stage1.reachable_from_start"));
+    for (cat, key) in [
+        ("terminal", "stage1.category.terminal"),
+        ("solo_win", "stage1.category.solo_win"),
+        ("kingmaker", "stage1.category.kingmaker"),
+        ("spoiler_draw", "stage1.category.spoiler_draw"),
+        ("other", "stage1.category.other"),
+    ] {
+        assert_eq!(r["categories"][cat], reference_u64(key), "category {cat}");
+    }
+    for p in ["A", "B", "C"] {
+        assert_eq!(r["solo"][p]["win"], reference_u64("stage1.solo_per_player.win"), "solo({p}) win");
+        assert_eq!(r["solo"][p]["loss"], reference_u64("stage1.solo_per_player.loss"), "solo({p}) loss");
+        assert_eq!(r["solo"][p]["draw"], reference_u64("stage1.solo_per_player.draw"), "solo({p}) draw");
+    }
+    // The start is pure kingmaker: no solo win (and no draw), all six enables forced.
+    assert!(reference()["stage1.start"].starts_with("pure kingmaker"));
+    assert_eq!(s["start"]["category"], "kingmaker");
+    for p in ["A", "B", "C"] {
+        assert_eq!(s["start"]["solo"][p], "loss");
+    }
+    for e in ["A>B", "A>C", "B>A", "B>C", "C>A", "C>B"] {
+        assert_eq!(s["start"]["enable"][e], true, "enable({e}) at the start");
+    }
+    // The solo layer's round count matches the article's.
+    assert_eq!(s["layers"][0]["question"], "solo(A)");
+    assert_eq!(s["layers"][0]["rounds"], reference_u64("stage1.solo_layer_last_round"));
+    // Internal consistency: the depths add up to the reachable set, and the
+    // whole space is the reachable set plus the rest.
+    let by_depth: u64 = s["bfs_from_start"].as_array().unwrap().iter().map(|d| d["new"].as_u64().unwrap()).sum();
+    assert_eq!(by_depth, r["positions"].as_u64().unwrap());
+    assert_eq!(s["canonical_placements"].as_u64().unwrap() * 3, s["positions"].as_u64().unwrap());
+    assert!(s["no_move_positions"].is_u64());
+    assert_eq!(s["tablebases"].as_array().unwrap().len(), 3);
+    // Re-running the finished job changes nothing.
+    let before = checksums(&dir.join("tb"));
+    let again = run(embedded_command(&dir), Duration::from_secs(120));
+    assert!(again.status.success());
+    assert_eq!(checksums(&dir.join("tb")), before);
+}
+
+#[test]
+fn probe_shows_the_start_and_its_moves() {
+    let dir = TempDir::new("probe");
+    summary_of(&dir);
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--json", "--tablebase"]).arg(dir.join("tb"));
+    let out = run(c, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["position"]["category"], "kingmaker");
+    assert_eq!(p["position"]["enable"]["B>C"], true);
+    let moves = p["moves"].as_array().unwrap();
+    assert!(!moves.is_empty());
+    // A kingmaker's choice is visible: there is a position where the player to
+    // move cannot win, one move hands the first opponent a forced win and
+    // another move hands it to the second.
+    let mut prober = retro_coordinator::probe::Prober::open(&dir.join("tb")).unwrap();
+    let game = retro_games::cc3::Cc3::new(1).unwrap();
+    let names = ["A", "B", "C"];
+    let found = (0..game.ranker.positions() as u64).any(|r| {
+        let pos = game.unrank(r);
+        let probe = prober.probe(&pos).unwrap();
+        let me = names[pos.turn as usize];
+        let (o1, o2) = (names[(pos.turn as usize + 1) % 3], names[(pos.turn as usize + 2) % 3]);
+        let hands = |o: &str| probe.moves.iter().any(|m| m.child.solo[o] == "win");
+        probe.position.category == "kingmaker" && probe.position.solo[me] == "loss" && hands(o1) && hands(o2)
+    });
+    assert!(found, "stage 1 has a kingmaker who can hand the win to either opponent");
+    let position = p["position"]["position"].as_str().unwrap().to_string();
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--tablebase"]).arg(dir.join("tb")).args(["--position", &position]);
+    let text = run(c, Duration::from_secs(30));
+    assert!(String::from_utf8_lossy(&text.stdout).contains("category: kingmaker"));
+    // A malformed position is a clear error.
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--tablebase"]).arg(dir.join("tb")).args(["--position", "z9/a1/b1 A"]);
+    let bad = run(c, Duration::from_secs(30));
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no cell named"));
+}
+
+#[test]
+fn estimate_gives_exact_counts_for_stages_2_and_3() {
+    for (plan, pos, canon) in [
+        ("plans/stage2.toml", "stage2.lane_restricted_positions", "stage2.canonical_placements_c3"),
+        ("plans/stage3.toml", "stage3.lane_restricted_positions", "stage3.canonical_c3"),
+    ] {
+        let mut c = Command::new(coordinator());
+        c.args(["estimate", "--json", "--plan"]).arg(repo().join(plan));
+        let out = run(c, Duration::from_secs(30));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Stage 3 exceeds u64: compare the digits as text.
+        let field = |name: &str| -> String {
+            let at = text.find(&format!("\"{name}\": ")).unwrap() + name.len() + 4;
+            text[at..].chars().take_while(|c| c.is_ascii_digit()).collect()
+        };
+        assert_eq!(field("positions"), reference()[pos], "{plan} positions");
+        assert_eq!(field("canonical_placements"), reference()[canon], "{plan} canonical placements");
+    }
+}
+
+#[test]
+fn explore_stage2_depth_9() {
+    let mut c = Command::new(coordinator());
+    c.args(["explore", "--json", "--depth", "9", "--plan"]).arg(repo().join("plans/stage2.toml"));
+    let out = run(c, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["depths"][9]["depth"], 9);
+    assert_eq!(v["depths"][9]["new"], reference_u64("stage2.bfs_from_start.depth9_new_positions"));
+}
