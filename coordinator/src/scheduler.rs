@@ -27,6 +27,8 @@ use tokio::sync::{Notify, watch};
 
 /// How long a pull with nothing to do is held before answering WAIT.
 pub const LONG_POLL: Duration = Duration::from_millis(1000);
+/// Pause before a task that failed for a retryable reason is handed out again.
+pub const RETRY_PAUSE: Duration = Duration::from_millis(500);
 /// Consecutive failed attempts at one step before the job is aborted.
 pub const MAX_STEP_FAILURES: u32 = 5;
 
@@ -75,6 +77,8 @@ struct Slot {
     address: String,
     last_seen: Instant,
     lost: bool,
+    /// No new task before this instant (after a retryable failure).
+    retry_after: Instant,
 }
 
 struct Assignment {
@@ -238,7 +242,13 @@ impl Scheduler {
         st.next_epoch += 1;
         st.slots.insert(
             id.clone(),
-            Slot { epoch, address: req.peer_address.clone(), last_seen: Instant::now(), lost: false },
+            Slot {
+                epoch,
+                address: req.peer_address.clone(),
+                last_seen: Instant::now(),
+                lost: false,
+                retry_after: Instant::now(),
+            },
         );
         // A restarted worker gets its unfinished task again.
         if st.assignments.get(&id).is_some_and(|a| !a.done) {
@@ -334,6 +344,12 @@ impl Scheduler {
         if rep.ok {
             a.done = true;
             st.reports.insert(worker.to_string(), rep);
+        } else if rep.retryable {
+            st.assignments.remove(worker);
+            tracing::warn!("worker {worker}: {:?} will be retried: {}", st.phase, rep.error);
+            if let Some(slot) = st.slots.get_mut(worker) {
+                slot.retry_after = Instant::now() + RETRY_PAUSE;
+            }
         } else {
             st.assignments.remove(worker);
             st.failures += 1;
@@ -367,6 +383,16 @@ impl Scheduler {
         if let Some(a) = st.assignments.get(worker)
             && (a.done || a.task_id == busy)
         {
+            return wait;
+        }
+        if st.slots.get(worker).is_some_and(|s| s.retry_after > Instant::now()) {
+            return wait;
+        }
+        // Sending needs every peer's current address: after a restart of the
+        // coordinator, wait until every worker is back.
+        let all_present =
+            st.manifest.workers.keys().all(|w| st.slots.get(w).is_some_and(|s| !s.lost));
+        if kind == TaskKind::Generate && !all_present {
             return wait;
         }
         let task_id = st.next_task;

@@ -40,6 +40,9 @@ pub enum TaskError {
     /// The task does not fit the worker's state.
     #[error("{0}")]
     State(String),
+    /// A peer could not be reached; the task can be retried later.
+    #[error("{0}")]
+    PeerUnreachable(String),
 }
 
 /// What a worker's peer service needs to know to drop stale batches.

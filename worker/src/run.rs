@@ -162,6 +162,7 @@ fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64) 
         }
         Err(e) => {
             r.ok = false;
+            r.retryable = matches!(e, TaskError::PeerUnreachable(_));
             r.error = e.to_string();
         }
     }
@@ -208,7 +209,7 @@ async fn execute<L: CoordinatorLink>(
                             Fault::check(&fault, "after-generate", layer, round);
                             Ok(outcome)
                         }
-                        Err(e) => Err(TaskError::State(e)),
+                        Err(e) => Err(TaskError::PeerUnreachable(e)),
                     }
                 }
                 Err(e) => Err(e),
