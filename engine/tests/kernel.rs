@@ -1,0 +1,78 @@
+//! The wavefront kernel against independent facts: rotation symmetry of the
+//! rules, and independence from how the space is cut into shards and threads.
+
+use retro_engine::layout::Layout;
+use retro_engine::memsolve::solve;
+use retro_engine::values;
+use retro_games::cc3::Cc3;
+use retro_games::{Question, RetroGame};
+
+fn solo(p: u8) -> Question {
+    Question { max_side: 1 << p, target: p }
+}
+
+#[test]
+fn solo_b_solved_directly_equals_solo_a_rotated() {
+    let g = Cc3::new(1).unwrap();
+    let layout = Layout::new(g.position_count(), 4, 64, 64);
+    let a = solve(&g, solo(0), &layout, 2).unwrap();
+    let b = solve(&g, solo(1), &layout, 2).unwrap();
+    let c = solve(&g, solo(2), &layout, 2).unwrap();
+    for r in 0..g.position_count() {
+        let p = g.unrank(r);
+        let rot = p.rotated(&g.star);
+        let rot2 = rot.rotated(&g.star);
+        // solo(B) at P is solo(A) at the rotation that makes B play A's part.
+        assert_eq!(
+            values::tablebase_value(b.bytes[r as usize]),
+            values::tablebase_value(a.bytes[g.rank(&rot2) as usize]),
+            "solo(B) at rank {r}"
+        );
+        assert_eq!(
+            values::tablebase_value(c.bytes[r as usize]),
+            values::tablebase_value(a.bytes[g.rank(&rot) as usize]),
+            "solo(C) at rank {r}"
+        );
+    }
+    assert_eq!(a.rounds.len(), b.rounds.len());
+}
+
+#[test]
+fn shards_and_threads_do_not_change_the_result() {
+    let g = Cc3::new(1).unwrap();
+    let n = g.position_count();
+    let reference = solve(&g, solo(0), &Layout::new(n, 1, 1 << 20, 1 << 20), 1).unwrap();
+    for (shards, block, chunk, threads) in [(6, 64, 64, 2), (26, 64, 16, 3), (2, 1024, 100, 1)] {
+        let s = solve(&g, solo(0), &Layout::new(n, shards, block, chunk), threads).unwrap();
+        assert_eq!(s.bytes, reference.bytes, "{shards} shards, {threads} threads");
+        assert_eq!(s.rounds, reference.rounds);
+    }
+}
+
+#[test]
+fn every_undecided_position_is_a_draw_with_an_undecided_child() {
+    // At the fixpoint, a position left undecided (DRAW) must have a child that
+    // is not bad for its mover and no child that is good for it.
+    let g = Cc3::new(1).unwrap();
+    let q = Question { max_side: 0b011, target: 1 };
+    let s = solve(&g, q, &Layout::new(g.position_count(), 3, 64, 64), 2).unwrap();
+    for r in 0..g.position_count() {
+        let v = values::tablebase_value(s.bytes[r as usize]);
+        let mover_max = q.is_max(g.side_to_move(r));
+        let mut kids = Vec::new();
+        g.for_each_child(r, &mut |c| kids.push(values::tablebase_value(s.bytes[c as usize])));
+        let (win, loss) = (1, 2);
+        match v {
+            1 if !kids.is_empty() => assert!(
+                if mover_max { kids.contains(&win) } else { kids.iter().all(|&k| k == win) },
+                "WIN at {r} is justified"
+            ),
+            2 if !kids.is_empty() => assert!(
+                if mover_max { kids.iter().all(|&k| k == loss) } else { kids.contains(&loss) },
+                "LOSS at {r} is justified"
+            ),
+            0 => assert!(kids.contains(&0) && !kids.contains(if mover_max { &win } else { &loss }), "DRAW at {r}"),
+            _ => {}
+        }
+    }
+}
