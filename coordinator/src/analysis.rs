@@ -304,7 +304,11 @@ pub fn start_report(game: &Cc3, layers: &Layers) -> StartReport {
     StartReport {
         position: game.format(&pos),
         category: category(game, &pos, &a).key().to_string(),
-        solo: PLAYER_NAMES.iter().enumerate().map(|(p, n)| (n.to_string(), value_word(a.solo[p]).to_string())).collect(),
+        solo: PLAYER_NAMES
+            .iter()
+            .enumerate()
+            .map(|(p, n)| (n.to_string(), value_word(a.solo[p]).to_string()))
+            .collect(),
         enable: ENABLE_PAIRS
             .iter()
             .enumerate()

@@ -148,7 +148,8 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<Summary, String> {
                     let game = retro_games::cc3::Cc3::new(order).map_err(|e| e.to_string())?;
                     let s = summary::compute(&game, &out, &m, threads)?;
                     let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-                    write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes()).map_err(|e| e.to_string())?;
+                    write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())
+                        .map_err(|e| e.to_string())?;
                     Ok::<Summary, String>(s)
                 })
                 .await

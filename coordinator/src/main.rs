@@ -97,6 +97,12 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         order: u32,
     },
+    /// Renders a summary.json as a Markdown results ledger.
+    Ledger {
+        /// The summary file.
+        #[arg(long, default_value = "tablebases/stage1/summary.json")]
+        summary: PathBuf,
+    },
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -178,7 +184,9 @@ fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>
             let cats = d
                 .categories
                 .as_ref()
-                .map(|c| c.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "))
+                .map(|c| {
+                    c.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+                })
                 .unwrap_or_default();
             println!("depth {:>3}: {:>12} new  {cats}", d.depth, d.new);
         }
@@ -188,10 +196,9 @@ fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
@@ -238,6 +245,12 @@ fn main() -> ExitCode {
             print!("{}", g.board_picture(Some(&g.start())));
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
+        Some(Command::Ledger { summary }) => std::fs::read_to_string(&summary)
+            .map_err(|e| format!("{}: {e}", summary.display()))
+            .and_then(|t| {
+                serde_json::from_str::<serde_json::Value>(&t).map_err(|e| format!("{}: {e}", summary.display()))
+            })
+            .map(|v| print!("{}", summary::ledger_markdown(&v))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

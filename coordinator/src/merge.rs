@@ -2,8 +2,8 @@
 //! coordinator stages them durably and, when every worker has uploaded, writes
 //! the layer's tablebase file in block order.
 
-use crate::scheduler::{Scheduler, entry, tablebase_file_name};
 use crate::manifest::TablebaseEntry;
+use crate::scheduler::{Scheduler, entry, tablebase_file_name};
 use retro_engine::durable::write_atomic;
 use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter};
 use retro_proto::BlockUpload;

@@ -157,9 +157,9 @@ impl PlanError {
     /// The dotted field the error is about, if any.
     pub fn field(&self) -> Option<&str> {
         match self {
-            PlanError::Missing { field, .. }
-            | PlanError::Unknown { field, .. }
-            | PlanError::Invalid { field, .. } => Some(field),
+            PlanError::Missing { field, .. } | PlanError::Unknown { field, .. } | PlanError::Invalid { field, .. } => {
+                Some(field)
+            }
             PlanError::Read { .. } | PlanError::Syntax { .. } => None,
         }
     }
@@ -169,16 +169,7 @@ impl PlanError {
 const SCHEMA: [(&str, &[&str]); 4] = [
     ("job", &["name", "game", "order", "questions"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
-    (
-        "cluster",
-        &[
-            "workers",
-            "token",
-            "listen",
-            "threads",
-            "heartbeat_timeout_secs",
-        ],
-    ),
+    ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs"]),
     ("output", &["dir", "checkpoints"]),
 ];
 
@@ -190,28 +181,18 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
-        PlanError::Invalid {
-            origin: self.origin.to_owned(),
-            field: field.to_owned(),
-            problem: problem.into(),
-        }
+        PlanError::Invalid { origin: self.origin.to_owned(), field: field.to_owned(), problem: problem.into() }
     }
 
     fn missing(&self, field: &str) -> PlanError {
-        PlanError::Missing {
-            origin: self.origin.to_owned(),
-            field: field.to_owned(),
-        }
+        PlanError::Missing { origin: self.origin.to_owned(), field: field.to_owned() }
     }
 
     /// Rejects unknown sections and fields, and sections that are not tables.
     fn check_schema(&self) -> Result<(), PlanError> {
         for (key, value) in &self.root {
             let Some((_, fields)) = SCHEMA.iter().find(|(name, _)| name == key) else {
-                return Err(PlanError::Unknown {
-                    origin: self.origin.to_owned(),
-                    field: key.clone(),
-                });
+                return Err(PlanError::Unknown { origin: self.origin.to_owned(), field: key.clone() });
             };
             let ValueKind::Table(table) = &value.kind else {
                 return Err(self.invalid(key, format!("must be a table, got {}", describe(value))));
@@ -219,10 +200,7 @@ impl Reader<'_> {
             let mut keys: Vec<&String> = table.keys().collect();
             keys.sort();
             if let Some(bad) = keys.into_iter().find(|k| !fields.contains(&k.as_str())) {
-                return Err(PlanError::Unknown {
-                    origin: self.origin.to_owned(),
-                    field: format!("{key}.{bad}"),
-                });
+                return Err(PlanError::Unknown { origin: self.origin.to_owned(), field: format!("{key}.{bad}") });
             }
         }
         Ok(())
@@ -242,10 +220,7 @@ impl Reader<'_> {
         };
         match &value.kind {
             ValueKind::String(s) => Ok(Some(s.clone())),
-            _ => Err(self.invalid(
-                &format!("{section}.{key}"),
-                format!("expected a string, got {}", describe(value)),
-            )),
+            _ => Err(self.invalid(&format!("{section}.{key}"), format!("expected a string, got {}", describe(value)))),
         }
     }
 
@@ -261,10 +236,7 @@ impl Reader<'_> {
             ValueKind::I128(n) => n,
             ValueKind::U128(n) => i128::try_from(n).unwrap_or(i128::MAX),
             _ => {
-                return Err(self.invalid(
-                    &field,
-                    format!("expected an integer, got {}", describe(value)),
-                ));
+                return Err(self.invalid(&field, format!("expected an integer, got {}", describe(value))));
             }
         };
         if n < i128::from(lo) || n > i128::from(hi) {
@@ -279,20 +251,14 @@ impl Reader<'_> {
             return Ok(None);
         };
         let ValueKind::Array(items) = &value.kind else {
-            return Err(self.invalid(
-                &field,
-                format!("expected an array of strings, got {}", describe(value)),
-            ));
+            return Err(self.invalid(&field, format!("expected an array of strings, got {}", describe(value))));
         };
         items
             .iter()
             .enumerate()
             .map(|(i, item)| match &item.kind {
                 ValueKind::String(s) => Ok(s.clone()),
-                _ => Err(self.invalid(
-                    &format!("{field}[{i}]"),
-                    format!("expected a string, got {}", describe(item)),
-                )),
+                _ => Err(self.invalid(&format!("{field}[{i}]"), format!("expected a string, got {}", describe(item)))),
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
@@ -329,62 +295,42 @@ fn valid_question(q: &str) -> bool {
 
 /// The token rule: `env` when set and non-empty, else the plan's when non-empty.
 fn pick_token(env: Option<String>, plan: Option<&String>) -> Option<String> {
-    env.filter(|t| !t.is_empty())
-        .or_else(|| plan.filter(|t| !t.is_empty()).cloned())
+    env.filter(|t| !t.is_empty()).or_else(|| plan.filter(|t| !t.is_empty()).cloned())
 }
 
 impl Plan {
     /// Reads and validates the plan file at `path`.
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read {
-            origin: origin.clone(),
-            error,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read { origin: origin.clone(), error })?;
         Plan::from_toml_str(&text, &origin)
     }
 
     /// Parses and validates plan text; `origin` names it in error messages.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Plan, PlanError> {
-        let syntax = |message: String| PlanError::Syntax {
-            origin: origin.to_owned(),
-            message: message.trim_end().to_owned(),
-        };
+        let syntax =
+            |message: String| PlanError::Syntax { origin: origin.to_owned(), message: message.trim_end().to_owned() };
         let root = config::Config::builder()
             .add_source(config::File::from_str(text, config::FileFormat::Toml))
             .build()
             .map_err(|e| syntax(e.to_string()))?
             .try_deserialize::<config::Map<String, Value>>()
             .map_err(|e| syntax(e.to_string()))?;
-        let r = Reader {
-            origin,
-            root: root.into_iter().collect(),
-        };
+        let r = Reader { origin, root: root.into_iter().collect() };
         r.check_schema()?;
 
         // [job]
-        let name = r
-            .string("job", "name")?
-            .ok_or_else(|| r.missing("job.name"))?;
+        let name = r.string("job", "name")?.ok_or_else(|| r.missing("job.name"))?;
         if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+            || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
-        let game = r
-            .string("job", "game")?
-            .ok_or_else(|| r.missing("job.game"))?;
+        let game = r.string("job", "game")?.ok_or_else(|| r.missing("job.game"))?;
         if !KNOWN_GAMES.contains(&game.as_str()) {
-            return Err(r.invalid(
-                "job.game",
-                format!("must be one of {KNOWN_GAMES:?}, got {game:?}"),
-            ));
+            return Err(r.invalid("job.game", format!("must be one of {KNOWN_GAMES:?}, got {game:?}")));
         }
-        let order = r
-            .int("job", "order", 1, 4)?
-            .ok_or_else(|| r.missing("job.order"))? as u32;
+        let order = r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32;
         let questions = match r.strings("job", "questions")? {
             Some(qs) => qs,
             None => DEFAULT_QUESTIONS.iter().map(|q| (*q).to_owned()).collect(),
@@ -405,49 +351,31 @@ impl Plan {
         }
 
         // [shards]
-        let count = r
-            .int("shards", "count", 1, 65536)?
-            .unwrap_or(DEFAULT_SHARDS.into()) as u32;
-        let block_positions = r
-            .int("shards", "block_positions", 64, 1 << 26)?
-            .unwrap_or(DEFAULT_BLOCK_POSITIONS);
+        let count = r.int("shards", "count", 1, 65536)?.unwrap_or(DEFAULT_SHARDS.into()) as u32;
+        let block_positions = r.int("shards", "block_positions", 64, 1 << 26)?.unwrap_or(DEFAULT_BLOCK_POSITIONS);
         if !block_positions.is_power_of_two() {
-            return Err(r.invalid(
-                "shards.block_positions",
-                format!("must be a power of two, got {block_positions}"),
-            ));
+            return Err(r.invalid("shards.block_positions", format!("must be a power of two, got {block_positions}")));
         }
-        let chunk_bytes = r
-            .int("shards", "chunk_bytes", 512, 1 << 30)?
-            .unwrap_or(DEFAULT_CHUNK_BYTES);
+        let chunk_bytes = r.int("shards", "chunk_bytes", 512, 1 << 30)?.unwrap_or(DEFAULT_CHUNK_BYTES);
 
         // [cluster]
-        let workers = r
-            .int("cluster", "workers", 0, u32::MAX.into())?
-            .unwrap_or(0) as u32;
+        let workers = r.int("cluster", "workers", 0, u32::MAX.into())?.unwrap_or(0) as u32;
         let token = r.string("cluster", "token")?.filter(|t| !t.is_empty());
-        let listen = r
-            .string("cluster", "listen")?
-            .unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        let listen = r.string("cluster", "listen")?.unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
         if let Err(e) = listen.parse::<SocketAddr>() {
             return Err(r.invalid(
                 "cluster.listen",
                 format!("must be a socket address like {DEFAULT_LISTEN}, got {listen:?} ({e})"),
             ));
         }
-        let threads = r
-            .int("cluster", "threads", 0, u32::MAX.into())?
-            .unwrap_or(0) as u32;
-        let heartbeat_timeout_secs = r
-            .int("cluster", "heartbeat_timeout_secs", 1, 3600)?
-            .unwrap_or(DEFAULT_HEARTBEAT_SECS);
+        let threads = r.int("cluster", "threads", 0, u32::MAX.into())?.unwrap_or(0) as u32;
+        let heartbeat_timeout_secs =
+            r.int("cluster", "heartbeat_timeout_secs", 1, 3600)?.unwrap_or(DEFAULT_HEARTBEAT_SECS);
 
         // [output]
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
             match r.string("output", key)? {
-                Some(d) if d.is_empty() => {
-                    Err(r.invalid(&format!("output.{key}"), "must not be empty"))
-                }
+                Some(d) if d.is_empty() => Err(r.invalid(&format!("output.{key}"), "must not be empty")),
                 Some(d) => Ok(PathBuf::from(d)),
                 None => Ok(Path::new(base).join(&name)),
             }
@@ -456,24 +384,9 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection {
-                name,
-                game,
-                order,
-                questions,
-            },
-            shards: ShardSection {
-                count,
-                block_positions,
-                chunk_bytes,
-            },
-            cluster: ClusterSection {
-                workers,
-                token,
-                listen,
-                threads,
-                heartbeat_timeout_secs,
-            },
+            job: JobSection { name, game, order, questions },
+            shards: ShardSection { count, block_positions, chunk_bytes },
+            cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs },
             output: OutputSection { dir, checkpoints },
         })
     }
@@ -486,23 +399,15 @@ impl Plan {
             job: &'a JobSection,
             shards: &'a ShardSection,
         }
-        let json = serde_json::to_vec(&Semantic {
-            job: &self.job,
-            shards: &self.shards,
-        })
-        .expect("plan sections always serialize");
-        Sha256::digest(&json)
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        let json = serde_json::to_vec(&Semantic { job: &self.job, shards: &self.shards })
+            .expect("plan sections always serialize");
+        Sha256::digest(&json).iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
     /// True when the position space fits u64 ranks and so can be solved
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
-        self.job.game == "cc3"
-            && retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64())
+        self.job.game == "cc3" && retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64())
     }
 
     /// Kernel threads per worker: `cluster.threads`, or all cores when 0.
@@ -516,10 +421,7 @@ impl Plan {
     /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else
     /// `cluster.token` when non-empty, else none.
     pub fn token(&self) -> Option<String> {
-        pick_token(
-            std::env::var("RETRO_TOKEN").ok(),
-            self.cluster.token.as_ref(),
-        )
+        pick_token(std::env::var("RETRO_TOKEN").ok(), self.cluster.token.as_ref())
     }
 }
 
@@ -530,9 +432,7 @@ mod tests {
     const MINIMAL: &str = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";
 
     fn err(text: &str) -> String {
-        Plan::from_toml_str(text, "plans/x.toml")
-            .expect_err("plan should be rejected")
-            .to_string()
+        Plan::from_toml_str(text, "plans/x.toml").expect_err("plan should be rejected").to_string()
     }
 
     fn assert_err(text: &str, needles: &[&str]) {
@@ -554,14 +454,7 @@ mod tests {
         assert_eq!(p.job.game, "cc3");
         assert_eq!(p.job.order, 1);
         assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
-        assert_eq!(
-            p.shards,
-            ShardSection {
-                count: 6,
-                block_positions: 64,
-                chunk_bytes: 4096
-            }
-        );
+        assert_eq!(p.shards, ShardSection { count: 6, block_positions: 64, chunk_bytes: 4096 });
         assert_eq!(p.cluster.workers, 0);
         assert_eq!(p.cluster.token, None);
         assert_eq!(p.cluster.listen, "0.0.0.0:50051");
@@ -577,14 +470,7 @@ mod tests {
     fn defaults_filled_in() {
         let p = ok(MINIMAL);
         assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
-        assert_eq!(
-            p.shards,
-            ShardSection {
-                count: 1,
-                block_positions: 1 << 20,
-                chunk_bytes: 1 << 20
-            }
-        );
+        assert_eq!(p.shards, ShardSection { count: 1, block_positions: 1 << 20, chunk_bytes: 1 << 20 });
         assert_eq!(
             p.cluster,
             ClusterSection {
@@ -606,14 +492,7 @@ mod tests {
         assert_eq!(s1, ok(DEFAULT_PLAN));
         let s2 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage2.toml"));
         assert_eq!((s2.job.name.as_str(), s2.job.order), ("stage2", 2));
-        assert_eq!(
-            s2.shards,
-            ShardSection {
-                count: 64,
-                block_positions: 1 << 20,
-                chunk_bytes: 1 << 20
-            }
-        );
+        assert_eq!(s2.shards, ShardSection { count: 64, block_positions: 1 << 20, chunk_bytes: 1 << 20 });
         assert!(s2.is_solvable());
         let s3 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage3.toml"));
         assert_eq!((s3.job.name.as_str(), s3.job.order), ("stage3", 3));
@@ -622,35 +501,17 @@ mod tests {
 
     #[test]
     fn missing_required_fields() {
-        assert_err(
-            "[job]\ngame = \"cc3\"\norder = 1\n",
-            &["missing field `job.name`"],
-        );
-        assert_err(
-            "[job]\nname = \"t\"\norder = 1\n",
-            &["missing field `job.game`"],
-        );
-        assert_err(
-            "[job]\nname = \"t\"\ngame = \"cc3\"\n",
-            &["missing field `job.order`"],
-        );
+        assert_err("[job]\ngame = \"cc3\"\norder = 1\n", &["missing field `job.name`"]);
+        assert_err("[job]\nname = \"t\"\norder = 1\n", &["missing field `job.game`"]);
+        assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\n", &["missing field `job.order`"]);
         assert_err("", &["missing field `job.name`"]);
     }
 
     #[test]
     fn bad_job_values() {
-        assert_err(
-            "[job]\nname = \"Big\"\ngame = \"cc3\"\norder = 1\n",
-            &["`job.name`", "[a-z0-9_-]+"],
-        );
-        assert_err(
-            "[job]\nname = \"\"\ngame = \"cc3\"\norder = 1\n",
-            &["`job.name`"],
-        );
-        assert_err(
-            "[job]\nname = \"t\"\ngame = \"chess\"\norder = 1\n",
-            &["`job.game`", "\"chess\""],
-        );
+        assert_err("[job]\nname = \"Big\"\ngame = \"cc3\"\norder = 1\n", &["`job.name`", "[a-z0-9_-]+"]);
+        assert_err("[job]\nname = \"\"\ngame = \"cc3\"\norder = 1\n", &["`job.name`"]);
+        assert_err("[job]\nname = \"t\"\ngame = \"chess\"\norder = 1\n", &["`job.game`", "\"chess\""]);
         assert_err(
             "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 0\n",
             &["field `job.order` must be between 1 and 4, got 0"],
@@ -659,10 +520,7 @@ mod tests {
             "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 9\n",
             &["field `job.order` must be between 1 and 4, got 9"],
         );
-        assert_err(
-            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = -1\n",
-            &["`job.order`", "got -1"],
-        );
+        assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\norder = -1\n", &["`job.order`", "got -1"]);
     }
 
     #[test]
@@ -671,50 +529,23 @@ mod tests {
             &format!("{MINIMAL}[shards]\ncount = 0\n"),
             &["plan plans/x.toml: field `shards.count` must be between 1 and 65536, got 0"],
         );
-        assert_err(
-            &format!("{MINIMAL}[shards]\ncount = 65537\n"),
-            &["`shards.count`"],
-        );
+        assert_err(&format!("{MINIMAL}[shards]\ncount = 65537\n"), &["`shards.count`"]);
         assert_err(
             &format!("{MINIMAL}[shards]\nblock_positions = 100\n"),
             &["`shards.block_positions`", "power of two"],
         );
-        assert_err(
-            &format!("{MINIMAL}[shards]\nblock_positions = 32\n"),
-            &["`shards.block_positions`", "between"],
-        );
-        assert_err(
-            &format!("{MINIMAL}[shards]\nblock_positions = 134217728\n"),
-            &["`shards.block_positions`"],
-        );
-        assert_err(
-            &format!("{MINIMAL}[shards]\nchunk_bytes = 100\n"),
-            &["`shards.chunk_bytes`"],
-        );
-        assert_err(
-            &format!("{MINIMAL}[cluster]\nheartbeat_timeout_secs = 0\n"),
-            &["`cluster.heartbeat_timeout_secs`"],
-        );
+        assert_err(&format!("{MINIMAL}[shards]\nblock_positions = 32\n"), &["`shards.block_positions`", "between"]);
+        assert_err(&format!("{MINIMAL}[shards]\nblock_positions = 134217728\n"), &["`shards.block_positions`"]);
+        assert_err(&format!("{MINIMAL}[shards]\nchunk_bytes = 100\n"), &["`shards.chunk_bytes`"]);
+        assert_err(&format!("{MINIMAL}[cluster]\nheartbeat_timeout_secs = 0\n"), &["`cluster.heartbeat_timeout_secs`"]);
     }
 
     #[test]
     fn unknown_fields() {
-        assert_err(
-            &format!("{MINIMAL}[shards]\ncuont = 6\n"),
-            &["plan plans/x.toml: unknown field `shards.cuont`"],
-        );
-        assert_err(
-            &format!("{MINIMAL}[shardz]\ncount = 6\n"),
-            &["unknown field `shardz`"],
-        );
-        assert_err(
-            "[job]\nname = \"t\"\ngame = \"cc3\"\nOrder = 1\n",
-            &["unknown field `job.Order`"],
-        );
-        assert_err(
-            &format!("{MINIMAL}[output]\ndir = \"a\"\ntmp = \"b\"\n"),
-            &["unknown field `output.tmp`"],
-        );
+        assert_err(&format!("{MINIMAL}[shards]\ncuont = 6\n"), &["plan plans/x.toml: unknown field `shards.cuont`"]);
+        assert_err(&format!("{MINIMAL}[shardz]\ncount = 6\n"), &["unknown field `shardz`"]);
+        assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\nOrder = 1\n", &["unknown field `job.Order`"]);
+        assert_err(&format!("{MINIMAL}[output]\ndir = \"a\"\ntmp = \"b\"\n"), &["unknown field `output.tmp`"]);
         assert_err(&format!("shards = 3\n{MINIMAL}"), &["`shards`", "table"]);
     }
 
@@ -725,34 +556,22 @@ mod tests {
             &["field `job.order` expected an integer", "\"two\""],
         );
         // config would coerce these; the plan reader does not.
-        assert_err(
-            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = \"2\"\n",
-            &["field `job.order` expected an integer"],
-        );
+        assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\norder = \"2\"\n", &["field `job.order` expected an integer"]);
         assert_err(
             &format!("{MINIMAL}[shards]\ncount = 1.5\n"),
             &["field `shards.count` expected an integer, got float 1.5"],
         );
-        assert_err(
-            &format!("{MINIMAL}[shards]\ncount = true\n"),
-            &["field `shards.count` expected an integer"],
-        );
+        assert_err(&format!("{MINIMAL}[shards]\ncount = true\n"), &["field `shards.count` expected an integer"]);
         assert_err(
             "[job]\nname = 5\ngame = \"cc3\"\norder = 1\n",
             &["field `job.name` expected a string, got integer 5"],
         );
-        assert_err(
-            &format!("{MINIMAL}questions = \"solo(A)\"\n"),
-            &["field `job.questions` expected an array"],
-        );
+        assert_err(&format!("{MINIMAL}questions = \"solo(A)\"\n"), &["field `job.questions` expected an array"]);
         assert_err(
             &format!("{MINIMAL}questions = [\"solo(A)\", 3]\n"),
             &["field `job.questions[1]` expected a string"],
         );
-        assert_err(
-            &format!("{MINIMAL}[output]\ndir = 3\n"),
-            &["field `output.dir` expected a string"],
-        );
+        assert_err(&format!("{MINIMAL}[output]\ndir = 3\n"), &["field `output.dir` expected a string"]);
     }
 
     #[test]
@@ -761,55 +580,34 @@ mod tests {
             &format!("{MINIMAL}[cluster]\nlisten = \"localhost\"\n"),
             &["field `cluster.listen`", "\"localhost\""],
         );
-        assert_err(
-            &format!("{MINIMAL}[cluster]\nlisten = \"0.0.0.0:99999\"\n"),
-            &["field `cluster.listen`"],
-        );
+        assert_err(&format!("{MINIMAL}[cluster]\nlisten = \"0.0.0.0:99999\"\n"), &["field `cluster.listen`"]);
         let p = ok(&format!("{MINIMAL}[cluster]\nlisten = \"[::1]:7000\"\n"));
         assert_eq!(p.cluster.listen, "[::1]:7000");
     }
 
     #[test]
     fn questions() {
-        let p = ok(&format!(
-            "{MINIMAL}questions = [\"enable(C>B)\", \"solo(B)\"]\n"
-        ));
+        let p = ok(&format!("{MINIMAL}questions = [\"enable(C>B)\", \"solo(B)\"]\n"));
         assert_eq!(p.job.questions, ["enable(C>B)", "solo(B)"]);
         assert_err(
             &format!("{MINIMAL}questions = [\"solo(A)\", \"solo(A)\"]\n"),
             &["field `job.questions`", "duplicate", "solo(A)"],
         );
-        for bad in [
-            "solo(D)",
-            "enable(A>A)",
-            "enable(A)",
-            "solo(a)",
-            "Solo(A)",
-            "enable(A>B",
-            "solo()",
-            "enable(A>B>C)",
-        ] {
+        for bad in
+            ["solo(D)", "enable(A>A)", "enable(A)", "solo(a)", "Solo(A)", "enable(A>B", "solo()", "enable(A>B>C)"]
+        {
             assert_err(
                 &format!("{MINIMAL}questions = [\"{bad}\"]\n"),
                 &["field `job.questions`", "invalid question", bad],
             );
         }
-        assert_err(
-            &format!("{MINIMAL}questions = []\n"),
-            &["field `job.questions`"],
-        );
+        assert_err(&format!("{MINIMAL}questions = []\n"), &["field `job.questions`"]);
     }
 
     #[test]
     fn invalid_toml() {
-        assert_err(
-            "[job\nname = \"t\"\n",
-            &["plan plans/x.toml: not valid TOML:", "line 1"],
-        );
-        assert_err(
-            "[job]\nname = \"t\"\nname = \"u\"\n",
-            &["not valid TOML:", "duplicate key"],
-        );
+        assert_err("[job\nname = \"t\"\n", &["plan plans/x.toml: not valid TOML:", "line 1"]);
+        assert_err("[job]\nname = \"t\"\nname = \"u\"\n", &["not valid TOML:", "duplicate key"]);
         assert_err("[job]\nname = t\n", &["not valid TOML:"]);
     }
 
@@ -817,10 +615,7 @@ mod tests {
     fn missing_file() {
         let e = Plan::load(Path::new("plans/nope.toml")).expect_err("no such file");
         let msg = e.to_string();
-        assert!(
-            msg.starts_with("plan plans/nope.toml: cannot read: "),
-            "{msg}"
-        );
+        assert!(msg.starts_with("plan plans/nope.toml: cannot read: "), "{msg}");
         assert!(
             matches!(e, PlanError::Read { ref error, .. } if error.kind() == std::io::ErrorKind::NotFound),
             "{msg}"
@@ -830,8 +625,7 @@ mod tests {
 
     #[test]
     fn error_field_accessor() {
-        let e = Plan::from_toml_str(&format!("{MINIMAL}[shards]\ncount = 0\n"), "p")
-            .expect_err("bad count");
+        let e = Plan::from_toml_str(&format!("{MINIMAL}[shards]\ncount = 0\n"), "p").expect_err("bad count");
         assert_eq!(e.field(), Some("shards.count"));
     }
 
@@ -864,32 +658,18 @@ mod tests {
     #[test]
     fn token_rule() {
         let plan = Some("p".to_owned());
-        assert_eq!(
-            pick_token(Some("e".into()), plan.as_ref()),
-            Some("e".into())
-        );
-        assert_eq!(
-            pick_token(Some(String::new()), plan.as_ref()),
-            Some("p".into())
-        );
+        assert_eq!(pick_token(Some("e".into()), plan.as_ref()), Some("e".into()));
+        assert_eq!(pick_token(Some(String::new()), plan.as_ref()), Some("p".into()));
         assert_eq!(pick_token(None, plan.as_ref()), Some("p".into()));
         assert_eq!(pick_token(None, Some(&String::new())), None);
         assert_eq!(pick_token(None, None), None);
         // An empty token in the file is stored as none.
-        assert_eq!(
-            ok(&format!("{MINIMAL}[cluster]\ntoken = \"\"\n"))
-                .cluster
-                .token,
-            None
-        );
+        assert_eq!(ok(&format!("{MINIMAL}[cluster]\ntoken = \"\"\n")).cluster.token, None);
     }
 
     #[test]
     fn threads_rule() {
-        assert_eq!(
-            ok(&format!("{MINIMAL}[cluster]\nthreads = 3\n")).threads(),
-            3
-        );
+        assert_eq!(ok(&format!("{MINIMAL}[cluster]\nthreads = 3\n")).threads(), 3);
         assert!(ok(MINIMAL).threads() >= 1);
     }
 

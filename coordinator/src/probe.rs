@@ -87,7 +87,11 @@ impl Prober {
         let order = h0.params.get("order").and_then(|v| v.as_u64()).ok_or("tablebase header has no order")? as u32;
         let game = Cc3::new(order).map_err(|e| e.to_string())?;
         if game.ranker.positions() != h0.positions as u128 {
-            return Err(format!("tablebase holds {} positions, order {order} has {}", h0.positions, game.ranker.positions()));
+            return Err(format!(
+                "tablebase holds {} positions, order {order} has {}",
+                h0.positions,
+                game.ranker.positions()
+            ));
         }
         Ok(Prober { game, readers })
     }
@@ -114,7 +118,11 @@ impl Prober {
             category: category(g, pos, &a).key().into(),
             solo: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), value_word(a.solo[p]).to_string())).collect(),
             pairout: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), a.solo[p] == VALUE_LOSS)).collect(),
-            enable: ENABLE_PAIRS.iter().enumerate().map(|(i, &(x, y))| (ENABLE_NAMES[i].to_string(), a.enable[x][y])).collect(),
+            enable: ENABLE_PAIRS
+                .iter()
+                .enumerate()
+                .map(|(i, &(x, y))| (ENABLE_NAMES[i].to_string(), a.enable[x][y]))
+                .collect(),
         })
     }
 
@@ -145,8 +153,7 @@ impl Prober {
 
 fn answers_line(r: &PositionReport) -> String {
     let solo: Vec<String> = r.solo.iter().map(|(p, v)| format!("solo({p}) {v}")).collect();
-    let enable: Vec<String> =
-        r.enable.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect();
+    let enable: Vec<String> = r.enable.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect();
     format!("{}; enable: {}", solo.join(", "), enable.join(", "))
 }
 
@@ -168,7 +175,13 @@ pub fn text(p: &Probe) -> String {
     } else {
         out.push_str(&format!("{} moves:\n", p.moves.len()));
         for m in &p.moves {
-            out.push_str(&format!("  {:<8} -> {} [{}] {}\n", m.mv, m.child.position, m.child.category, answers_line(&m.child)));
+            out.push_str(&format!(
+                "  {:<8} -> {} [{}] {}\n",
+                m.mv,
+                m.child.position,
+                m.child.category,
+                answers_line(&m.child)
+            ));
         }
     }
     out

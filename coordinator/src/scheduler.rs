@@ -254,7 +254,11 @@ impl Scheduler {
         if st.assignments.get(&id).is_some_and(|a| !a.done) {
             st.assignments.remove(&id);
         }
-        tracing::info!("worker {id} registered (epoch {epoch}, peer address {:?}, {} cores)", req.peer_address, req.cores);
+        tracing::info!(
+            "worker {id} registered (epoch {epoch}, peer address {:?}, {} cores)",
+            req.peer_address,
+            req.cores
+        );
         if st.phase == Phase::Registering && st.manifest.workers.len() == self.expected_workers {
             self.assign_shards(&mut st);
             if let Err(e) = st.manifest.save(&self.manifest_path) {
@@ -390,8 +394,7 @@ impl Scheduler {
         }
         // Sending needs every peer's current address: after a restart of the
         // coordinator, wait until every worker is back.
-        let all_present =
-            st.manifest.workers.keys().all(|w| st.slots.get(w).is_some_and(|s| !s.lost));
+        let all_present = st.manifest.workers.keys().all(|w| st.slots.get(w).is_some_and(|s| !s.lost));
         if kind == TaskKind::Generate && !all_present {
             return wait;
         }
@@ -634,8 +637,7 @@ pub fn resume_phase(m: &Manifest) -> Phase {
 
 /// The tablebase file name of a question, e.g. `solo_A.tb`, `enable_A_B.tb`.
 pub fn tablebase_file_name(question: &str) -> String {
-    let cleaned: String =
-        question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
+    let cleaned: String = question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
     format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))
 }
 

@@ -153,7 +153,7 @@ fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -188,7 +188,11 @@ pub fn human_table(s: &Summary) -> String {
         format!("{} / {} / {}", g("win"), g("loss"), g("draw"))
     };
     out.push_str(&format!("{:<14}{:>18}{:>18}\n", "solo(A) w/l/d", solo(a), solo(r)));
-    out.push_str(&format!("illegal {}, positions without a move {}\n", thousands(s.illegal), thousands(s.no_move_positions)));
+    out.push_str(&format!(
+        "illegal {}, positions without a move {}\n",
+        thousands(s.illegal),
+        thousands(s.no_move_positions)
+    ));
     let forced: Vec<&str> = s.start.enable.iter().filter(|(_, v)| **v).map(|(k, _)| k.as_str()).collect();
     out.push_str(&format!(
         "start {}: {}; solo A/B/C {}/{}/{}; enable forced: {}\n",
@@ -208,4 +212,85 @@ pub fn human_table(s: &Summary) -> String {
 /// Category counts per depth, as a map, for explore's JSON.
 pub fn depth_categories(d: &Depth) -> BTreeMap<String, u64> {
     d.categories.clone().unwrap_or_default()
+}
+
+/// A Markdown ledger of a summary.json (the file `docs/RESULTS.md` is made of).
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
+    let mut out = String::new();
+    out.push_str(&format!(
+        "## {} — three-player Chinese checkers, order {}\n\nProduced by `coordinator ledger` from the run's \
+         summary.json (plan {}, program {}).\n\n",
+        v["job"].as_str().unwrap_or("?"),
+        v["order"],
+        v["plan_hash"].as_str().unwrap_or("?"),
+        v["program_version"].as_str().unwrap_or("?")
+    ));
+    out.push_str("| quantity | all positions | reachable from the start |\n|---|---:|---:|\n");
+    let (a, r) = (&v["scopes"]["all"], &v["scopes"]["reachable"]);
+    out.push_str(&format!("| positions | {} | {} |\n", n(&a["positions"]), n(&r["positions"])));
+    for c in ["terminal", "solo_win", "spoiler_draw", "kingmaker", "other"] {
+        out.push_str(&format!("| category {c} | {} | {} |\n", n(&a["categories"][c]), n(&r["categories"][c])));
+    }
+    for p in ["A", "B", "C"] {
+        for k in ["win", "loss", "draw"] {
+            out.push_str(&format!("| solo({p}) {k} | {} | {} |\n", n(&a["solo"][p][k]), n(&r["solo"][p][k])));
+        }
+    }
+    for e in ["A>B", "A>C", "B>A", "B>C", "C>A", "C>B"] {
+        out.push_str(&format!("| enable({e}) forced | {} | {} |\n", n(&a["enable"][e]), n(&r["enable"][e])));
+    }
+    out.push_str(&format!(
+        "\nIllegal placements {}; positions up to rotation {}; non-terminal positions without a move {}.\n\n",
+        n(&v["illegal"]),
+        n(&v["canonical_placements"]),
+        n(&v["no_move_positions"])
+    ));
+    let s = &v["start"];
+    out.push_str(&format!(
+        "Start `{}`: category **{}**; solo A/B/C {}/{}/{}; enable forced: {}.\n\n",
+        s["position"].as_str().unwrap_or("?"),
+        s["category"].as_str().unwrap_or("?"),
+        s["solo"]["A"].as_str().unwrap_or("?"),
+        s["solo"]["B"].as_str().unwrap_or("?"),
+        s["solo"]["C"].as_str().unwrap_or("?"),
+        s["enable"]
+            .as_object()
+            .map(|m| m
+                .iter()
+                .filter(|(_, b)| b.as_bool() == Some(true))
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "))
+            .unwrap_or_default()
+    ));
+    out.push_str("| layer | rounds | decided per round (round 0 = terminal) | seconds |\n|---|---:|---|---:|\n");
+    for l in v["layers"].as_array().into_iter().flatten() {
+        let per: Vec<String> = l["decided_per_round"].as_array().into_iter().flatten().map(n).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.2} |\n",
+            l["question"].as_str().unwrap_or("?"),
+            l["rounds"],
+            per.join(" "),
+            l["seconds"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    out.push_str("\n| depth from the start | new positions | categories |\n|---:|---:|---|\n");
+    for d in v["bfs_from_start"].as_array().into_iter().flatten() {
+        let cats: Vec<String> = d["categories"]
+            .as_object()
+            .map(|m| m.iter().filter(|(_, c)| c.as_u64() != Some(0)).map(|(k, c)| format!("{k} {}", n(c))).collect())
+            .unwrap_or_default();
+        out.push_str(&format!("| {} | {} | {} |\n", d["depth"], n(&d["new"]), cats.join(", ")));
+    }
+    out.push_str("\n| tablebase | bytes | sha256 |\n|---|---:|---|\n");
+    for t in v["tablebases"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "| {} | {} | `{}` |\n",
+            t["file"].as_str().unwrap_or("?"),
+            n(&t["bytes"]),
+            t["sha256"].as_str().unwrap_or("?")
+        ));
+    }
+    out
 }

@@ -120,7 +120,8 @@ fn damaged_tablebases_are_detected() {
 #[test]
 fn damaged_checkpoints_are_detected() {
     // Kill an embedded run mid-layer, damage its state, and run it again.
-    for (what, needle) in [("shard", "does not match its checksum"), ("truncate", "expected"), ("manifest", "checksum")] {
+    for (what, needle) in [("shard", "does not match its checksum"), ("truncate", "expected"), ("manifest", "checksum")]
+    {
         let dir = TempDir::new("ckpt");
         let mut c = embedded_command(&dir);
         c.env("RETRO_FAULT", "after-apply:0:3");

@@ -42,9 +42,7 @@ const MAX_PREALLOC_KEYS: u64 = 1 << 16;
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
     /// `encode_batch` was given keys out of order.
-    #[error(
-        "batch keys not sorted: key {index} ({key}) is smaller than the key before it ({previous})"
-    )]
+    #[error("batch keys not sorted: key {index} ({key}) is smaller than the key before it ({previous})")]
     Unsorted {
         /// Index of the offending key.
         index: usize,
@@ -161,11 +159,7 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 /// Fails if the keys are not sorted ascending.
 pub fn encode_batch(sorted_keys: &[u64]) -> Result<Vec<u8>, BatchError> {
     if let Some(i) = sorted_keys.windows(2).position(|w| w[1] < w[0]) {
-        return Err(BatchError::Unsorted {
-            index: i + 1,
-            key: sorted_keys[i + 1],
-            previous: sorted_keys[i],
-        });
+        return Err(BatchError::Unsorted { index: i + 1, key: sorted_keys[i + 1], previous: sorted_keys[i] });
     }
     let mut raw = Vec::with_capacity(MAX_VARINT_LEN + sorted_keys.len() * 2);
     put_varint(&mut raw, sorted_keys.len() as u64);
@@ -174,11 +168,8 @@ pub fn encode_batch(sorted_keys: &[u64]) -> Result<Vec<u8>, BatchError> {
         put_varint(&mut raw, k - prev);
         prev = k;
     }
-    let mut compressor =
-        zstd::bulk::Compressor::new(BATCH_ZSTD_LEVEL).map_err(BatchError::Compress)?;
-    compressor
-        .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))
-        .map_err(BatchError::Compress)?;
+    let mut compressor = zstd::bulk::Compressor::new(BATCH_ZSTD_LEVEL).map_err(BatchError::Compress)?;
+    compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true)).map_err(BatchError::Compress)?;
     compressor.compress(&raw).map_err(BatchError::Compress)
 }
 
@@ -192,12 +183,7 @@ struct ByteSource<R: Read> {
 
 impl<R: Read> ByteSource<R> {
     fn new(inner: R) -> Self {
-        Self {
-            inner,
-            buf: vec![0u8; 64 * 1024],
-            pos: 0,
-            len: 0,
-        }
+        Self { inner, buf: vec![0u8; 64 * 1024], pos: 0, len: 0 }
     }
 
     /// Next byte, or `None` at the end of the stream.
@@ -252,19 +238,14 @@ enum Varint {
 /// payload cannot force a large allocation). Errors on garbage, truncation,
 /// trailing bytes and overflow.
 pub fn decode_batch(payload: &[u8], max_keys: u64) -> Result<Vec<u64>, BatchError> {
-    let decoder = zstd::stream::read::Decoder::with_buffer(payload)
-        .map_err(BatchError::Decompress)?
-        .single_frame();
+    let decoder = zstd::stream::read::Decoder::with_buffer(payload).map_err(BatchError::Decompress)?.single_frame();
     let mut src = ByteSource::new(decoder);
     let count = match src.next_varint()? {
         Varint::Value(c) => c,
         Varint::End => return Err(BatchError::MissingCount),
     };
     if count > max_keys {
-        return Err(BatchError::TooManyKeys {
-            count,
-            max: max_keys,
-        });
+        return Err(BatchError::TooManyKeys { count, max: max_keys });
     }
     let mut keys = Vec::with_capacity(count.min(MAX_PREALLOC_KEYS) as usize);
     let mut prev = 0u64;
@@ -272,15 +253,10 @@ pub fn decode_batch(payload: &[u8], max_keys: u64) -> Result<Vec<u64>, BatchErro
         let delta = match src.next_varint()? {
             Varint::Value(d) => d,
             Varint::End => {
-                return Err(BatchError::Truncated {
-                    expected: count,
-                    got: index,
-                });
+                return Err(BatchError::Truncated { expected: count, got: index });
             }
         };
-        prev = prev
-            .checked_add(delta)
-            .ok_or(BatchError::KeyOverflow { index })?;
+        prev = prev.checked_add(delta).ok_or(BatchError::KeyOverflow { index })?;
         keys.push(prev);
     }
     if src.next_byte()?.is_some() {
@@ -364,11 +340,7 @@ impl InboxWriter {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), BatchError> {
-        let io_err = |source| BatchError::InboxIo {
-            path: self.tmp.clone(),
-            what: "write failed",
-            source,
-        };
+        let io_err = |source| BatchError::InboxIo { path: self.tmp.clone(), what: "write failed", source };
         match self.out.as_mut() {
             Some(out) => out.write_all(bytes).map_err(io_err)?,
             None => return Err(io_err(io::Error::other("writer already finished"))),
@@ -381,21 +353,12 @@ impl InboxWriter {
     /// Appends a record: a batch `payload` (from [`encode_batch`]) of `count`
     /// keys for `dest_shard`. The count is not checked against the payload here;
     /// [`read_inbox`] checks it.
-    pub fn append(
-        &mut self,
-        dest_shard: u32,
-        count: u64,
-        payload: &[u8],
-    ) -> Result<(), BatchError> {
-        let len =
-            u32::try_from(payload.len()).map_err(|_| BatchError::PayloadTooLarge(payload.len()))?;
-        let total = self
-            .total
-            .checked_add(count)
-            .ok_or_else(|| BatchError::InboxCorrupt {
-                path: self.path.clone(),
-                detail: "total key count overflows u64".to_string(),
-            })?;
+    pub fn append(&mut self, dest_shard: u32, count: u64, payload: &[u8]) -> Result<(), BatchError> {
+        let len = u32::try_from(payload.len()).map_err(|_| BatchError::PayloadTooLarge(payload.len()))?;
+        let total = self.total.checked_add(count).ok_or_else(|| BatchError::InboxCorrupt {
+            path: self.path.clone(),
+            detail: "total key count overflows u64".to_string(),
+        })?;
         let mut head = [0u8; RECORD_HEADER_LEN];
         head[0..4].copy_from_slice(&dest_shard.to_le_bytes());
         head[4..12].copy_from_slice(&count.to_le_bytes());
@@ -417,38 +380,22 @@ impl InboxWriter {
         trailer[8..16].copy_from_slice(&self.total.to_le_bytes());
         trailer[16..20].copy_from_slice(&crc.to_le_bytes());
         self.write(&trailer)?;
-        let io_err = |path: &Path, what: &'static str, source| BatchError::InboxIo {
-            path: path.to_path_buf(),
-            what,
-            source,
-        };
+        let io_err =
+            |path: &Path, what: &'static str, source| BatchError::InboxIo { path: path.to_path_buf(), what, source };
         let out = match self.out.take() {
             Some(out) => out,
             None => {
-                return Err(io_err(
-                    &self.tmp,
-                    "finish failed",
-                    io::Error::other("writer already finished"),
-                ));
+                return Err(io_err(&self.tmp, "finish failed", io::Error::other("writer already finished")));
             }
         };
-        let file = out
-            .into_inner()
-            .map_err(|e| io_err(&self.tmp, "flush failed", e.into_error()))?;
-        file.sync_all()
-            .map_err(|e| io_err(&self.tmp, "fsync failed", e))?;
+        let file = out.into_inner().map_err(|e| io_err(&self.tmp, "flush failed", e.into_error()))?;
+        file.sync_all().map_err(|e| io_err(&self.tmp, "fsync failed", e))?;
         drop(file);
         std::fs::rename(&self.tmp, &self.path)
             .map_err(|e| io_err(&self.path, "cannot rename temporary file into place", e))?;
         self.finished = true;
-        fsync_parent_dir(&self.path)
-            .map_err(|e| io_err(&self.path, "cannot fsync parent directory", e))?;
-        Ok(InboxFileInfo {
-            path: self.path.clone(),
-            bytes: self.written,
-            records: self.records,
-            total: self.total,
-        })
+        fsync_parent_dir(&self.path).map_err(|e| io_err(&self.path, "cannot fsync parent directory", e))?;
+        Ok(InboxFileInfo { path: self.path.clone(), bytes: self.written, records: self.records, total: self.total })
     }
 }
 
@@ -473,24 +420,12 @@ struct RecordRef {
 /// structure, payload checksums and total. Returns the bytes, the records and the total.
 fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError> {
     let p = path.to_path_buf();
-    let bytes = std::fs::read(path).map_err(|source| BatchError::InboxIo {
-        path: p.clone(),
-        what: "cannot read",
-        source,
-    })?;
-    let truncated = |detail: String| BatchError::InboxTruncated {
-        path: p.clone(),
-        detail,
-    };
-    let corrupt = |detail: String| BatchError::InboxCorrupt {
-        path: p.clone(),
-        detail,
-    };
+    let bytes =
+        std::fs::read(path).map_err(|source| BatchError::InboxIo { path: p.clone(), what: "cannot read", source })?;
+    let truncated = |detail: String| BatchError::InboxTruncated { path: p.clone(), detail };
+    let corrupt = |detail: String| BatchError::InboxCorrupt { path: p.clone(), detail };
     if bytes.len() < TRAILER_LEN {
-        return Err(truncated(format!(
-            "{} bytes, shorter than the trailer",
-            bytes.len()
-        )));
+        return Err(truncated(format!("{} bytes, shorter than the trailer", bytes.len())));
     }
     let body_len = bytes.len() - TRAILER_LEN;
     let (body, trailer) = bytes.split_at(body_len);
@@ -520,25 +455,14 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
             .filter(|&e| e <= body_len)
             .ok_or_else(|| truncated(format!("record {record} payload cut short")))?;
         if batch_crc(&body[start..end]) != payload_crc {
-            return Err(corrupt(format!(
-                "record {record} payload checksum mismatch"
-            )));
+            return Err(corrupt(format!("record {record} payload checksum mismatch")));
         }
-        sum = sum
-            .checked_add(count)
-            .ok_or_else(|| corrupt("total key count overflows u64".to_string()))?;
-        records.push(RecordRef {
-            shard,
-            count,
-            start,
-            end,
-        });
+        sum = sum.checked_add(count).ok_or_else(|| corrupt("total key count overflows u64".to_string()))?;
+        records.push(RecordRef { shard, count, start, end });
         at = end;
     }
     if sum != total {
-        return Err(corrupt(format!(
-            "records hold {sum} keys but the trailer says {total}"
-        )));
+        return Err(corrupt(format!("records hold {sum} keys but the trailer says {total}")));
     }
     Ok((bytes, records, total))
 }
@@ -549,11 +473,7 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
 pub fn read_inbox(path: &Path, max_keys: u64) -> Result<Vec<(u32, Vec<u64>)>, BatchError> {
     let (bytes, records, total) = load_inbox(path)?;
     if total > max_keys {
-        return Err(BatchError::InboxTooManyKeys {
-            path: path.to_path_buf(),
-            total,
-            max: max_keys,
-        });
+        return Err(BatchError::InboxTooManyKeys { path: path.to_path_buf(), total, max: max_keys });
     }
     let mut out = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
@@ -565,10 +485,7 @@ pub fn read_inbox(path: &Path, max_keys: u64) -> Result<Vec<(u32, Vec<u64>)>, Ba
         };
         let keys = decode_batch(&bytes[r.start..r.end], r.count).map_err(record_err)?;
         if keys.len() as u64 != r.count {
-            return Err(record_err(BatchError::Truncated {
-                expected: r.count,
-                got: keys.len() as u64,
-            }));
+            return Err(record_err(BatchError::Truncated { expected: r.count, got: keys.len() as u64 }));
         }
         out.push((r.shard, keys));
     }
@@ -603,8 +520,7 @@ mod tests {
 
     impl TestDir {
         fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir()
-                .join(format!("retro-batch-test-{}-{name}", std::process::id()));
+            let dir = std::env::temp_dir().join(format!("retro-batch-test-{}-{name}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create test dir");
             Self(dir)
@@ -622,15 +538,8 @@ mod tests {
 
     fn roundtrip(keys: &[u64]) {
         let payload = encode_batch(keys).expect("encode");
-        assert_eq!(
-            decode_batch(&payload, keys.len() as u64).expect("decode"),
-            keys
-        );
-        assert_eq!(
-            encode_batch(keys).expect("encode"),
-            payload,
-            "deterministic"
-        );
+        assert_eq!(decode_batch(&payload, keys.len() as u64).expect("decode"), keys);
+        assert_eq!(encode_batch(keys).expect("encode"), payload, "deterministic");
     }
 
     fn random_sorted(n: usize, seed: u64, spread: u64) -> Vec<u64> {
@@ -687,48 +596,30 @@ mod tests {
         }
         let p = compress_raw(&raw);
         assert_eq!(decode_batch(&p, 5).expect("ok"), vec![1, 2, 3, 4, 5]);
-        assert!(matches!(
-            decode_batch(&p, 4),
-            Err(BatchError::TooManyKeys { count: 5, max: 4 })
-        ));
+        assert!(matches!(decode_batch(&p, 4), Err(BatchError::TooManyKeys { count: 5, max: 4 })));
         // Bomb: huge declared count, tiny payload.
         let mut raw = Vec::new();
         put_varint(&mut raw, u64::MAX);
         let p = compress_raw(&raw);
-        assert!(matches!(
-            decode_batch(&p, 1000),
-            Err(BatchError::TooManyKeys { .. })
-        ));
-        assert!(matches!(
-            decode_batch(&p, u64::MAX),
-            Err(BatchError::Truncated { got: 0, .. })
-        ));
+        assert!(matches!(decode_batch(&p, 1000), Err(BatchError::TooManyKeys { .. })));
+        assert!(matches!(decode_batch(&p, u64::MAX), Err(BatchError::Truncated { got: 0, .. })));
         // Trailing bytes.
         let mut raw = Vec::new();
         put_varint(&mut raw, 1);
         put_varint(&mut raw, 9);
         raw.push(0);
         let p = compress_raw(&raw);
-        assert!(matches!(
-            decode_batch(&p, 10),
-            Err(BatchError::TrailingBytes { .. })
-        ));
+        assert!(matches!(decode_batch(&p, 10), Err(BatchError::TrailingBytes { .. })));
         // Overflowing sum of deltas.
         let mut raw = Vec::new();
         put_varint(&mut raw, 2);
         put_varint(&mut raw, u64::MAX);
         put_varint(&mut raw, 1);
         let p = compress_raw(&raw);
-        assert!(matches!(
-            decode_batch(&p, 10),
-            Err(BatchError::KeyOverflow { index: 1 })
-        ));
+        assert!(matches!(decode_batch(&p, 10), Err(BatchError::KeyOverflow { index: 1 })));
         // Empty raw contents: no count.
         let p = compress_raw(&[]);
-        assert!(matches!(
-            decode_batch(&p, 10),
-            Err(BatchError::MissingCount)
-        ));
+        assert!(matches!(decode_batch(&p, 10), Err(BatchError::MissingCount)));
         // A second frame after the first is garbage.
         let mut p = encode_batch(&[1, 2, 3]).expect("encode");
         let second = p.clone();
@@ -742,25 +633,13 @@ mod tests {
     #[test]
     fn unsorted_rejected() {
         let e = encode_batch(&[1, 3, 2]).expect_err("unsorted");
-        assert!(matches!(
-            e,
-            BatchError::Unsorted {
-                index: 2,
-                key: 2,
-                previous: 3
-            }
-        ));
+        assert!(matches!(e, BatchError::Unsorted { index: 2, key: 2, previous: 3 }));
         assert!(encode_batch(&[u64::MAX, 0]).is_err());
     }
 
     #[test]
     fn every_truncation_is_an_error() {
-        for keys in [
-            vec![],
-            vec![7],
-            vec![1, 1, 2, 300, 70_000, u64::MAX],
-            random_sorted(500, 9, 1 << 40),
-        ] {
+        for keys in [vec![], vec![7], vec![1, 1, 2, 300, 70_000, u64::MAX], random_sorted(500, 9, 1 << 40)] {
             let p = encode_batch(&keys).expect("encode");
             for len in 0..p.len() {
                 assert!(
@@ -775,12 +654,7 @@ mod tests {
     #[test]
     fn byte_flips_are_errors_or_harmless() {
         let mut rng = Rng(77);
-        for keys in [
-            vec![],
-            vec![7],
-            vec![1, 1, 2, 300, 70_000, u64::MAX],
-            random_sorted(300, 10, 1 << 40),
-        ] {
+        for keys in [vec![], vec![7], vec![1, 1, 2, 300, 70_000, u64::MAX], random_sorted(300, 10, 1 << 40)] {
             let p = encode_batch(&keys).expect("encode");
             // Every position, every single-bit flip and a full-byte flip. The zstd
             // content checksum catches flips inside the data; a few header flips
@@ -817,19 +691,13 @@ mod tests {
         let mut w = InboxWriter::create(path).expect("create");
         for (shard, keys) in batches {
             let payload = encode_batch(keys).expect("encode");
-            w.append(*shard, keys.len() as u64, &payload)
-                .expect("append");
+            w.append(*shard, keys.len() as u64, &payload).expect("append");
         }
         w.finish().expect("finish")
     }
 
     fn sample_batches() -> Vec<(u32, Vec<u64>)> {
-        vec![
-            (3, vec![1, 2, 2, 9]),
-            (0, vec![]),
-            (7, random_sorted(1000, 4, 1 << 30)),
-            (3, vec![u64::MAX]),
-        ]
+        vec![(3, vec![1, 2, 2, 9]), (0, vec![]), (7, random_sorted(1000, 4, 1 << 30)), (3, vec![u64::MAX])]
     }
 
     #[test]
@@ -856,8 +724,7 @@ mod tests {
         // Dropped writer leaves nothing behind.
         let gone = dir.path("gone.bin");
         let mut w = InboxWriter::create(&gone).expect("create");
-        w.append(1, 0, &encode_batch(&[]).expect("encode"))
-            .expect("append");
+        w.append(1, 0, &encode_batch(&[]).expect("encode")).expect("append");
         drop(w);
         assert!(!gone.exists() && !tmp_path(&gone).exists());
     }
@@ -867,8 +734,7 @@ mod tests {
         let dir = TestDir::new("count");
         let path = dir.path("c.bin");
         let mut w = InboxWriter::create(&path).expect("create");
-        w.append(1, 2, &encode_batch(&[1, 2, 3]).expect("encode"))
-            .expect("append");
+        w.append(1, 2, &encode_batch(&[1, 2, 3]).expect("encode")).expect("append");
         w.finish().expect("finish");
         let e = read_inbox(&path, 100).expect_err("count mismatch");
         assert!(e.to_string().contains("c.bin"), "{e}");
@@ -879,11 +745,7 @@ mod tests {
     fn inbox_truncation_and_corruption() {
         let dir = TestDir::new("corrupt");
         let path = dir.path("in.bin");
-        let batches = vec![
-            (3, vec![1, 2, 2, 9]),
-            (0, vec![]),
-            (5, random_sorted(50, 4, 1 << 30)),
-        ];
+        let batches = vec![(3, vec![1, 2, 2, 9]), (0, vec![]), (5, random_sorted(50, 4, 1 << 30))];
         write_inbox(&path, &batches);
         let bytes = std::fs::read(&path).expect("read");
         let bad = dir.path("bad.bin");
@@ -898,14 +760,8 @@ mod tests {
                 let mut b = bytes.clone();
                 b[pos] ^= mask;
                 std::fs::write(&bad, &b).expect("write");
-                assert!(
-                    read_inbox(&bad, u64::MAX).is_err(),
-                    "flip {mask:#x} at {pos} accepted"
-                );
-                assert!(
-                    inbox_total(&bad).is_err(),
-                    "flip {mask:#x} at {pos} accepted"
-                );
+                assert!(read_inbox(&bad, u64::MAX).is_err(), "flip {mask:#x} at {pos} accepted");
+                assert!(inbox_total(&bad).is_err(), "flip {mask:#x} at {pos} accepted");
             }
         }
         let e = read_inbox(&dir.path("missing.bin"), 10).expect_err("missing");

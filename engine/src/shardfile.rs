@@ -17,13 +17,8 @@ pub struct ShardFile {
 impl ShardFile {
     /// Creates (or truncates) the file at `len` bytes and maps it.
     pub fn create(path: &Path, len: u64) -> Result<ShardFile, DurableError> {
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(io_err(path))?;
+        let f =
+            OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io_err(path))?;
         f.set_len(len).map_err(io_err(path))?;
         Self::map(path, &f)
     }

@@ -110,9 +110,7 @@ impl TablebaseHeader {
     /// Number of positions in block `block` (0 past the end).
     pub fn block_len(&self, block: u64) -> u64 {
         let start = block.saturating_mul(self.block_positions);
-        let end = start
-            .saturating_add(self.block_positions)
-            .min(self.positions);
+        let end = start.saturating_add(self.block_positions).min(self.positions);
         end.saturating_sub(start)
     }
 
@@ -131,10 +129,7 @@ impl TablebaseHeader {
             ));
         }
         if self.block_positions == 0 || self.block_positions > MAX_BLOCK_POSITIONS {
-            return Err(format!(
-                "block_positions {} out of range (1..={})",
-                self.block_positions, MAX_BLOCK_POSITIONS
-            ));
+            return Err(format!("block_positions {} out of range (1..={})", self.block_positions, MAX_BLOCK_POSITIONS));
         }
         Ok(())
     }
@@ -142,11 +137,7 @@ impl TablebaseHeader {
 
 /// `ceil(positions / block_positions)`, 0 if `block_positions` is 0.
 fn block_count(positions: u64, block_positions: u64) -> u64 {
-    if block_positions == 0 {
-        0
-    } else {
-        positions.div_ceil(block_positions)
-    }
+    if block_positions == 0 { 0 } else { positions.div_ceil(block_positions) }
 }
 
 /// Bytes needed to pack `n` 2-bit values.
@@ -392,21 +383,18 @@ impl TablebaseWriter {
     /// Creates `<path>.tmp` and writes the header. Fails if the header is invalid.
     pub fn create(path: &Path, header: TablebaseHeader) -> Result<Self, TablebaseError> {
         if let Err(detail) = header.check() {
-            return Err(TablebaseError::InvalidHeader {
-                path: path.to_path_buf(),
-                detail,
-            });
+            return Err(TablebaseError::InvalidHeader { path: path.to_path_buf(), detail });
         }
         let json = serde_json::to_vec(&header).map_err(|e| TablebaseError::InvalidHeader {
             path: path.to_path_buf(),
             detail: format!("cannot serialize header: {e}"),
         })?;
-        let json_len = u32::try_from(json.len())
-            .ok()
-            .filter(|&l| u64::from(l) <= MAX_HEADER_JSON)
-            .ok_or_else(|| TablebaseError::InvalidHeader {
-                path: path.to_path_buf(),
-                detail: format!("header JSON too large ({} bytes)", json.len()),
+        let json_len =
+            u32::try_from(json.len()).ok().filter(|&l| u64::from(l) <= MAX_HEADER_JSON).ok_or_else(|| {
+                TablebaseError::InvalidHeader {
+                    path: path.to_path_buf(),
+                    detail: format!("header JSON too large ({} bytes)", json.len()),
+                }
             })?;
         let tmp = tmp_path(path);
         let file = File::create(&tmp).map_err(|source| TablebaseError::Io {
@@ -462,10 +450,7 @@ impl TablebaseWriter {
     }
 
     fn usage(&self, detail: String) -> TablebaseError {
-        TablebaseError::Usage {
-            path: self.path.clone(),
-            detail,
-        }
+        TablebaseError::Usage { path: self.path.clone(), detail }
     }
 
     /// Appends block `block_index`, already compressed with [`compress_block`];
@@ -482,35 +467,25 @@ impl TablebaseWriter {
     ) -> Result<(), TablebaseError> {
         let expected = self.next_block();
         if block_index != expected {
-            return Err(self.usage(format!(
-                "block {block_index} pushed out of order (expected block {expected})"
-            )));
+            return Err(self.usage(format!("block {block_index} pushed out of order (expected block {expected})")));
         }
         if block_index >= self.block_count {
-            return Err(self.usage(format!(
-                "block {block_index} pushed but the layer has only {} blocks",
-                self.block_count
-            )));
+            return Err(
+                self.usage(format!("block {block_index} pushed but the layer has only {} blocks", self.block_count))
+            );
         }
         let raw_len = packed_len(self.header.block_len(block_index));
         match zstd::zstd_safe::get_frame_content_size(compressed) {
             Ok(Some(n)) if n == raw_len => {}
             Ok(Some(n)) => {
-                return Err(self.usage(format!(
-                    "block {block_index} decompresses to {n} bytes, expected {raw_len}"
-                )));
+                return Err(self.usage(format!("block {block_index} decompresses to {n} bytes, expected {raw_len}")));
             }
             _ => {
-                return Err(self.usage(format!(
-                    "block {block_index} is not a zstd frame with a known content size"
-                )));
+                return Err(self.usage(format!("block {block_index} is not a zstd frame with a known content size")));
             }
         }
         let compressed_len = u32::try_from(compressed.len()).map_err(|_| {
-            self.usage(format!(
-                "block {block_index} too large ({} compressed bytes)",
-                compressed.len()
-            ))
+            self.usage(format!("block {block_index} too large ({} compressed bytes)", compressed.len()))
         })?;
         let entry = IndexEntry {
             offset: self.written,
@@ -528,23 +503,14 @@ impl TablebaseWriter {
     pub fn push_values(&mut self, values: &[u8]) -> Result<(), TablebaseError> {
         let block = self.next_block();
         if block >= self.block_count {
-            return Err(self.usage(format!(
-                "block {block} pushed but the layer has only {} blocks",
-                self.block_count
-            )));
+            return Err(self.usage(format!("block {block} pushed but the layer has only {} blocks", self.block_count)));
         }
         let want = self.header.block_len(block);
         if values.len() as u64 != want {
-            return Err(self.usage(format!(
-                "block {block} has {} values, expected {want}",
-                values.len()
-            )));
+            return Err(self.usage(format!("block {block} has {} values, expected {want}", values.len())));
         }
         if let Some(i) = values.iter().position(|&v| v > 3) {
-            return Err(self.usage(format!(
-                "block {block} position {i} has value {} (must be 0..=3)",
-                values[i]
-            )));
+            return Err(self.usage(format!("block {block} position {i} has value {} (must be 0..=3)", values[i])));
         }
         let packed = pack_values(values);
         let compressed = compress_block(&packed)?;
@@ -556,10 +522,7 @@ impl TablebaseWriter {
     pub fn finish(mut self) -> Result<TablebaseFileInfo, TablebaseError> {
         let pushed = self.next_block();
         if pushed != self.block_count {
-            return Err(self.usage(format!(
-                "finished after {pushed} blocks, expected {}",
-                self.block_count
-            )));
+            return Err(self.usage(format!("finished after {pushed} blocks, expected {}", self.block_count)));
         }
         let index_offset = self.written;
         let mut index_bytes = Vec::with_capacity(self.index.len() * INDEX_ENTRY_LEN as usize);
@@ -576,10 +539,7 @@ impl TablebaseWriter {
         footer.extend_from_slice(TABLEBASE_END_MAGIC);
         self.write(&footer)?;
 
-        let out = self
-            .out
-            .take()
-            .ok_or_else(|| self.usage("writer already finished".to_string()))?;
+        let out = self.out.take().ok_or_else(|| self.usage("writer already finished".to_string()))?;
         let file = out.into_inner().map_err(|e| TablebaseError::Io {
             path: self.tmp.clone(),
             what: "flush failed",
@@ -603,11 +563,7 @@ impl TablebaseWriter {
             source,
         })?;
         let digest = std::mem::take(&mut self.sha).finalize();
-        Ok(TablebaseFileInfo {
-            path: self.path.clone(),
-            bytes: self.written,
-            sha256: hex(&digest),
-        })
+        Ok(TablebaseFileInfo { path: self.path.clone(), bytes: self.written, sha256: hex(&digest) })
     }
 }
 
@@ -639,35 +595,17 @@ impl TablebaseReader {
     /// Opens and validates the file's structure (not the block contents).
     pub fn open(path: &Path) -> Result<Self, TablebaseError> {
         let p = path.to_path_buf();
-        let file = File::open(path).map_err(|source| TablebaseError::Io {
-            path: p.clone(),
-            what: "cannot open",
-            source,
-        })?;
+        let file =
+            File::open(path).map_err(|source| TablebaseError::Io { path: p.clone(), what: "cannot open", source })?;
         let file_len = file
             .metadata()
-            .map_err(|source| TablebaseError::Io {
-                path: p.clone(),
-                what: "cannot stat",
-                source,
-            })?
+            .map_err(|source| TablebaseError::Io { path: p.clone(), what: "cannot stat", source })?
             .len();
         let read_at = |buf: &mut [u8], at: u64, what: &'static str| {
-            file.read_exact_at(buf, at)
-                .map_err(|source| TablebaseError::Io {
-                    path: p.clone(),
-                    what,
-                    source,
-                })
+            file.read_exact_at(buf, at).map_err(|source| TablebaseError::Io { path: p.clone(), what, source })
         };
-        let truncated = |expected: &'static str| TablebaseError::Truncated {
-            path: p.clone(),
-            expected,
-        };
-        let corrupt = |detail: String| TablebaseError::Corrupt {
-            path: p.clone(),
-            detail,
-        };
+        let truncated = |expected: &'static str| TablebaseError::Truncated { path: p.clone(), expected };
+        let corrupt = |detail: String| TablebaseError::Corrupt { path: p.clone(), detail };
 
         // Magic.
         let mut prefix = [0u8; PREFIX_LEN as usize];
@@ -699,8 +637,8 @@ impl TablebaseReader {
         if crc32fast::hash(&json) != stored_crc {
             return Err(corrupt("header checksum mismatch".to_string()));
         }
-        let header: TablebaseHeader = serde_json::from_slice(&json)
-            .map_err(|e| corrupt(format!("header JSON invalid: {e}")))?;
+        let header: TablebaseHeader =
+            serde_json::from_slice(&json).map_err(|e| corrupt(format!("header JSON invalid: {e}")))?;
         if let Err(detail) = header.check() {
             return Err(TablebaseError::InvalidHeader { path: p, detail });
         }
@@ -720,13 +658,10 @@ impl TablebaseReader {
         let file_crc = le_u32(&footer, 20);
         let blocks = header.block_count();
         if stored_blocks != blocks {
-            return Err(corrupt(format!(
-                "footer says {stored_blocks} blocks, header implies {blocks}"
-            )));
+            return Err(corrupt(format!("footer says {stored_blocks} blocks, header implies {blocks}")));
         }
-        let index_len = blocks
-            .checked_mul(INDEX_ENTRY_LEN)
-            .ok_or_else(|| corrupt(format!("block count {blocks} implausible")))?;
+        let index_len =
+            blocks.checked_mul(INDEX_ENTRY_LEN).ok_or_else(|| corrupt(format!("block count {blocks} implausible")))?;
         let index_end = file_len - FOOTER_LEN;
         if index_offset < data_start || index_offset.checked_add(index_len) != Some(index_end) {
             return Err(corrupt(format!(
@@ -740,10 +675,8 @@ impl TablebaseReader {
         if crc32fast::hash(&index_bytes) != index_crc {
             return Err(corrupt("index checksum mismatch".to_string()));
         }
-        let index: Vec<IndexEntry> = index_bytes
-            .chunks_exact(INDEX_ENTRY_LEN as usize)
-            .map(IndexEntry::from_bytes)
-            .collect();
+        let index: Vec<IndexEntry> =
+            index_bytes.chunks_exact(INDEX_ENTRY_LEN as usize).map(IndexEntry::from_bytes).collect();
         let mut expect_offset = data_start;
         for (b, e) in index.iter().enumerate() {
             if e.offset != expect_offset || e.compressed_len == 0 {
@@ -755,15 +688,7 @@ impl TablebaseReader {
             return Err(corrupt("blocks do not end at the index".to_string()));
         }
 
-        Ok(Self {
-            path: p,
-            file,
-            file_len,
-            header,
-            index,
-            file_crc,
-            cache: None,
-        })
+        Ok(Self { path: p, file, file_len, header, index, file_crc, cache: None })
     }
 
     /// The file's header.
@@ -783,22 +708,14 @@ impl TablebaseReader {
 
     /// Reads, checks and decompresses block `block` (packed bytes).
     fn load_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
-        let bad = || TablebaseError::BlockChecksum {
-            path: self.path.clone(),
-            block,
-        };
-        let entry = usize::try_from(block)
-            .ok()
-            .and_then(|b| self.index.get(b))
-            .ok_or_else(bad)?;
+        let bad = || TablebaseError::BlockChecksum { path: self.path.clone(), block };
+        let entry = usize::try_from(block).ok().and_then(|b| self.index.get(b)).ok_or_else(bad)?;
         let mut compressed = vec![0u8; entry.compressed_len as usize];
-        self.file
-            .read_exact_at(&mut compressed, entry.offset)
-            .map_err(|source| TablebaseError::Io {
-                path: self.path.clone(),
-                what: "cannot read block",
-                source,
-            })?;
+        self.file.read_exact_at(&mut compressed, entry.offset).map_err(|source| TablebaseError::Io {
+            path: self.path.clone(),
+            what: "cannot read block",
+            source,
+        })?;
         if crc32fast::hash(&compressed) != entry.compressed_crc {
             return Err(bad());
         }
@@ -830,10 +747,7 @@ impl TablebaseReader {
         }
         match &self.cache {
             Some((_, raw)) => Ok(unpack_value(raw, position - block * bp)),
-            None => Err(TablebaseError::BlockChecksum {
-                path: self.path.clone(),
-                block,
-            }),
+            None => Err(TablebaseError::BlockChecksum { path: self.path.clone(), block }),
         }
     }
 
@@ -842,10 +756,7 @@ impl TablebaseReader {
     pub fn read_all(&mut self) -> Result<Vec<u8>, TablebaseError> {
         let n = self.header.positions;
         let total = packed_len(n);
-        let oom = || TablebaseError::OutOfMemory {
-            path: self.path.clone(),
-            bytes: total,
-        };
+        let oom = || TablebaseError::OutOfMemory { path: self.path.clone(), bytes: total };
         let total_usize = usize::try_from(total).map_err(|_| oom())?;
         let mut out: Vec<u8> = Vec::new();
         out.try_reserve_exact(total_usize).map_err(|_| oom())?;
@@ -882,13 +793,11 @@ impl TablebaseReader {
         let mut at = 0u64;
         while at < end {
             let n = (end - at).min(STREAM_CHUNK as u64) as usize;
-            self.file
-                .read_exact_at(&mut buf[..n], at)
-                .map_err(|source| TablebaseError::Io {
-                    path: self.path.clone(),
-                    what: "cannot read file",
-                    source,
-                })?;
+            self.file.read_exact_at(&mut buf[..n], at).map_err(|source| TablebaseError::Io {
+                path: self.path.clone(),
+                what: "cannot read file",
+                source,
+            })?;
             hasher.update(&buf[..n]);
             at += n as u64;
         }
@@ -929,10 +838,7 @@ mod tests {
 
     impl TestDir {
         fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!(
-                "retro-tablebase-test-{}-{name}",
-                std::process::id()
-            ));
+            let dir = std::env::temp_dir().join(format!("retro-tablebase-test-{}-{name}", std::process::id()));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create test dir");
             Self(dir)
@@ -975,14 +881,7 @@ mod tests {
     }
 
     fn header(n: u64, bp: u64) -> TablebaseHeader {
-        TablebaseHeader::new(
-            "testgame",
-            serde_json::json!({"order": 1}),
-            "solo(A)",
-            n,
-            bp,
-            "deadbeef",
-        )
+        TablebaseHeader::new("testgame", serde_json::json!({"order": 1}), "solo(A)", n, bp, "deadbeef")
     }
 
     fn write_file(path: &Path, values: &[u8], bp: u64) -> TablebaseFileInfo {
@@ -1042,10 +941,7 @@ mod tests {
             for i in (0..n).rev().step_by(13) {
                 assert_eq!(r.probe(i as u64).expect("probe"), values[i]);
             }
-            assert!(matches!(
-                r.probe(n as u64),
-                Err(TablebaseError::PositionOutOfRange { .. })
-            ));
+            assert!(matches!(r.probe(n as u64), Err(TablebaseError::PositionOutOfRange { .. })));
             assert_eq!(r.read_all().expect("read_all"), pack_values(&values));
         }
     }
@@ -1057,10 +953,7 @@ mod tests {
         let a = write_file(&dir.path("a.tb"), &values, 256);
         let b = write_file(&dir.path("b.tb"), &values, 256);
         assert_eq!(a.sha256, b.sha256);
-        assert_eq!(
-            compress_block(&[1, 2, 3]).ok(),
-            compress_block(&[1, 2, 3]).ok()
-        );
+        assert_eq!(compress_block(&[1, 2, 3]).ok(), compress_block(&[1, 2, 3]).ok());
     }
 
     #[test]
@@ -1073,31 +966,19 @@ mod tests {
             .chunks(100)
             .map(|c| {
                 let packed = pack_values(c);
-                (
-                    compress_block(&packed).expect("compress"),
-                    crc32fast::hash(&packed),
-                )
+                (compress_block(&packed).expect("compress"), crc32fast::hash(&packed))
             })
             .collect();
         // Out of order is rejected.
-        assert!(
-            w.push_compressed_block(1, &blocks[1].0, blocks[1].1)
-                .is_err()
-        );
+        assert!(w.push_compressed_block(1, &blocks[1].0, blocks[1].1).is_err());
         // Wrong length is rejected.
-        assert!(
-            w.push_compressed_block(0, &blocks[7].0, blocks[7].1)
-                .is_err()
-        );
+        assert!(w.push_compressed_block(0, &blocks[7].0, blocks[7].1).is_err());
         // Garbage is rejected.
         assert!(w.push_compressed_block(0, b"garbage", 0).is_err());
         for (b, (c, crc)) in blocks.iter().enumerate() {
             w.push_compressed_block(b as u64, c, *crc).expect("push");
         }
-        assert!(
-            w.push_compressed_block(8, &blocks[7].0, blocks[7].1)
-                .is_err()
-        );
+        assert!(w.push_compressed_block(8, &blocks[7].0, blocks[7].1).is_err());
         w.finish().expect("finish");
         let mut r = TablebaseReader::open(&path).expect("open");
         r.verify().expect("verify");
@@ -1135,10 +1016,7 @@ mod tests {
         let path = dir.path("x.tb");
         std::fs::write(&path, b"hello world, this is not a tablebase").expect("write");
         let e = TablebaseReader::open(&path).err().expect("bad magic");
-        assert!(
-            e.to_string().ends_with("not a tablebase (bad magic)"),
-            "{e}"
-        );
+        assert!(e.to_string().ends_with("not a tablebase (bad magic)"), "{e}");
         assert!(e.to_string().contains("x.tb"), "{e}");
 
         let values = random_values(500, 3);
@@ -1147,20 +1025,13 @@ mod tests {
         bytes[8..12].copy_from_slice(&7u32.to_le_bytes());
         std::fs::write(&path, &bytes).expect("write");
         let e = TablebaseReader::open(&path).err().expect("version");
-        assert!(
-            e.to_string()
-                .ends_with("format version 7 not supported (this build reads 1)"),
-            "{e}"
-        );
+        assert!(e.to_string().ends_with("format version 7 not supported (this build reads 1)"), "{e}");
 
         write_file(&path, &values, 64);
         let bytes = std::fs::read(&path).expect("read");
         std::fs::write(&path, &bytes[..bytes.len() - 5]).expect("write");
         let e = TablebaseReader::open(&path).err().expect("truncated");
-        assert!(
-            e.to_string().ends_with("truncated (expected footer)"),
-            "{e}"
-        );
+        assert!(e.to_string().ends_with("truncated (expected footer)"), "{e}");
 
         // Corrupt block 3's compressed bytes: open succeeds, probing that block fails.
         write_file(&path, &values, 64);
@@ -1173,11 +1044,7 @@ mod tests {
         let mut r = TablebaseReader::open(&path).expect("open");
         assert_eq!(r.probe(0).expect("block 0 fine"), values[0]);
         let e = r.probe(3 * 64 + 1).expect_err("block 3 corrupt");
-        assert!(
-            e.to_string()
-                .ends_with("block 3 checksum mismatch (file corrupt)"),
-            "{e}"
-        );
+        assert!(e.to_string().ends_with("block 3 checksum mismatch (file corrupt)"), "{e}");
         assert!(r.read_all().is_err());
         assert!(r.verify().is_err());
     }

@@ -27,13 +27,13 @@ pub const ILLEGAL: u8 = 255;
 /// The "new WIN" code for round `round`.
 #[inline]
 pub fn win_new(round: u32) -> u8 {
-    if round % 2 == 0 { WIN_NEW_EVEN } else { WIN_NEW_ODD }
+    if round.is_multiple_of(2) { WIN_NEW_EVEN } else { WIN_NEW_ODD }
 }
 
 /// The "new LOSS" code for round `round`.
 #[inline]
 pub fn loss_new(round: u32) -> u8 {
-    if round % 2 == 0 { LOSS_NEW_EVEN } else { LOSS_NEW_ODD }
+    if round.is_multiple_of(2) { LOSS_NEW_EVEN } else { LOSS_NEW_ODD }
 }
 
 /// True for codes decided in round `round` (or any round of the same parity)

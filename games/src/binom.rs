@@ -34,11 +34,7 @@ impl Binomials {
     /// `C(n, k)`, zero when `k > n`.
     #[inline]
     pub fn get(&self, n: usize, k: usize) -> u128 {
-        if k > n {
-            0
-        } else {
-            self.table[n * (MAX_N + 1) + k]
-        }
+        if k > n { 0 } else { self.table[n * (MAX_N + 1) + k] }
     }
 
     /// `C(n, k)` as u64; callers only use it where the ranker proved it fits.

@@ -64,6 +64,9 @@ struct Pending {
     frontier: u64,
 }
 
+/// `(destination shard, sorted keys)` lists, by destination worker id.
+type BatchesByWorker = BTreeMap<String, Vec<(u32, Vec<u64>)>>;
+
 /// Update batches for one remote worker.
 pub struct Outgoing {
     /// Destination worker id.
@@ -191,7 +194,7 @@ impl WorkerCore {
         store: &LayerStore,
         round: u32,
         owner: &BTreeMap<u32, String>,
-    ) -> Result<(Pending, BTreeMap<String, Vec<(u32, Vec<u64>)>>), TaskError> {
+    ) -> Result<(Pending, BatchesByWorker), TaskError> {
         let mut local = Vec::new();
         let mut remote: BTreeMap<String, Vec<(u32, Vec<u64>)>> = BTreeMap::new();
         let mut frontier_chunks = BTreeMap::new();
@@ -229,7 +232,8 @@ impl WorkerCore {
         addresses: &BTreeMap<String, String>,
     ) -> Result<(Vec<Outgoing>, TaskOutcome), TaskError> {
         let me = self.worker_id.clone();
-        let store = self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        let store =
+            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
         if store.state.committed_round >= round {
             let rec = store.record(round).cloned().unwrap_or_default();
             return Ok((Vec::new(), TaskOutcome { record: rec, init: None }));
@@ -242,12 +246,8 @@ impl WorkerCore {
         }
         let store = self.layer.as_ref().expect("opened above");
         let (pending, remote) = self.generate_all(store, round, owner)?;
-        let record = RoundRecord {
-            round,
-            frontier: pending.frontier,
-            sent: pending.sent.clone(),
-            ..Default::default()
-        };
+        let record =
+            RoundRecord { round, frontier: pending.frontier, sent: pending.sent.clone(), ..Default::default() };
         let outgoing = remote
             .into_iter()
             .map(|(w, batches)| {
@@ -270,7 +270,8 @@ impl WorkerCore {
         owner: &BTreeMap<u32, String>,
         expected: &BTreeMap<String, u64>,
     ) -> Result<TaskOutcome, TaskError> {
-        let store = self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        let store =
+            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
         if store.state.committed_round >= round {
             let rec = store.record(round).cloned().unwrap_or_default();
             return Ok(TaskOutcome { record: rec, init: None });
@@ -328,19 +329,29 @@ impl WorkerCore {
             if touched.is_empty() {
                 continue;
             }
-            shardfile::write_undo(&store::undo_path(&store.dir, round, s), file.bytes(), self.layout.chunk_len, &touched)?;
-            let d = kernel::apply(&self.game, q, &self.layout, round, base, file.bytes_mut(), fchunks, &refs, self.threads)?;
+            shardfile::write_undo(
+                &store::undo_path(&store.dir, round, s),
+                file.bytes(),
+                self.layout.chunk_len,
+                &touched,
+            )?;
+            let d = kernel::apply(
+                &self.game,
+                q,
+                &self.layout,
+                round,
+                base,
+                file.bytes_mut(),
+                fchunks,
+                &refs,
+                self.threads,
+            )?;
             decided.add(&d);
             Fault::check(&self.fault, "mid-apply", layer, round);
             touched_all.insert(s, touched);
         }
-        let record = RoundRecord {
-            round,
-            win: decided.win,
-            loss: decided.loss,
-            frontier: pending.frontier,
-            sent: pending.sent,
-        };
+        let record =
+            RoundRecord { round, win: decided.win, loss: decided.loss, frontier: pending.frontier, sent: pending.sent };
         store.commit(record.clone(), &touched_all)?;
         for &s in shards {
             shardfile::remove_if_exists(&store::undo_path(&store.dir, round, s))?;
@@ -369,7 +380,8 @@ impl WorkerCore {
     ) -> Result<u64, TaskError> {
         let bp = self.layout.block_positions;
         let layout = self.layout;
-        let store = self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        let store =
+            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
         let mut blocks = 0;
         for (&s, file) in &store.shards {
             let r = layout.range(s);

@@ -46,7 +46,10 @@ pub trait CoordinatorLink: Send + Sync + 'static {
     /// Pulls the next task; also the heartbeat and the report channel.
     fn pull(&self, req: PullRequest) -> impl Future<Output = Result<PullReply, LinkError>> + Send;
     /// Uploads tablebase blocks.
-    fn upload(&self, blocks: mpsc::Receiver<BlockUpload>) -> impl Future<Output = Result<UploadReply, LinkError>> + Send;
+    fn upload(
+        &self,
+        blocks: mpsc::Receiver<BlockUpload>,
+    ) -> impl Future<Output = Result<UploadReply, LinkError>> + Send;
 }
 
 /// Builds an endpoint with the keepalive and timeout settings every channel uses.
@@ -122,13 +125,7 @@ pub async fn send_batches(
         for part in keys.chunks(MAX_KEYS_PER_MESSAGE) {
             let payload = retro_engine::batch::encode_batch(part).map_err(|e| LinkError::Rejected(e.to_string()))?;
             let crc32 = retro_engine::batch::batch_crc(&payload);
-            messages.push(UpdateBatch {
-                shard: *shard,
-                count: part.len() as u64,
-                payload,
-                crc32,
-                ..header.clone()
-            });
+            messages.push(UpdateBatch { shard: *shard, count: part.len() as u64, payload, crc32, ..header.clone() });
             total += part.len() as u64;
         }
     }
@@ -143,7 +140,9 @@ pub async fn send_batches(
 
 /// A server-side interceptor that requires the cluster token on every call
 /// (no check when the job has no token).
-pub fn check_token(token: Option<String>) -> impl Fn(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
+pub fn check_token(
+    token: Option<String>,
+) -> impl Fn(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Clone {
     move |req: tonic::Request<()>| {
         let Some(expected) = &token else { return Ok(req) };
         let given = req.metadata().get(TOKEN_METADATA).and_then(|v| v.to_str().ok());

@@ -184,7 +184,8 @@ async fn execute<L: CoordinatorLink>(
     let (layer, round) = (task.layer, task.round);
     let owner: BTreeMap<u32, String> =
         task.peers.iter().flat_map(|p| p.shards.iter().map(|&s| (s, p.worker_id.clone()))).collect();
-    let addresses: BTreeMap<String, String> = task.peers.iter().map(|p| (p.worker_id.clone(), p.address.clone())).collect();
+    let addresses: BTreeMap<String, String> =
+        task.peers.iter().map(|p| (p.worker_id.clone(), p.address.clone())).collect();
     let result: Result<TaskOutcome, TaskError> = match kind {
         TaskKind::Init => {
             let core = core.clone();
@@ -193,7 +194,9 @@ async fn execute<L: CoordinatorLink>(
         TaskKind::Generate => {
             let c = core.clone();
             let fault = c.lock().expect("core lock").fault.clone();
-            let generated = blocking(move || c.lock().expect("core lock").generate(layer, round, &shards, &owner, &addresses)).await;
+            let generated =
+                blocking(move || c.lock().expect("core lock").generate(layer, round, &shards, &owner, &addresses))
+                    .await;
             match generated {
                 Ok((outgoing, outcome)) => {
                     let header = UpdateBatch {
@@ -227,7 +230,9 @@ async fn execute<L: CoordinatorLink>(
     report_of(&task, result, started.elapsed().as_secs_f64())
 }
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, TaskError> + Send + 'static) -> Result<T, TaskError> {
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, TaskError> + Send + 'static,
+) -> Result<T, TaskError> {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(TaskError::State(format!("task thread failed: {e}"))))
 }
 
@@ -307,7 +312,8 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
             spec.plan_hash
         )));
     }
-    let identity = Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
+    let identity =
+        Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
     store::write_identity(&opts.data, &identity).map_err(|e| WorkerError::Other(e.to_string()))?;
     tracing::info!("registered as worker {} (epoch {}) for job {}", reply.worker_id, reply.epoch, spec.name);
     let core = WorkerCore::new(

@@ -204,18 +204,18 @@ impl LayerStore {
             let Some(rest) = name.strip_prefix("undo-r").and_then(|r| r.strip_suffix(".bin")) else {
                 continue;
             };
-            let parsed = rest.split_once("-s").and_then(|(r, s)| Some((r.parse::<u32>().ok()?, s.parse::<u32>().ok()?)));
+            let parsed =
+                rest.split_once("-s").and_then(|(r, s)| Some((r.parse::<u32>().ok()?, s.parse::<u32>().ok()?)));
             if let Some((round, s)) = parsed
                 && round == next
                 && let Some(file) = self.shards.get_mut(&s)
+                && shardfile::restore_undo(&entry.path(), file.bytes_mut())?
             {
-                if shardfile::restore_undo(&entry.path(), file.bytes_mut())? {
-                    file.flush()?;
-                    tracing::warn!(
-                        "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
-                        self.state.layer
-                    );
-                }
+                file.flush()?;
+                tracing::warn!(
+                    "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
+                    self.state.layer
+                );
             }
             shardfile::remove_if_exists(&entry.path())?;
         }

@@ -3,7 +3,7 @@
 //! [`Star`] is the geometry, [`Position`] and [`destinations`] the move rules,
 //! [`Ranker`] the dense rank space, and [`Cc3`] ties them into a [`RetroGame`].
 //! The text notation is `A-cells/B-cells/C-cells turn`, cells by name
-//! (see [`Cc3::board_picture`]), for example the order-1 start `e1/a1/c4 A`... as
+//! (see [`Cc3::board_picture`]), for example the order-1 start `e1/b4/b1 A`, as
 //! printed by [`Cc3::format`].
 
 mod notation;
@@ -114,7 +114,6 @@ impl RetroGame for Cc3 {
         }
     }
 }
-
 
 /// Parses a question name: `solo(X)` or `enable(X>Y)`, X and Y in A, B, C.
 pub fn parse_question(name: &str) -> Option<crate::Question> {

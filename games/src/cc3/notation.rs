@@ -1,13 +1,13 @@
 //! Text notation for positions and the board picture that names every cell.
 //!
 //! Notation: `<A's cells>/<B's cells>/<C's cells> <player to move>`, cells by
-//! name separated by commas, e.g. `i1,h1,h2/c1,b1,b2/c7,b3,a1 A` (order 2).
+//! name separated by commas, e.g. the order-2 start `h1,h2,i1/d6,c6,c7/c2,d1,c1 A`.
 //! Cell names: rows `a`, `b`, ... from A's goal tip to A's start tip, columns
 //! counted from 1 left to right in [`Cc3::board_picture`].
 
+use super::Cc3;
 use super::position::Position;
 use super::star::PLAYER_NAMES;
-use super::Cc3;
 
 /// Why a position text was rejected.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -75,19 +75,16 @@ impl Cc3 {
         let mut pieces = [0u128; 3];
         for (p, group) in groups.iter().enumerate() {
             for name in group.split(',').filter(|s| !s.is_empty()) {
-                let cell = self.star.cell_by_name(name).ok_or_else(|| NotationError::UnknownCell {
-                    text: text.to_string(),
-                    cell: name.to_string(),
-                })?;
+                let cell = self
+                    .star
+                    .cell_by_name(name)
+                    .ok_or_else(|| NotationError::UnknownCell { text: text.to_string(), cell: name.to_string() })?;
                 let bit = 1u128 << cell;
                 if (pieces[0] | pieces[1] | pieces[2]) & bit != 0 {
                     return Err(invalid(format!("cell {name} is used twice")));
                 }
                 if self.star.lane_mask[p] & bit == 0 {
-                    return Err(invalid(format!(
-                        "cell {name} is in a corner closed to player {}",
-                        PLAYER_NAMES[p]
-                    )));
+                    return Err(invalid(format!("cell {name} is in a corner closed to player {}", PLAYER_NAMES[p])));
                 }
                 pieces[p] |= bit;
             }
@@ -134,8 +131,8 @@ impl Cc3 {
             out.push_str(&format!("{} to move\n", PLAYER_NAMES[p.turn as usize]));
         } else {
             out.push_str(
-                "A starts at the bottom tip and goes to the top; B and C start and finish at the other corners\n\
-                 (rotate the picture by 120 degrees to see B's and C's view).\n",
+                "A starts in the bottom corner and goes to the top one; B starts upper right and goes to lower left;\n\
+                 C starts upper left and goes to lower right. Turn order A, B, C.\n",
             );
         }
         out

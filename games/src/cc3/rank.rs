@@ -140,9 +140,6 @@ impl Ranker {
         let sa = self.binom.unrank_subset(r_sa, k - a, kk);
         let sb = self.binom.unrank_subset(r_sb, k - b, kk);
         let sc = self.binom.unrank_subset(r_sc, k - c, kk);
-        Position {
-            pieces: [ca as u128 | corner(sa, 0), cb as u128 | corner(sb, 1), cc as u128 | corner(sc, 2)],
-            turn,
-        }
+        Position { pieces: [ca as u128 | corner(sa, 0), cb as u128 | corner(sb, 1), cc as u128 | corner(sc, 2)], turn }
     }
 }

@@ -111,10 +111,8 @@ impl Star {
             goal_mask[p] = mask_range(h + 2 * k * p + k, k);
             lane_mask[p] = centre_mask | start_mask[p] | goal_mask[p];
         }
-        let rotate = cubes
-            .iter()
-            .map(|&(x, y, z)| index((z, x, y)).expect("rotation maps the star to itself") as u8)
-            .collect();
+        let rotate =
+            cubes.iter().map(|&(x, y, z)| index((z, x, y)).expect("rotation maps the star to itself") as u8).collect();
         let names = cell_names(&cubes, ni);
         Star { n, k, h, cubes, neighbour, names, start_mask, goal_mask, lane_mask, centre_mask, rotate }
     }

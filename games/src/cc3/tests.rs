@@ -17,12 +17,8 @@ impl XorShift {
 
 #[test]
 fn position_counts_match_the_formula() {
-    let expect: [u128; 4] = [
-        1_662,
-        14_841_300_390,
-        1_300_023_027_202_861_390_968,
-        896_276_186_752_279_242_085_574_230_477_213_032,
-    ];
+    let expect: [u128; 4] =
+        [1_662, 14_841_300_390, 1_300_023_027_202_861_390_968, 896_276_186_752_279_242_085_574_230_477_213_032];
     for (i, e) in expect.iter().enumerate() {
         let g = Cc3::new(i as u32 + 1).unwrap();
         assert_eq!(g.ranker.positions(), *e, "order {}", i + 1);
