@@ -28,9 +28,9 @@ use sha2::{Digest, Sha256};
 
 /// Value of a drawn position.
 pub const VALUE_DRAW: u8 = 0;
-/// Value of a position won for the side to move.
+/// Value of a position from which the layer's MAX side forces its objective.
 pub const VALUE_WIN: u8 = 1;
-/// Value of a position lost for the side to move.
+/// Value of a position from which the other side forces a terminal without the objective.
 pub const VALUE_LOSS: u8 = 2;
 /// Value of an index that does not correspond to a legal position.
 pub const VALUE_ILLEGAL: u8 = 3;

@@ -194,3 +194,22 @@ fn question_names_parse() {
     assert_eq!(parse_question("solo(D)"), None);
     assert_eq!(parse_question("solo(A"), None);
 }
+
+#[test]
+fn rotation_has_no_fixed_position_so_orbits_are_exactly_a_third() {
+    // The coordinator reports canonical placements as positions / 3; that is
+    // right only if every rotation orbit has exactly three positions.
+    let g = Cc3::new(1).unwrap();
+    let n = g.position_count();
+    let mut canonical = 0;
+    for r in 0..n {
+        let p = g.unrank(r);
+        let r1 = g.rank(&p.rotated(&g.star));
+        let r2 = g.rank(&p.rotated(&g.star).rotated(&g.star));
+        assert!(r1 != r && r2 != r && r1 != r2, "rank {r} has a short orbit");
+        if r < r1 && r < r2 {
+            canonical += 1;
+        }
+    }
+    assert_eq!(canonical * 3, n);
+}
