@@ -19,7 +19,7 @@
 //! All integers are little-endian. The trailer has a fixed size and is found at
 //! the end of the file; records fill the rest exactly.
 
-use std::ffi::OsString;
+use crate::durable::{fsync_parent_dir, tmp_path};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -275,22 +275,6 @@ pub fn batch_crc(payload: &[u8]) -> u32 {
     crc32fast::hash(payload)
 }
 
-/// `path` with `.tmp` appended to its file name.
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s: OsString = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
-/// Fsyncs the directory containing `path`.
-fn fsync_parent_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
-
 /// Information about a finished inbox file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InboxFileInfo {
@@ -501,40 +485,7 @@ pub fn inbox_total(path: &Path) -> Result<u64, BatchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// splitmix64.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
-
-    /// Temporary directory removed on drop.
-    struct TestDir(PathBuf);
-
-    impl TestDir {
-        fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!("retro-batch-test-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("create test dir");
-            Self(dir)
-        }
-        fn path(&self, name: &str) -> PathBuf {
-            self.0.join(name)
-        }
-    }
-
-    impl Drop for TestDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::{Rng, TestDir};
 
     fn roundtrip(keys: &[u64]) {
         let payload = encode_batch(keys).expect("encode");

@@ -32,6 +32,23 @@ pub fn io_err(path: &Path) -> impl FnOnce(io::Error) -> DurableError + '_ {
     move |source| DurableError::Io { path: path.to_path_buf(), source }
 }
 
+/// `path` with `.tmp` appended to its file name (where a file is written before
+/// it is renamed into place).
+pub fn tmp_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".tmp");
+    PathBuf::from(s)
+}
+
+/// Fsyncs the directory containing `path`, so a rename into it is durable.
+pub fn fsync_parent_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
 /// Fsyncs a directory so a rename inside it is durable.
 pub fn sync_dir(dir: &Path) -> Result<(), DurableError> {
     File::open(dir).and_then(|f| f.sync_all()).map_err(io_err(dir))
@@ -39,14 +56,14 @@ pub fn sync_dir(dir: &Path) -> Result<(), DurableError> {
 
 /// Writes `bytes` to `path` atomically: a crash leaves either the old or the new file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), DurableError> {
-    let tmp = path.with_extension("tmp");
+    let tmp = tmp_path(path);
     {
         let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
         f.write_all(bytes).map_err(io_err(&tmp))?;
         f.sync_all().map_err(io_err(&tmp))?;
     }
     fs::rename(&tmp, path).map_err(io_err(path))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    fsync_parent_dir(path).map_err(io_err(path))
 }
 
 const TRAILER: &str = "\n#crc32:";
@@ -81,9 +98,8 @@ mod tests {
 
     #[test]
     fn checked_json_detects_edits_and_truncation() {
-        let dir = std::env::temp_dir().join(format!("retro-durable-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("m.json");
+        let dir = crate::testutil::TestDir::new("durable");
+        let p = dir.path("m.json");
         write_checked_json(&p, &vec![1u32, 2, 3]).unwrap();
         assert_eq!(read_checked_json::<Vec<u32>>(&p).unwrap(), Some(vec![1, 2, 3]));
         let text = fs::read_to_string(&p).unwrap();
@@ -91,7 +107,6 @@ mod tests {
         assert!(matches!(read_checked_json::<Vec<u32>>(&p), Err(DurableError::Corrupt { .. })));
         fs::write(&p, &text[..text.len() / 2]).unwrap();
         assert!(matches!(read_checked_json::<Vec<u32>>(&p), Err(DurableError::Corrupt { .. })));
-        assert!(read_checked_json::<Vec<u32>>(&dir.join("absent.json")).unwrap().is_none());
-        fs::remove_dir_all(&dir).unwrap();
+        assert!(read_checked_json::<Vec<u32>>(&dir.path("absent.json")).unwrap().is_none());
     }
 }

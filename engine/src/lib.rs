@@ -21,4 +21,6 @@ pub mod layout;
 pub mod memsolve;
 pub mod shardfile;
 pub mod tablebase;
+#[cfg(test)]
+mod testutil;
 pub mod values;

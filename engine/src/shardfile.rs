@@ -152,14 +152,13 @@ mod tests {
 
     #[test]
     fn undo_restores_exactly_the_saved_chunks() {
-        let dir = std::env::temp_dir().join(format!("retro-undo-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let mut shard = ShardFile::create(&dir.join("s.bin"), 100).unwrap();
+        let dir = crate::testutil::TestDir::new("undo");
+        let mut shard = ShardFile::create(&dir.path("s.bin"), 100).unwrap();
         for (i, b) in shard.bytes_mut().iter_mut().enumerate() {
             *b = i as u8;
         }
         let before = shard.bytes().to_vec();
-        let undo = dir.join("undo");
+        let undo = dir.path("undo");
         write_undo(&undo, shard.bytes(), 16, &[0, 6]).unwrap();
         shard.bytes_mut()[3] = 200;
         shard.bytes_mut()[97] = 201;
@@ -170,7 +169,6 @@ mod tests {
         fs::write(&undo, &full[..full.len() - 5]).unwrap();
         assert!(!restore_undo(&undo, shard.bytes_mut()).unwrap());
         drop(shard);
-        assert!(matches!(ShardFile::open(&dir.join("s.bin"), 99), Err(DurableError::Corrupt { .. })));
-        fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(ShardFile::open(&dir.path("s.bin"), 99), Err(DurableError::Corrupt { .. })));
     }
 }

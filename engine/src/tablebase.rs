@@ -17,7 +17,7 @@
 //! Files are written to `<path>.tmp`, fsynced, and renamed into place, so a file at
 //! the final path is always complete.
 
-use std::ffi::OsString;
+use crate::durable::{fsync_parent_dir, tmp_path};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -341,22 +341,6 @@ fn hex(bytes: &[u8]) -> String {
         s.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     s
-}
-
-/// `path` with `.tmp` appended to its file name.
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut s: OsString = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
-}
-
-/// Fsyncs the directory containing `path` (so a rename into it is durable).
-pub(crate) fn fsync_parent_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
 }
 
 /// Writes a tablebase file block by block.
@@ -832,40 +816,7 @@ pub fn sha256_file(path: &Path) -> Result<String, io::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Temporary directory removed on drop.
-    struct TestDir(PathBuf);
-
-    impl TestDir {
-        fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!("retro-tablebase-test-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("create test dir");
-            Self(dir)
-        }
-        fn path(&self, name: &str) -> PathBuf {
-            self.0.join(name)
-        }
-    }
-
-    impl Drop for TestDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    /// splitmix64.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-    }
+    use crate::testutil::{Rng, TestDir};
 
     fn random_values(n: usize, seed: u64) -> Vec<u8> {
         let mut rng = Rng(seed);

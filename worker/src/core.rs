@@ -221,6 +221,30 @@ impl WorkerCore {
         Ok((Pending { layer, round, local, frontier_chunks, sent, frontier }, remote))
     }
 
+    /// Opens the layer and checks that `round` is the next one: `Some` with the
+    /// stored record when it is already committed here (the task is a repeat).
+    fn round_status(
+        &mut self,
+        layer: u32,
+        round: u32,
+        shards: &[u32],
+        step: &str,
+    ) -> Result<Option<TaskOutcome>, TaskError> {
+        let store =
+            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        let committed = store.state.committed_round;
+        if committed >= round {
+            let record = store.record(round).cloned().unwrap_or_default();
+            return Ok(Some(TaskOutcome { record, init: None }));
+        }
+        if committed + 1 != round {
+            return Err(TaskError::State(format!(
+                "asked to {step} round {round} of layer {layer}, but round {committed} is committed here"
+            )));
+        }
+        Ok(None)
+    }
+
     /// GENERATE: returns the batches to send to other workers, and the report.
     /// A round this worker already committed is reported from its record.
     pub fn generate(
@@ -231,18 +255,8 @@ impl WorkerCore {
         owner: &BTreeMap<u32, String>,
         addresses: &BTreeMap<String, String>,
     ) -> Result<(Vec<Outgoing>, TaskOutcome), TaskError> {
-        let me = self.worker_id.clone();
-        let store =
-            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
-        if store.state.committed_round >= round {
-            let rec = store.record(round).cloned().unwrap_or_default();
-            return Ok((Vec::new(), TaskOutcome { record: rec, init: None }));
-        }
-        if store.state.committed_round + 1 != round {
-            return Err(TaskError::State(format!(
-                "asked to generate round {round} of layer {layer}, but round {} is committed here",
-                store.state.committed_round
-            )));
+        if let Some(done) = self.round_status(layer, round, shards, "generate")? {
+            return Ok((Vec::new(), done));
         }
         let store = self.layer.as_ref().expect("opened above");
         let (pending, remote) = self.generate_all(store, round, owner)?;
@@ -255,7 +269,6 @@ impl WorkerCore {
                 Outgoing { worker_id: w, address, batches }
             })
             .collect();
-        let _ = me;
         self.pending = Some(pending);
         Ok((outgoing, TaskOutcome { record, init: None }))
     }
@@ -270,17 +283,8 @@ impl WorkerCore {
         owner: &BTreeMap<u32, String>,
         expected: &BTreeMap<String, u64>,
     ) -> Result<TaskOutcome, TaskError> {
-        let store =
-            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
-        if store.state.committed_round >= round {
-            let rec = store.record(round).cloned().unwrap_or_default();
-            return Ok(TaskOutcome { record: rec, init: None });
-        }
-        if store.state.committed_round + 1 != round {
-            return Err(TaskError::State(format!(
-                "asked to apply round {round} of layer {layer}, but round {} is committed here",
-                store.state.committed_round
-            )));
+        if let Some(done) = self.round_status(layer, round, shards, "apply")? {
+            return Ok(done);
         }
         // Local updates: from the generate step, or regenerated from the
         // committed state after a restart (generation is deterministic).
