@@ -10,8 +10,10 @@
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`estimate`]: exact sizes for any order.
+//! - [`bench`]: throughput of the kernel's building blocks.
 
 pub mod analysis;
+pub mod bench;
 pub mod estimate;
 pub mod inproc;
 pub mod job;

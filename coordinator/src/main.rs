@@ -103,6 +103,24 @@ enum Command {
         #[arg(long, default_value = "tablebases/stage1/summary.json")]
         summary: PathBuf,
     },
+    /// Measures move generation, ranking, predecessors, the init pass and a round.
+    Bench {
+        /// Star order.
+        #[arg(long, default_value_t = 2)]
+        order: u32,
+        /// Random positions for the per-position figures.
+        #[arg(long, default_value_t = 1_000_000)]
+        samples: u64,
+        /// Contiguous positions for the init pass and the round.
+        #[arg(long, default_value_t = 20_000_000)]
+        slice: u64,
+        /// Threads for the kernel passes (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -245,6 +263,25 @@ fn main() -> ExitCode {
             print!("{}", g.board_picture(Some(&g.start())));
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
+        Some(Command::Bench { order, samples, slice, threads, json }) => {
+            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+            retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+                } else {
+                    println!("order {}, {} threads", r.order, r.threads);
+                    for f in &r.figures {
+                        if f.seconds > 0.0 {
+                            println!("{:<58} {:>14} in {:>8.3}s = {:>14.0}/s", f.what, f.items, f.seconds, f.per_second);
+                        } else {
+                            println!("{:<58} {:>14}   {:>8} {:>14.2}", f.what, f.items, "", f.per_second);
+                        }
+                    }
+                    println!("peak RSS {:.1} MB", r.peak_rss_bytes as f64 / 1e6);
+                }
+                Ok(())
+            })
+        }
         Some(Command::Ledger { summary }) => std::fs::read_to_string(&summary)
             .map_err(|e| format!("{}: {e}", summary.display()))
             .and_then(|t| {

@@ -1,0 +1,146 @@
+//! `coordinator bench`: throughput of the kernel's building blocks on random
+//! positions of a star order (move generation, ranking, predecessors, the init
+//! pass and a round on a slice of the space), and the peak resident memory.
+
+use retro_engine::kernel;
+use retro_engine::layout::Layout;
+use retro_games::cc3::{Cc3, move_count};
+use retro_games::{Question, RetroGame};
+use serde::Serialize;
+use std::time::Instant;
+
+/// One measured figure.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figure {
+    /// What was measured.
+    pub what: String,
+    /// Items processed.
+    pub items: u64,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// Items per second.
+    pub per_second: f64,
+}
+
+/// All figures of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// Star order.
+    pub order: u32,
+    /// Threads used by the kernel passes.
+    pub threads: usize,
+    /// The figures.
+    pub figures: Vec<Figure>,
+    /// Peak resident set size of this process, bytes (VmHWM).
+    pub peak_rss_bytes: u64,
+}
+
+fn figure(what: &str, items: u64, started: Instant) -> Figure {
+    let seconds = started.elapsed().as_secs_f64();
+    Figure { what: what.into(), items, seconds, per_second: items as f64 / seconds.max(1e-9) }
+}
+
+/// Peak resident memory of this process (Linux VmHWM), 0 where unknown.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+struct XorShift(u64);
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Runs the benchmarks: `samples` random positions for the per-position
+/// figures, a contiguous slice of `slice` positions for the init pass and a round.
+pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, String> {
+    let g = Cc3::new(order).map_err(|e| e.to_string())?;
+    if !g.ranker.fits_u64() {
+        return Err(format!("order {order} does not fit u64 ranks"));
+    }
+    let n = g.position_count();
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    let ranks: Vec<u64> = (0..samples).map(|_| rng.next() % n).collect();
+    let mut figures = Vec::new();
+
+    let t = Instant::now();
+    let mut sink = 0u64;
+    for &r in &ranks {
+        sink = sink.wrapping_add(g.unrank(r).pieces[0] as u64);
+    }
+    figures.push(figure("unrank", samples, t));
+    let positions: Vec<_> = ranks.iter().map(|&r| g.unrank(r)).collect();
+    let t = Instant::now();
+    for p in &positions {
+        sink = sink.wrapping_add(g.rank(p));
+    }
+    figures.push(figure("rank", samples, t));
+    let t = Instant::now();
+    let mut moves = 0u64;
+    for p in &positions {
+        moves += move_count(&g.star, &p.pieces, p.turn as usize) as u64;
+    }
+    figures.push(figure("move generation (positions)", samples, t));
+    figures.push(Figure {
+        what: "moves per position (mean)".into(),
+        items: moves,
+        seconds: 0.0,
+        per_second: moves as f64 / samples as f64,
+    });
+    let t = Instant::now();
+    let mut preds = 0u64;
+    for &r in &ranks {
+        g.for_each_predecessor(r, &mut |p| {
+            preds += 1;
+            sink = sink.wrapping_add(p);
+        });
+    }
+    figures.push(figure("predecessors generated (unrank + moves + rank each)", preds, t));
+
+    // The init pass and one round on a contiguous slice, as one shard.
+    let slice = slice.min(n);
+    let start = (n / 2) / 4096 * 4096;
+    let layout = Layout::new(n, (n / slice).max(1) as u32, 4096, 1 << 20);
+    let q = Question { max_side: 1, target: 0 };
+    let mut bytes = vec![0u8; slice as usize];
+    let t = Instant::now();
+    let init = kernel::init_shard(&g, q, start, &mut bytes, threads).map_err(|e| e.to_string())?;
+    figures.push(figure("init pass (positions)", slice, t));
+    let t = Instant::now();
+    let generated = kernel::generate(&g, &layout, 1, start, &bytes, threads);
+    let updates: u64 = generated.buckets.iter().map(|(_, b)| b.len() as u64).sum();
+    figures.push(figure("round: generate (updates from the terminal frontier)", updates, t));
+    figures.push(Figure {
+        what: format!("round: frontier in the slice ({} terminal)", init.terminal),
+        items: generated.frontier,
+        seconds: 0.0,
+        per_second: 0.0,
+    });
+    // Apply the updates that land in the slice itself.
+    let own: Vec<u64> = generated
+        .buckets
+        .iter()
+        .flat_map(|(_, b)| b.iter().copied())
+        .filter(|&k| (k >> 1) >= start && (k >> 1) < start + slice)
+        .collect();
+    let mut own = own;
+    own.sort_unstable();
+    let t = Instant::now();
+    kernel::apply(&g, q, &layout, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)
+        .map_err(|e| e.to_string())?;
+    figures.push(figure("round: apply (updates)", own.len() as u64, t));
+    std::hint::black_box(sink);
+    Ok(BenchReport { order, threads, figures, peak_rss_bytes: peak_rss_bytes() })
+}
