@@ -272,7 +272,10 @@ fn main() -> ExitCode {
                     println!("order {}, {} threads", r.order, r.threads);
                     for f in &r.figures {
                         if f.seconds > 0.0 {
-                            println!("{:<58} {:>14} in {:>8.3}s = {:>14.0}/s", f.what, f.items, f.seconds, f.per_second);
+                            println!(
+                                "{:<58} {:>14} in {:>8.3}s = {:>14.0}/s",
+                                f.what, f.items, f.seconds, f.per_second
+                            );
                         } else {
                             println!("{:<58} {:>14}   {:>8} {:>14.2}", f.what, f.items, "", f.per_second);
                         }

@@ -6,7 +6,15 @@ pub const MAX_N: usize = 128;
 /// `C(n, k)` for `n, k <= MAX_N`, in u128 (exact for everything the rankers ask).
 pub struct Binomials {
     table: Vec<u128>,
+    /// `subsets[n * (SMALL_K + 1) + k]`: every k-subset of n elements in colex
+    /// order, for the small universes the order-1 and order-2 rankers use.
+    subsets: Vec<Vec<u64>>,
 }
+
+/// Largest universe with a subset table.
+const SMALL_N: usize = 25;
+/// Largest subset size with a subset table.
+const SMALL_K: usize = 4;
 
 impl Default for Binomials {
     fn default() -> Self {
@@ -28,7 +36,16 @@ impl Binomials {
                 table[n * w + k] = a.saturating_add(b);
             }
         }
-        Binomials { table }
+        let mut b = Binomials { table, subsets: Vec::new() };
+        let mut subsets = Vec::with_capacity((SMALL_N + 1) * (SMALL_K + 1));
+        for n in 0..=SMALL_N {
+            for k in 0..=SMALL_K {
+                let count = b.get64(n, k);
+                subsets.push((0..count).map(|r| b.unrank_subset_slow(r, k, n)).collect());
+            }
+        }
+        b.subsets = subsets;
+        b
     }
 
     /// `C(n, k)`, zero when `k > n`.
@@ -57,10 +74,33 @@ impl Binomials {
         r
     }
 
-    /// Inverse of [`Binomials::rank_subset`]: the `k`-subset with colex rank `r`
-    /// of a universe of `universe` elements.
+    /// Colex rank of the set bits of `bits` counted among the set bits of
+    /// `universe` (equal to `rank_subset(pext(bits, universe))`, without the pext).
     #[inline]
-    pub fn unrank_subset(&self, mut r: u64, k: usize, universe: usize) -> u64 {
+    pub fn rank_subset_within(&self, mut bits: u64, universe: u64) -> u64 {
+        let mut r = 0u64;
+        let mut i = 1;
+        while bits != 0 {
+            let low = bits & bits.wrapping_neg();
+            let pos = (universe & (low - 1)).count_ones() as usize;
+            r += self.get64(pos, i);
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
+    }
+
+    /// Inverse of [`Binomials::rank_subset`]: the `k`-subset with colex rank `r`
+    /// of a universe of `universe` elements (a table lookup for small universes).
+    #[inline]
+    pub fn unrank_subset(&self, r: u64, k: usize, universe: usize) -> u64 {
+        if universe <= SMALL_N && k <= SMALL_K {
+            return self.subsets[universe * (SMALL_K + 1) + k][r as usize];
+        }
+        self.unrank_subset_slow(r, k, universe)
+    }
+
+    fn unrank_subset_slow(&self, mut r: u64, k: usize, universe: usize) -> u64 {
         let mut bits = 0u64;
         let mut top = universe;
         for i in (1..=k).rev() {
@@ -138,8 +178,19 @@ mod tests {
                 assert!(!seen[r as usize]);
                 seen[r as usize] = true;
                 assert_eq!(b.unrank_subset(r, k, n), bits);
+                assert_eq!(b.unrank_subset_slow(r, k, n), bits);
             }
             assert!(seen.iter().all(|&s| s));
+        }
+    }
+
+    #[test]
+    fn rank_within_equals_rank_of_pext() {
+        let b = Binomials::new();
+        let universe = 0b1101_1011_0110_1101u64;
+        for bits in 0u64..(1 << 16) {
+            let bits = bits & universe;
+            assert_eq!(b.rank_subset_within(bits, universe), b.rank_subset(pext(bits, universe)));
         }
     }
 

@@ -93,18 +93,21 @@ impl RetroGame for Cc3 {
         let pos = self.unrank(rank);
         let prev = (pos.turn + 2) % 3;
         let p = prev as usize;
+        // Every predecessor keeps the other two players' pieces, so they all lie
+        // in one block of the rank space; only the mover's part is ranked per move.
+        let block = self.ranker.block(&pos, p);
         // Moves are reversible: the previous player's piece moved from u to v
         // exactly when, here, it can move from v back to u.
+        let mut moved = false;
         for_each_move(&self.star, &pos.pieces, p, &mut |from, to| {
-            let mut pieces = pos.pieces;
-            pieces[p] ^= (1u128 << from) | (1u128 << to);
-            f(self.rank(&Position { pieces, turn: prev }));
+            moved = true;
+            f(self.ranker.minor(&block, pos.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
         });
         // The pass: the same placement with the previous player to move, when
         // that player had no move there and the game was not over.
         let before = Position { pieces: pos.pieces, turn: prev };
-        if before.outcome(&self.star) == Outcome::Ongoing && move_count(&self.star, &pos.pieces, p) == 0 {
-            f(self.rank(&before));
+        if !moved && before.outcome(&self.star) == Outcome::Ongoing {
+            f(self.ranker.minor(&block, pos.pieces[p]));
         }
     }
 

@@ -1,7 +1,7 @@
 //! Positions, move generation (steps and jump chains under the lane rule),
 //! terminal and illegal placements, and the rotation of a whole position.
 
-use super::star::{NONE, Star};
+use super::star::Star;
 
 /// A position: each player's pieces as a bitboard over cell indices, and the
 /// player to move (0 = A, 1 = B, 2 = C).
@@ -74,32 +74,18 @@ impl Position {
 /// the chain but can never be jumped over (chains land on even offsets only).
 #[inline]
 pub fn destinations(star: &Star, player: usize, occupied: u128, from: usize) -> u128 {
-    let lane = star.lane_mask[player];
-    let empty_lane = lane & !occupied;
-    let mut dests = 0u128;
-    for d in 0..6 {
-        let m = star.neighbour[from][d];
-        if m != NONE && empty_lane & (1u128 << m) != 0 {
-            dests |= 1u128 << m;
-        }
-    }
-    // Jump chains: breadth-first over landing cells.
+    let empty_lane = star.lane_mask[player] & !occupied;
+    let mut dests = star.step_mask[from] & empty_lane;
+    // Jump chains: breadth-first over landing cells. A chain only lands on even
+    // offsets from `from`, so it can never jump over the (empty) origin.
     let mut visited = 1u128 << from;
     let mut frontier = 1u128 << from;
     while frontier != 0 {
         let c = frontier.trailing_zeros() as usize;
         frontier &= frontier - 1;
-        for d in 0..6 {
-            let over = star.neighbour[c][d];
-            if over == NONE || occupied & (1u128 << over) == 0 || over as usize == from {
-                continue;
-            }
-            let land = star.neighbour[over as usize][d];
-            if land == NONE {
-                continue;
-            }
+        for &(over, land) in &star.jumps[c] {
             let bit = 1u128 << land;
-            if empty_lane & bit != 0 && visited & bit == 0 {
+            if occupied & (1u128 << over) != 0 && empty_lane & bit != 0 && visited & bit == 0 {
                 visited |= bit;
                 frontier |= bit;
                 dests |= bit;

@@ -1,28 +1,56 @@
-//! Dense rank/unrank of the lane-restricted position space.
+//! Dense rank/unrank of the lane-restricted position space, in an order built
+//! for the retrograde kernel: all predecessors of a position lie in one small
+//! block of the rank space.
 //!
-//! A position is split into the player to move `t`, the numbers `a, b, c` of A's,
-//! B's and C's pieces in the centre hexagon, the subsets of the centre they hold
-//! (A's among all `H` centre cells, B's among the `H - a` left, C's among the
-//! `H - a - b` left) and each player's `k - a` (etc.) pieces among its own `2K`
-//! corner cells. The rank is `t * P + offset(a, b, c) + mixed-radix(subsets)` with
-//! `P` the number of placements; all sizes come from precomputed binomials.
+//! With `t` the player to move and `o1 = t+1`, `o2 = t+2` the others, a rank is
+//!
+//! ```text
+//! t * P + offset(b, c) + major * M(b, c) + minor
+//! ```
+//!
+//! where `b`, `c` are the numbers of o1's and o2's pieces in the centre hexagon,
+//! `major` encodes o1's and o2's pieces (centre subsets and corner subsets) and
+//! `minor` the mover's pieces: `a` of them among the `H - b - c` centre cells the
+//! others leave free, and `k - a` among its own `2K` corner cells. A predecessor of
+//! a position differs from it only in the previous player's pieces, and in the
+//! predecessor that player is the mover: so every predecessor of a position has
+//! the same turn, `b`, `c` and major, and they all fall in one block of `M(b, c)`
+//! consecutive ranks (at most 2,300 at order 2), which stays in cache while the
+//! kernel updates it. All sizes come from precomputed binomials.
 
 use super::position::Position;
 use super::star::Star;
-use crate::binom::{Binomials, pdep, pext};
+use crate::binom::{Binomials, pdep};
 
 /// Ranking tables for one star order.
 pub struct Ranker {
     k: usize,
     h: usize,
     binom: Binomials,
-    /// `offsets[(a*(k+1)+b)*(k+1)+c]`: first placement rank of block (a, b, c);
+    /// `bc_offset[b*(k+1)+c]`: first rank (within a turn) of the (b, c) section;
     /// one extra entry holds the placement count.
-    offsets: Vec<u128>,
+    bc_offset: Vec<u128>,
+    /// `minor_size[b*(k+1)+c]`: positions of the mover for fixed others.
+    minor_size: Vec<u64>,
+    /// `minor_offset[(b*(k+1)+c)*(k+1)+a]`: first minor index with `a` mover pieces in the centre.
+    minor_offset: Vec<u64>,
     /// Placements (positions with a fixed player to move).
     placements: u128,
     centre64: u64,
     corner64: u64,
+}
+
+/// Where the predecessors of a position lie: the block shared by all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredecessorBlock {
+    /// Rank of the block's first position.
+    pub base: u64,
+    /// Centre cells free of the two other players (the mover's centre universe).
+    pub free: u64,
+    /// Index of the (b, c) section, for [`Ranker::minor`].
+    pub section: usize,
+    /// The player to move in the predecessors.
+    pub mover: usize,
 }
 
 impl Ranker {
@@ -31,25 +59,31 @@ impl Ranker {
         let (k, h) = (star.k, star.h);
         let binom = Binomials::new();
         let kk = 2 * k;
-        let mut offsets = Vec::with_capacity((k + 1).pow(3) + 1);
+        let mut bc_offset = Vec::with_capacity((k + 1) * (k + 1) + 1);
+        let mut minor_size = Vec::with_capacity((k + 1) * (k + 1));
+        let mut minor_offset = Vec::with_capacity((k + 1).pow(3));
         let mut total = 0u128;
-        for a in 0..=k {
-            for b in 0..=k {
-                for c in 0..=k {
-                    offsets.push(total);
-                    if a + b + c > h {
-                        continue;
+        for b in 0..=k {
+            for c in 0..=k {
+                bc_offset.push(total);
+                let mut minor = 0u128;
+                for a in 0..=k {
+                    minor_offset.push(minor as u64);
+                    if a + b + c <= h {
+                        minor += binom.get(kk, k - a) * binom.get(h - b - c, a);
                     }
-                    let centre = binom.get(h, a) * binom.get(h - a, b) * binom.get(h - a - b, c);
-                    let corners = binom.get(kk, k - a) * binom.get(kk, k - b) * binom.get(kk, k - c);
-                    total += centre * corners;
+                }
+                minor_size.push(minor.min(u64::MAX as u128) as u64);
+                if b + c <= h {
+                    let major = binom.get(h, b) * binom.get(h - b, c) * binom.get(kk, k - b) * binom.get(kk, k - c);
+                    total += major * minor;
                 }
             }
         }
-        offsets.push(total);
+        bc_offset.push(total);
         let centre64 = if h == 64 { u64::MAX } else { (1u64 << h) - 1 };
         let corner64 = (1u64 << kk) - 1;
-        Ranker { k, h, binom, offsets, placements: total, centre64, corner64 }
+        Ranker { k, h, binom, bc_offset, minor_size, minor_offset, placements: total, centre64, corner64 }
     }
 
     /// Placements of the pieces (positions for one fixed player to move).
@@ -68,38 +102,56 @@ impl Ranker {
     }
 
     #[inline]
-    fn block(&self, a: usize, b: usize, c: usize) -> usize {
-        (a * (self.k + 1) + b) * (self.k + 1) + c
+    fn centre(&self, pieces: u128) -> u64 {
+        (pieces as u64) & self.centre64
+    }
+
+    #[inline]
+    fn corner(&self, pieces: u128, p: usize) -> u64 {
+        ((pieces >> (self.h + 2 * self.k * p)) as u64) & self.corner64
+    }
+
+    /// The block holding every position whose player to move is `mover` and
+    /// whose other two players are placed as in `pos` (the mover's own pieces
+    /// in `pos` are ignored). Only meaningful when [`Ranker::fits_u64`].
+    #[inline]
+    pub fn block(&self, pos: &Position, mover: usize) -> PredecessorBlock {
+        let (k, h) = (self.k, self.h);
+        let kk = 2 * k;
+        let (o1, o2) = ((mover + 1) % 3, (mover + 2) % 3);
+        let cb = self.centre(pos.pieces[o1]);
+        let cc = self.centre(pos.pieces[o2]);
+        let (b, c) = (cb.count_ones() as usize, cc.count_ones() as usize);
+        let free_c = self.centre64 & !cb;
+        let b64 = |n: usize, r: usize| self.binom.get64(n, r);
+        let mut major = self.binom.rank_subset(cb);
+        major = major * b64(h - b, c) + self.binom.rank_subset_within(cc, free_c);
+        major = major * b64(kk, k - b) + self.binom.rank_subset(self.corner(pos.pieces[o1], o1));
+        major = major * b64(kk, k - c) + self.binom.rank_subset(self.corner(pos.pieces[o2], o2));
+        let section = b * (k + 1) + c;
+        let base =
+            mover as u64 * self.placements as u64 + self.bc_offset[section] as u64 + major * self.minor_size[section];
+        PredecessorBlock { base, free: free_c & !cc, section, mover }
+    }
+
+    /// Rank of the position in `block` where the mover's pieces are `mover_pieces`.
+    #[inline]
+    pub fn minor(&self, block: &PredecessorBlock, mover_pieces: u128) -> u64 {
+        let k = self.k;
+        let ca = self.centre(mover_pieces);
+        let a = ca.count_ones() as usize;
+        let free_count = block.free.count_ones() as usize;
+        let corner = self.binom.rank_subset(self.corner(mover_pieces, block.mover));
+        let centre = self.binom.rank_subset_within(ca, block.free);
+        block.base + self.minor_offset[block.section * (k + 1) + a] + corner * self.binom.get64(free_count, a) + centre
     }
 
     /// Rank of a lane-legal position (every piece inside its player's lanes, `k`
     /// pieces each). Only meaningful when [`Ranker::fits_u64`].
     #[inline]
     pub fn rank(&self, pos: &Position) -> u64 {
-        let (k, h) = (self.k, self.h);
-        let kk = 2 * k;
-        let ca = (pos.pieces[0] as u64) & self.centre64;
-        let cb = (pos.pieces[1] as u64) & self.centre64;
-        let cc = (pos.pieces[2] as u64) & self.centre64;
-        let (a, b, c) = (ca.count_ones() as usize, cb.count_ones() as usize, cc.count_ones() as usize);
-        let free_b = self.centre64 & !ca;
-        let free_c = free_b & !cb;
-        let r_ca = self.binom.rank_subset(ca);
-        let r_cb = self.binom.rank_subset(pext(cb, free_b));
-        let r_cc = self.binom.rank_subset(pext(cc, free_c));
-        let corner = |p: usize| ((pos.pieces[p] >> (h + kk * p)) as u64) & self.corner64;
-        let r_sa = self.binom.rank_subset(corner(0));
-        let r_sb = self.binom.rank_subset(corner(1));
-        let r_sc = self.binom.rank_subset(corner(2));
-        let b64 = |n: usize, r: usize| self.binom.get64(n, r);
-        let mut r = r_ca;
-        r = r * b64(h - a, b) + r_cb;
-        r = r * b64(h - a - b, c) + r_cc;
-        r = r * b64(kk, k - a) + r_sa;
-        r = r * b64(kk, k - b) + r_sb;
-        r = r * b64(kk, k - c) + r_sc;
-        let placement = self.offsets[self.block(a, b, c)] as u64 + r;
-        pos.turn as u64 * self.placements as u64 + placement
+        let mover = pos.turn as usize;
+        self.minor(&self.block(pos, mover), pos.pieces[mover])
     }
 
     /// The player to move at `rank`, without decoding the placement.
@@ -113,33 +165,40 @@ impl Ranker {
         let (k, h) = (self.k, self.h);
         let kk = 2 * k;
         let p64 = self.placements as u64;
-        let turn = (rank / p64) as u8;
-        let pr = (rank % p64) as u128;
-        // Last block whose offset is <= pr (empty blocks share offsets; take the last).
-        let idx = self.offsets.partition_point(|&o| o <= pr) - 1;
-        let (a, b, c) = (idx / ((k + 1) * (k + 1)), (idx / (k + 1)) % (k + 1), idx % (k + 1));
-        let mut r = (pr - self.offsets[idx]) as u64;
+        let turn = (rank / p64) as usize;
+        let within = (rank % p64) as u128;
+        // Last section whose offset is <= within (empty sections share offsets).
+        let section = self.bc_offset.partition_point(|&o| o <= within) - 1;
+        let (b, c) = (section / (k + 1), section % (k + 1));
+        let rest = (within - self.bc_offset[section]) as u64;
+        let m = self.minor_size[section];
+        let (mut major, minor) = (rest / m, rest % m);
+        let offsets = &self.minor_offset[section * (k + 1)..(section + 1) * (k + 1)];
+        let a = offsets.partition_point(|&o| o <= minor) - 1;
+        let minor = minor - offsets[a];
+        let free_count = h - b - c;
         let b64 = |n: usize, r: usize| self.binom.get64(n, r);
+        let (corner_a, centre_a) = (minor / b64(free_count, a), minor % b64(free_count, a));
         let mut take = |n: u64| {
-            let d = r % n;
-            r /= n;
+            let d = major % n;
+            major /= n;
             d
         };
-        let r_sc = take(b64(kk, k - c));
-        let r_sb = take(b64(kk, k - b));
-        let r_sa = take(b64(kk, k - a));
-        let r_cc = take(b64(h - a - b, c));
-        let r_cb = take(b64(h - a, b));
-        let r_ca = r;
-        let ca = self.binom.unrank_subset(r_ca, a, h);
-        let free_b = self.centre64 & !ca;
-        let cb = pdep(self.binom.unrank_subset(r_cb, b, h - a), free_b);
-        let free_c = free_b & !cb;
-        let cc = pdep(self.binom.unrank_subset(r_cc, c, h - a - b), free_c);
+        let r_o2k = take(b64(kk, k - c));
+        let r_o1k = take(b64(kk, k - b));
+        let r_o2c = take(b64(h - b, c));
+        let r_o1c = major;
+        let cb = self.binom.unrank_subset(r_o1c, b, h);
+        let free_c = self.centre64 & !cb;
+        let cc = pdep(self.binom.unrank_subset(r_o2c, c, h - b), free_c);
+        let free = free_c & !cc;
+        let ca = pdep(self.binom.unrank_subset(centre_a, a, free_count), free);
         let corner = |bits: u64, p: usize| (bits as u128) << (h + kk * p);
-        let sa = self.binom.unrank_subset(r_sa, k - a, kk);
-        let sb = self.binom.unrank_subset(r_sb, k - b, kk);
-        let sc = self.binom.unrank_subset(r_sc, k - c, kk);
-        Position { pieces: [ca as u128 | corner(sa, 0), cb as u128 | corner(sb, 1), cc as u128 | corner(sc, 2)], turn }
+        let (o1, o2) = ((turn + 1) % 3, (turn + 2) % 3);
+        let mut pieces = [0u128; 3];
+        pieces[turn] = ca as u128 | corner(self.binom.unrank_subset(corner_a, k - a, kk), turn);
+        pieces[o1] = cb as u128 | corner(self.binom.unrank_subset(r_o1k, k - b, kk), o1);
+        pieces[o2] = cc as u128 | corner(self.binom.unrank_subset(r_o2k, k - c, kk), o2);
+        Position { pieces, turn: turn as u8 }
     }
 }

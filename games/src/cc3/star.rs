@@ -42,6 +42,10 @@ pub struct Star {
     pub centre_mask: u128,
     /// `rotate[c]`: the image of cell `c` under `(x, y, z) -> (z, x, y)`.
     pub rotate: Vec<u8>,
+    /// `step_mask[c]`: bitboard of the cells adjacent to `c`.
+    pub step_mask: Vec<u128>,
+    /// `jumps[c]`: every `(over, land)` pair of a jump from `c` (both on the board).
+    pub jumps: Vec<Vec<(u8, u8)>>,
 }
 
 /// Which region a cell belongs to: the centre or one of the six corners.
@@ -114,7 +118,40 @@ impl Star {
         let rotate =
             cubes.iter().map(|&(x, y, z)| index((z, x, y)).expect("rotation maps the star to itself") as u8).collect();
         let names = cell_names(&cubes, ni);
-        Star { n, k, h, cubes, neighbour, names, start_mask, goal_mask, lane_mask, centre_mask, rotate }
+        let step_mask = neighbour
+            .iter()
+            .map(|row| row.iter().filter(|&&m| m != NONE).fold(0u128, |acc, &m| acc | 1u128 << m))
+            .collect();
+        let jumps = neighbour
+            .iter()
+            .map(|row| {
+                (0..6)
+                    .filter_map(|d| {
+                        let over = row[d];
+                        if over == NONE {
+                            return None;
+                        }
+                        let land = neighbour[over as usize][d];
+                        (land != NONE).then_some((over, land))
+                    })
+                    .collect()
+            })
+            .collect();
+        Star {
+            n,
+            k,
+            h,
+            cubes,
+            neighbour,
+            names,
+            start_mask,
+            goal_mask,
+            lane_mask,
+            centre_mask,
+            rotate,
+            step_mask,
+            jumps,
+        }
     }
 
     /// Number of cells.

@@ -213,3 +213,19 @@ fn rotation_has_no_fixed_position_so_orbits_are_exactly_a_third() {
     }
     assert_eq!(canonical * 3, n);
 }
+
+#[test]
+fn predecessors_lie_in_one_small_block() {
+    let g = Cc3::new(2).unwrap();
+    let mut rng = XorShift(4242);
+    let mut widest = 0;
+    for _ in 0..5_000 {
+        let r = rng.next() % g.position_count();
+        let mut preds = Vec::new();
+        g.for_each_predecessor(r, &mut |p| preds.push(p));
+        if let (Some(lo), Some(hi)) = (preds.iter().min(), preds.iter().max()) {
+            widest = widest.max(hi - lo);
+        }
+    }
+    assert!(widest < 2_300, "predecessors span {widest} ranks");
+}
