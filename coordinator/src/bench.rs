@@ -116,8 +116,13 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     let q = Question { max_side: 1, target: 0 };
     let mut bytes = vec![0u8; slice as usize];
     let t = Instant::now();
-    let init = kernel::init_shard(&g, q, start, &mut bytes, threads).map_err(|e| e.to_string())?;
-    figures.push(figure("init pass (positions)", slice, t));
+    kernel::count_moves(&g, start, &mut bytes, threads).map_err(|e| e.to_string())?;
+    figures.push(figure("init: move counts, once per job (positions)", slice, t));
+    let counts = bytes.clone();
+    let t = Instant::now();
+    let init = kernel::init_from_counts(q, &counts, &mut bytes, threads);
+    figures.push(figure("init: a layer from the counts (positions)", slice, t));
+    drop(counts);
     let t = Instant::now();
     let generated = kernel::generate(&g, &layout, 1, start, &bytes, threads);
     let updates: u64 = generated.buckets.iter().map(|(_, b)| b.len() as u64).sum();

@@ -134,6 +134,12 @@ fn damaged_checkpoints_are_detected() {
                 b[5] ^= 1;
                 std::fs::write(&f, b).unwrap();
             }
+            "counts" => {
+                let f = dir.join("ck").join("worker").join("counts").join("shard-0.bin");
+                let mut b = std::fs::read(&f).unwrap();
+                b[0] ^= 4;
+                std::fs::write(&f, b).unwrap();
+            }
             "truncate" => {
                 let f = layer.join("shard-2.bin");
                 let b = std::fs::read(&f).unwrap();

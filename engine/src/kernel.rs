@@ -88,8 +88,105 @@ fn split(len: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
     (0..parts).map(|i| (i * step).min(len)..((i + 1) * step).min(len)).filter(|r| !r.is_empty()).collect()
 }
 
-/// Init pass over one shard: `bytes[i]` describes rank `base + i`. Terminal
-/// positions become the round-0 frontier.
+/// Code in a move-count byte: an open position whose player to move must pass.
+pub const COUNT_PASS: u8 = 249;
+/// Code in a move-count byte: a terminal position won by player `p` is `COUNT_WON + p`.
+pub const COUNT_WON: u8 = 250;
+
+/// Splits `bytes` into about `threads` parts and runs `f(first_rank, part)` on each.
+fn par_chunks_mut<T: Send>(
+    bytes: &mut [u8],
+    base: u64,
+    threads: usize,
+    f: impl Fn(u64, &mut [u8]) -> T + Sync,
+) -> Vec<T> {
+    let step = bytes.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = bytes
+            .chunks_mut(step)
+            .enumerate()
+            .map(|(i, part)| {
+                let f = &f;
+                s.spawn(move || f(base + (i * step) as u64, part))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("kernel thread panicked")).collect()
+    })
+}
+
+/// The question-independent half of the init pass: for every position of a
+/// shard, its child count (`COUNT_PASS` for a forced pass), `COUNT_WON + p` when
+/// player `p` has won, or `ILLEGAL`. Every layer starts from these bytes, so the
+/// expensive move generation runs once per job, not once per layer.
+pub fn count_moves<G: RetroGame>(game: &G, base: u64, bytes: &mut [u8], threads: usize) -> Result<(), KernelError> {
+    let results = par_chunks_mut(bytes, base, threads, |first, part| {
+        for (i, b) in part.iter_mut().enumerate() {
+            let rank = first + i as u64;
+            *b = match game.classify(rank) {
+                Classification::Illegal => ILLEGAL,
+                Classification::Terminal { winner } => COUNT_WON + winner,
+                Classification::Open { no_move: true, .. } => COUNT_PASS,
+                Classification::Open { children, .. } => {
+                    if children > COUNTER_MAX as u32 {
+                        return Err(KernelError::TooManyChildren { rank, children, max: COUNTER_MAX });
+                    }
+                    children as u8
+                }
+            };
+        }
+        Ok(())
+    });
+    results.into_iter().collect()
+}
+
+/// The question-dependent half of the init pass: turns move-count bytes into a
+/// layer's round-0 state (terminal positions become the first frontier).
+pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: usize) -> InitStats {
+    let step = counts.len().div_ceil(threads.max(1)).max(1);
+    let parts: Vec<InitStats> = std::thread::scope(|s| {
+        let handles: Vec<_> = counts
+            .chunks(step)
+            .zip(bytes.chunks_mut(step))
+            .map(|(src, dst)| {
+                s.spawn(move || {
+                    let mut st = InitStats::default();
+                    for (c, b) in src.iter().zip(dst.iter_mut()) {
+                        *b = match *c {
+                            ILLEGAL => {
+                                st.illegal += 1;
+                                ILLEGAL
+                            }
+                            COUNT_PASS => {
+                                st.no_move += 1;
+                                1
+                            }
+                            won if won >= COUNT_WON => {
+                                st.terminal += 1;
+                                if won - COUNT_WON == q.target {
+                                    st.terminal_win += 1;
+                                    WIN_NEW_EVEN
+                                } else {
+                                    LOSS_NEW_EVEN
+                                }
+                            }
+                            n => n,
+                        };
+                    }
+                    st
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
+    });
+    let mut total = InitStats::default();
+    for p in &parts {
+        total.add(p);
+    }
+    total
+}
+
+/// The whole init pass over one shard (`bytes[i]` describes rank `base + i`):
+/// move counts, then this question's terminal values.
 pub fn init_shard<G: RetroGame>(
     game: &G,
     q: Question,
@@ -97,59 +194,9 @@ pub fn init_shard<G: RetroGame>(
     bytes: &mut [u8],
     threads: usize,
 ) -> Result<InitStats, KernelError> {
-    let len = bytes.len();
-    let ranges = split(len, threads);
-    let mut parts: Vec<&mut [u8]> = Vec::new();
-    let mut rest = bytes;
-    let mut offsets = Vec::new();
-    let mut consumed = 0;
-    for r in &ranges {
-        let (head, tail) = rest.split_at_mut(r.end - consumed);
-        offsets.push(base + consumed as u64);
-        consumed = r.end;
-        parts.push(head);
-        rest = tail;
-    }
-    let results: Vec<Result<InitStats, KernelError>> = std::thread::scope(|s| {
-        let handles: Vec<_> =
-            parts.into_iter().zip(offsets).map(|(part, off)| s.spawn(move || init_range(game, q, off, part))).collect();
-        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
-    });
-    let mut total = InitStats::default();
-    for r in results {
-        total.add(&r?);
-    }
-    Ok(total)
-}
-
-fn init_range<G: RetroGame>(game: &G, q: Question, base: u64, bytes: &mut [u8]) -> Result<InitStats, KernelError> {
-    let mut st = InitStats::default();
-    for (i, b) in bytes.iter_mut().enumerate() {
-        let rank = base + i as u64;
-        *b = match game.classify(rank) {
-            Classification::Illegal => {
-                st.illegal += 1;
-                ILLEGAL
-            }
-            Classification::Terminal { winner } => {
-                st.terminal += 1;
-                if winner == q.target {
-                    st.terminal_win += 1;
-                    WIN_NEW_EVEN
-                } else {
-                    LOSS_NEW_EVEN
-                }
-            }
-            Classification::Open { children, no_move } => {
-                if children > COUNTER_MAX as u32 {
-                    return Err(KernelError::TooManyChildren { rank, children, max: COUNTER_MAX });
-                }
-                st.no_move += no_move as u64;
-                children as u8
-            }
-        };
-    }
-    Ok(st)
+    count_moves(game, base, bytes, threads)?;
+    let counts = bytes.to_vec();
+    Ok(init_from_counts(q, &counts, bytes, threads))
 }
 
 /// The updates one shard's frontier sends, bucketed by destination shard.

@@ -169,11 +169,12 @@ impl WorkerCore {
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
         };
+        let counts = self.counts(shards)?;
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;
         let mut init = kernel::InitStats::default();
         for (&s, file) in st.shards.iter_mut() {
-            let base = self.layout.range(s).start;
-            init.add(&kernel::init_shard(&self.game, q, base, file.bytes_mut(), self.threads)?);
+            let src = counts.shards.get(&s).ok_or_else(|| TaskError::State(format!("no move counts for shard {s}")))?;
+            init.add(&kernel::init_from_counts(q, src.bytes(), file.bytes_mut(), self.threads));
         }
         st.state.init = init;
         let record = RoundRecord {
@@ -186,6 +187,20 @@ impl WorkerCore {
         self.layer = Some(st);
         self.set_progress();
         Ok(TaskOutcome { record, init: Some(init) })
+    }
+
+    /// The move counts of the owned shards: opened, or computed once for the job.
+    fn counts(&self, shards: &[u32]) -> Result<store::CountsStore, TaskError> {
+        let dir = store::counts_dir(&self.data);
+        if let Some(c) = store::CountsStore::open(&dir, self.layout, &self.spec.plan_hash, shards)? {
+            return Ok(c);
+        }
+        let mut c = store::CountsStore::create(&dir, self.layout, shards)?;
+        for (&s, file) in c.shards.iter_mut() {
+            kernel::count_moves(&self.game, self.layout.range(s).start, file.bytes_mut(), self.threads)?;
+        }
+        c.commit(&self.spec.plan_hash)?;
+        Ok(c)
     }
 
     /// Runs the generate step over the owned shards (no sending).
@@ -410,6 +425,7 @@ impl WorkerCore {
         for l in 0..self.spec.questions.len() as u32 {
             let _ = std::fs::remove_dir_all(store::layer_dir(&self.data, l));
         }
+        let _ = std::fs::remove_dir_all(store::counts_dir(&self.data));
         self.set_progress();
     }
 }

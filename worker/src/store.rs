@@ -262,3 +262,99 @@ impl LayerStore {
         self.state.rounds.iter().find(|r| r.round == round)
     }
 }
+
+/// The move counts of every owned position, computed once per job and shared
+/// by every layer's init (`<data>/counts/`).
+pub struct CountsStore {
+    /// The directory.
+    pub dir: PathBuf,
+    /// Owned shards and their mapped count files.
+    pub shards: BTreeMap<u32, ShardFile>,
+    layout: Layout,
+}
+
+/// The committed state of the counts files.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct CountsState {
+    format_version: u32,
+    plan_hash: String,
+    shards: Vec<u32>,
+    chunk_crcs: BTreeMap<u32, Vec<u32>>,
+}
+
+impl CountsStore {
+    /// Opens complete count files (every chunk verified), or `Ok(None)` when
+    /// they were never completed.
+    pub fn open(
+        dir: &Path,
+        layout: Layout,
+        plan_hash: &str,
+        shards: &[u32],
+    ) -> Result<Option<CountsStore>, StoreError> {
+        let state_path = dir.join("state.json");
+        let Some(state): Option<CountsState> = read_checked_json(&state_path)? else {
+            return Ok(None);
+        };
+        if state.format_version != STATE_FORMAT_VERSION || state.plan_hash != plan_hash || state.shards != shards {
+            return Err(StoreError::Mismatch {
+                path: state_path,
+                why: format!(
+                    "move counts of plan {} shards {:?}, the job runs plan {plan_hash} shards {shards:?}; use another \
+                     --data directory",
+                    state.plan_hash, state.shards
+                ),
+            });
+        }
+        let mut files = BTreeMap::new();
+        for &s in shards {
+            let r = layout.range(s);
+            let file = ShardFile::open(&shard_path(dir, s), r.end - r.start)?;
+            let crcs = shardfile::chunk_crcs(file.bytes(), layout.chunk_len);
+            if state.chunk_crcs.get(&s) != Some(&crcs) {
+                return Err(StoreError::Mismatch {
+                    path: shard_path(dir, s),
+                    why: "move counts do not match their checksums (altered or damaged); remove this worker's --data \
+                          directory to recompute them"
+                        .into(),
+                });
+            }
+            files.insert(s, file);
+        }
+        Ok(Some(CountsStore { dir: dir.to_path_buf(), shards: files, layout }))
+    }
+
+    /// Creates empty count files to be filled and then [`CountsStore::commit`]ted.
+    pub fn create(dir: &Path, layout: Layout, shards: &[u32]) -> Result<CountsStore, StoreError> {
+        if dir.exists() {
+            fs::remove_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
+        }
+        fs::create_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
+        let mut files = BTreeMap::new();
+        for &s in shards {
+            let r = layout.range(s);
+            files.insert(s, ShardFile::create(&shard_path(dir, s), r.end - r.start)?);
+        }
+        Ok(CountsStore { dir: dir.to_path_buf(), shards: files, layout })
+    }
+
+    /// Makes the filled counts durable and records their checksums.
+    pub fn commit(&self, plan_hash: &str) -> Result<(), StoreError> {
+        let mut chunk_crcs = BTreeMap::new();
+        for (&s, file) in &self.shards {
+            file.flush()?;
+            chunk_crcs.insert(s, shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len));
+        }
+        let state = CountsState {
+            format_version: STATE_FORMAT_VERSION,
+            plan_hash: plan_hash.to_string(),
+            shards: self.shards.keys().copied().collect(),
+            chunk_crcs,
+        };
+        Ok(write_checked_json(&self.dir.join("state.json"), &state)?)
+    }
+}
+
+/// Directory of the move counts.
+pub fn counts_dir(data: &Path) -> PathBuf {
+    data.join("counts")
+}
