@@ -209,8 +209,9 @@ pub struct Generated {
     pub frontier: u64,
 }
 
-/// Generate step of round `round` (>= 1) for one shard: every position decided
-/// in round `round - 1` sends one update to each predecessor.
+/// Generate step of round `round` (>= 1) for a shard or a slice of one
+/// (`bytes[i]` is rank `base + i`): every position decided in round
+/// `round - 1` sends one update to each predecessor. Read-only.
 pub fn generate<G: RetroGame>(
     game: &G,
     layout: &Layout,
@@ -222,6 +223,8 @@ pub fn generate<G: RetroGame>(
     let prev = round - 1;
     let ranges = split(bytes.len(), threads);
     let shards = layout.shards as usize;
+    // Chunk numbers count from the start of the shard `bytes` belongs to.
+    let offset = base - layout.range(layout.shard_of(base)).start;
     let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
         let handles: Vec<_> = ranges
             .iter()
@@ -237,7 +240,7 @@ pub fn generate<G: RetroGame>(
                             continue;
                         }
                         frontier += 1;
-                        let chunk = i as u64 / layout.chunk_len;
+                        let chunk = (offset + i as u64) / layout.chunk_len;
                         if chunks.last() != Some(&chunk) {
                             chunks.push(chunk);
                         }
@@ -309,22 +312,44 @@ pub fn apply<G: RetroGame>(
     updates: &[&[u64]],
     threads: usize,
 ) -> Result<Decided, KernelError> {
+    let d = apply_updates(game, q, round, base, bytes, updates, threads)?;
+    settle_frontier(layout, round, bytes, frontier_chunks);
+    Ok(d)
+}
+
+/// Settles the codes of the positions decided in round `round - 1` (the frontier
+/// this round has propagated) in the listed chunks of a shard.
+pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64]) {
+    let prev = round - 1;
+    for &c in chunks {
+        let lo = (c * layout.chunk_len) as usize;
+        let hi = (lo + layout.chunk_len as usize).min(bytes.len());
+        for b in &mut bytes[lo..hi] {
+            if values::is_new_of(*b, prev) {
+                *b = values::settle(*b);
+            }
+        }
+    }
+}
+
+/// Applies sorted update lists to a shard (`bytes[i]` is rank `base + i`):
+/// decrements counters and decides positions with round `round`'s codes. Never
+/// touches a decided position, so it leaves the previous frontier intact.
+pub fn apply_updates<G: RetroGame>(
+    game: &G,
+    q: Question,
+    round: u32,
+    base: u64,
+    bytes: &mut [u8],
+    updates: &[&[u64]],
+    threads: usize,
+) -> Result<Decided, KernelError> {
     let end = base + bytes.len() as u64;
     for list in updates {
         for &k in list.iter() {
             let rank = k >> 1;
             if rank < base || rank >= end {
                 return Err(KernelError::ForeignUpdate { rank, start: base, end });
-            }
-        }
-    }
-    let prev = round - 1;
-    for &c in frontier_chunks {
-        let lo = (c * layout.chunk_len) as usize;
-        let hi = (lo + layout.chunk_len as usize).min(bytes.len());
-        for b in &mut bytes[lo..hi] {
-            if values::is_new_of(*b, prev) {
-                *b = values::settle(*b);
             }
         }
     }

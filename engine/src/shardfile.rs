@@ -79,9 +79,14 @@ pub fn update_chunk_crcs(crcs: &mut [u32], bytes: &[u8], chunk_len: u64, chunks:
 const UNDO_MAGIC: &[u8; 8] = b"RETROUND";
 const UNDO_END: &[u8; 8] = b"UNDO-END";
 
-/// Writes the pre-round bytes of `chunks` to an undo log and fsyncs it. Only
-/// after this returns may the round modify those chunks.
-pub fn write_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) -> Result<(), DurableError> {
+/// Appends one segment to an undo log: the current (pre-round) bytes of
+/// `chunks`, then fsyncs it. Only after this returns may the round modify those
+/// chunks. A round appends a segment each time it is about to touch chunks it
+/// has not saved yet, so every chunk is saved once, before its first change.
+pub fn append_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) -> Result<(), DurableError> {
+    if chunks.is_empty() {
+        return Ok(());
+    }
     let mut buf = Vec::new();
     buf.extend_from_slice(UNDO_MAGIC);
     buf.extend_from_slice(&chunk_len.to_le_bytes());
@@ -96,45 +101,72 @@ pub fn write_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) -> 
     let crc = crc32fast::hash(&buf);
     buf.extend_from_slice(&crc.to_le_bytes());
     buf.extend_from_slice(UNDO_END);
-    let mut f = File::create(path).map_err(io_err(path))?;
+    let new_file = !path.exists();
+    let mut f = OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
     f.write_all(&buf).map_err(io_err(path))?;
     f.sync_all().map_err(io_err(path))?;
-    sync_dir(path.parent().unwrap_or(Path::new(".")))
+    if new_file {
+        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+    }
+    Ok(())
 }
 
-/// Restores the chunks saved in an undo log. Returns `Ok(false)` without
-/// touching `bytes` when the log is incomplete: it was being written when the
-/// process died, so the round had not modified anything yet.
-pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<bool, DurableError> {
+/// Restores every complete segment of an undo log into `bytes` and returns how
+/// many it restored. A torn last segment was being written when the process
+/// died, so the chunks it lists had not been modified: it is ignored.
+pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<usize, DurableError> {
     let mut data = Vec::new();
     File::open(path).and_then(|mut f| f.read_to_end(&mut data)).map_err(io_err(path))?;
-    let n = data.len();
-    if n < 28 || &data[n - 8..] != UNDO_END || &data[..8] != UNDO_MAGIC {
-        return Ok(false);
+    let corrupt = |why: &str| DurableError::Corrupt { path: path.to_path_buf(), why: why.to_string() };
+    let read_u64 =
+        |at: usize| -> Option<u64> { data.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes"))) };
+    let mut at = 0;
+    let mut segments = Vec::new();
+    // First find the complete segments, then restore them (a damaged middle
+    // segment is an error, never a partial restore).
+    while at < data.len() {
+        let start = at;
+        if data.get(at..at + 8) != Some(&UNDO_MAGIC[..]) {
+            break;
+        }
+        let (Some(chunk_len), Some(count)) = (read_u64(at + 8), read_u64(at + 16)) else { break };
+        let mut p = at + 24;
+        let mut entries = Vec::new();
+        let mut torn = false;
+        for _ in 0..count {
+            let (Some(c), Some(len)) = (read_u64(p), read_u64(p + 8)) else {
+                torn = true;
+                break;
+            };
+            let body = p + 16;
+            if body + len as usize > data.len() {
+                torn = true;
+                break;
+            }
+            entries.push((c, len as usize, body));
+            p = body + len as usize;
+        }
+        if torn || p + 12 > data.len() || &data[p + 4..p + 12] != UNDO_END {
+            break;
+        }
+        let crc = u32::from_le_bytes(data[p..p + 4].try_into().expect("4 bytes"));
+        if crc32fast::hash(&data[start..p]) != crc {
+            if p + 12 == data.len() {
+                break; // the last segment, torn in a way that kept its length
+            }
+            return Err(corrupt("undo log segment checksum mismatch"));
+        }
+        segments.push((chunk_len, entries));
+        at = p + 12;
     }
-    let crc = u32::from_le_bytes(data[n - 12..n - 8].try_into().expect("4 bytes"));
-    let body = &data[..n - 12];
-    if crc32fast::hash(body) != crc {
-        return Err(DurableError::Corrupt { path: path.to_path_buf(), why: "undo log checksum mismatch".into() });
+    for (chunk_len, entries) in &segments {
+        for &(c, len, body) in entries {
+            let lo = c.checked_mul(*chunk_len).ok_or_else(|| corrupt("undo log does not fit the shard"))? as usize;
+            let dst = bytes.get_mut(lo..lo + len).ok_or_else(|| corrupt("undo log does not fit the shard"))?;
+            dst.copy_from_slice(&data[body..body + len]);
+        }
     }
-    let corrupt = || DurableError::Corrupt { path: path.to_path_buf(), why: "undo log does not fit the shard".into() };
-    let read_u64 = |at: usize| -> Result<u64, DurableError> {
-        body.get(at..at + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes"))).ok_or_else(corrupt)
-    };
-    let chunk_len = read_u64(8)?;
-    let count = read_u64(16)?;
-    let mut at = 24;
-    for _ in 0..count {
-        let c = read_u64(at)?;
-        let len = read_u64(at + 8)? as usize;
-        at += 16;
-        let lo = c.checked_mul(chunk_len).ok_or_else(corrupt)? as usize;
-        let src = body.get(at..at + len).ok_or_else(corrupt)?;
-        let dst = bytes.get_mut(lo..lo + len).ok_or_else(corrupt)?;
-        dst.copy_from_slice(src);
-        at += len;
-    }
-    Ok(true)
+    Ok(segments.len())
 }
 
 /// Removes a file if it exists.
@@ -159,15 +191,23 @@ mod tests {
         }
         let before = shard.bytes().to_vec();
         let undo = dir.path("undo");
-        write_undo(&undo, shard.bytes(), 16, &[0, 6]).unwrap();
+        append_undo(&undo, shard.bytes(), 16, &[0, 6]).unwrap();
         shard.bytes_mut()[3] = 200;
         shard.bytes_mut()[97] = 201;
-        assert!(restore_undo(&undo, shard.bytes_mut()).unwrap());
+        // A second segment saves a chunk first touched later in the round.
+        append_undo(&undo, shard.bytes(), 16, &[2]).unwrap();
+        shard.bytes_mut()[40] = 202;
+        let two_segments = fs::read(&undo).unwrap();
+        assert_eq!(restore_undo(&undo, shard.bytes_mut()).unwrap(), 2);
         assert_eq!(shard.bytes(), &before[..]);
-        // A half-written log is ignored, never applied.
-        let full = fs::read(&undo).unwrap();
-        fs::write(&undo, &full[..full.len() - 5]).unwrap();
-        assert!(!restore_undo(&undo, shard.bytes_mut()).unwrap());
+        // A torn last segment is ignored, never applied; earlier ones still are.
+        shard.bytes_mut()[3] = 200;
+        for cut in 1..40 {
+            fs::write(&undo, &two_segments[..two_segments.len() - cut]).unwrap();
+            let mut copy = shard.bytes().to_vec();
+            assert_eq!(restore_undo(&undo, &mut copy).unwrap(), 1, "cut {cut}");
+            assert_eq!(copy[3], 3);
+        }
         drop(shard);
         assert!(matches!(ShardFile::open(&dir.path("s.bin"), 99), Err(DurableError::Corrupt { .. })));
     }

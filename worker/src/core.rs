@@ -54,28 +54,32 @@ pub struct Progress {
     pub committed: u32,
 }
 
-/// Updates produced by the generate step, kept for the apply step.
-struct Pending {
+/// What the current round has done on this worker so far (in memory; after a
+/// restart the undo logs roll the shards back and the round starts afresh).
+struct RoundWork {
     layer: u32,
     round: u32,
-    local: Vec<(u32, Vec<u64>)>,
-    frontier_chunks: BTreeMap<u32, Vec<u64>>,
+    /// Local updates of the round have been applied (the generate step ran).
+    local_applied: bool,
+    /// Positions decided so far in this round.
+    decided: kernel::Decided,
+    /// Updates this worker's frontier sends to each worker (itself included).
     sent: BTreeMap<String, u64>,
+    /// Frontier size.
     frontier: u64,
+    /// Chunks holding frontier positions, per shard (settled at commit).
+    frontier_chunks: BTreeMap<u32, Vec<u64>>,
+    /// Chunks saved to the undo log (and so possibly modified), per shard.
+    saved: BTreeMap<u32, Vec<bool>>,
+    /// The mid-apply fault point has been passed.
+    fault_checked: bool,
 }
 
-/// `(destination shard, sorted keys)` lists, by destination worker id.
-type BatchesByWorker = BTreeMap<String, Vec<(u32, Vec<u64>)>>;
-
-/// Update batches for one remote worker.
-pub struct Outgoing {
-    /// Destination worker id.
-    pub worker_id: String,
-    /// Its peer address.
-    pub address: String,
-    /// `(destination shard, sorted keys)`.
-    pub batches: Vec<(u32, Vec<u64>)>,
-}
+/// Most update keys buffered before they are applied (bounds the memory a
+/// round needs, whatever the size of its frontier).
+pub const MAX_BUFFERED_UPDATES: usize = 1 << 25;
+/// Positions scanned per generate slice.
+pub const SLICE_POSITIONS: usize = 1 << 22;
 
 /// Result of a task, as reported to the coordinator.
 #[derive(Clone, Debug, Default)]
@@ -105,7 +109,7 @@ pub struct WorkerCore {
     /// Shared with the peer service.
     pub progress: Arc<Mutex<Progress>>,
     layer: Option<LayerStore>,
-    pending: Option<Pending>,
+    work: Option<RoundWork>,
 }
 
 impl WorkerCore {
@@ -120,7 +124,7 @@ impl WorkerCore {
     ) -> Result<WorkerCore, TaskError> {
         let game = spec.game()?;
         let layout = spec.layout(game.position_count());
-        Ok(WorkerCore { data, spec, worker_id, game, layout, threads, fault, progress, layer: None, pending: None })
+        Ok(WorkerCore { data, spec, worker_id, game, layout, threads, fault, progress, layer: None, work: None })
     }
 
     fn set_progress(&self) {
@@ -136,7 +140,7 @@ impl WorkerCore {
         let is_open = self.layer.as_ref().is_some_and(|l| l.state.layer == layer && l.state.shards == shards);
         if !is_open {
             self.layer = None;
-            self.pending = None;
+            self.work = None;
             let dir = store::layer_dir(&self.data, layer);
             self.layer = LayerStore::open(&dir, self.layout, &self.spec.plan_hash, layer, shards)?;
             self.set_progress();
@@ -203,37 +207,88 @@ impl WorkerCore {
         Ok(c)
     }
 
-    /// Runs the generate step over the owned shards (no sending).
-    fn generate_all(
-        &self,
-        store: &LayerStore,
+    /// Scans the frontier of `round` slice by slice: updates for this worker's
+    /// shards are applied as they come (once per round, under undo protection),
+    /// updates for other workers go to `remote` (only when `send` is set).
+    /// Memory stays bounded by [`MAX_BUFFERED_UPDATES`].
+    fn run_generation(
+        &mut self,
+        layer: u32,
         round: u32,
         owner: &BTreeMap<u32, String>,
-    ) -> Result<(Pending, BatchesByWorker), TaskError> {
-        let mut local = Vec::new();
-        let mut remote: BTreeMap<String, Vec<(u32, Vec<u64>)>> = BTreeMap::new();
-        let mut frontier_chunks = BTreeMap::new();
-        let mut sent: BTreeMap<String, u64> = BTreeMap::new();
-        let mut frontier = 0;
-        for (&s, file) in &store.shards {
-            let base = self.layout.range(s).start;
-            let g = kernel::generate(&self.game, &self.layout, round, base, file.bytes(), self.threads);
-            frontier += g.frontier;
-            frontier_chunks.insert(s, g.frontier_chunks);
-            for (dest, keys) in g.buckets {
-                let w = owner
-                    .get(&dest)
-                    .ok_or_else(|| TaskError::State(format!("no worker owns shard {dest} in the peer table")))?;
-                *sent.entry(w.clone()).or_default() += keys.len() as u64;
-                if *w == self.worker_id {
-                    local.push((dest, keys));
-                } else {
-                    remote.entry(w.clone()).or_default().push((dest, keys));
+        send: bool,
+        remote: &mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>,
+    ) -> Result<(), TaskError> {
+        let q = self.spec.question(layer)?;
+        if !self.work.as_ref().is_some_and(|w| w.layer == layer && w.round == round) {
+            self.work = Some(RoundWork {
+                layer,
+                round,
+                local_applied: false,
+                decided: Default::default(),
+                sent: BTreeMap::new(),
+                frontier: 0,
+                frontier_chunks: BTreeMap::new(),
+                saved: BTreeMap::new(),
+                fault_checked: false,
+            });
+        }
+        let mut work = self.work.take().expect("set above");
+        let apply_local = !work.local_applied;
+        work.sent.clear();
+        work.frontier = 0;
+        work.frontier_chunks.clear();
+        let mut store = self.layer.take().ok_or_else(|| TaskError::State("no layer open".into()))?;
+        let result = (|| {
+            let store = &mut store;
+            let shards: Vec<u32> = store.shards.keys().copied().collect();
+            let mut local: Vec<(u32, Vec<u64>)> = Vec::new();
+            let mut buffered = 0usize;
+            for s in shards {
+                let len = store.shards[&s].bytes().len();
+                let start = self.layout.range(s).start;
+                let mut lo = 0;
+                while lo < len {
+                    let hi = (lo + SLICE_POSITIONS).min(len);
+                    let bytes = &store.shards[&s].bytes()[lo..hi];
+                    let g = kernel::generate(&self.game, &self.layout, round, start + lo as u64, bytes, self.threads);
+                    work.frontier += g.frontier;
+                    work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
+                    for (dest, keys) in g.buckets {
+                        let w = owner.get(&dest).ok_or_else(|| {
+                            TaskError::State(format!("no worker owns shard {dest} in the peer table"))
+                        })?;
+                        *work.sent.entry(w.clone()).or_default() += keys.len() as u64;
+                        if *w == self.worker_id {
+                            if apply_local {
+                                buffered += keys.len();
+                                local.push((dest, keys));
+                            }
+                        } else if send {
+                            remote(w, dest, keys)?;
+                        }
+                    }
+                    if buffered >= MAX_BUFFERED_UPDATES {
+                        apply_buffered(self, store, &mut work, q, std::mem::take(&mut local))?;
+                        buffered = 0;
+                    }
+                    lo = hi;
                 }
             }
+            if apply_local {
+                apply_buffered(self, store, &mut work, q, local)?;
+            }
+            for chunks in work.frontier_chunks.values_mut() {
+                chunks.dedup();
+            }
+            Ok(())
+        })();
+        if result.is_ok() {
+            work.local_applied = true;
         }
-        let layer = store.state.layer;
-        Ok((Pending { layer, round, local, frontier_chunks, sent, frontier }, remote))
+        self.layer = Some(store);
+        self.work = Some(work);
+        result
     }
 
     /// Opens the layer and checks that `round` is the next one: `Some` with the
@@ -260,36 +315,30 @@ impl WorkerCore {
         Ok(None)
     }
 
-    /// GENERATE: returns the batches to send to other workers, and the report.
-    /// A round this worker already committed is reported from its record.
+    /// GENERATE: scans the frontier, applies this worker's own updates and hands
+    /// the others' to `remote` as they are produced. Repeating it (after a lost
+    /// peer, or a restarted coordinator) resends the same batches and applies
+    /// nothing twice. A round already committed here is reported from its record.
     pub fn generate(
         &mut self,
         layer: u32,
         round: u32,
         shards: &[u32],
         owner: &BTreeMap<u32, String>,
-        addresses: &BTreeMap<String, String>,
-    ) -> Result<(Vec<Outgoing>, TaskOutcome), TaskError> {
+        remote: &mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>,
+    ) -> Result<TaskOutcome, TaskError> {
         if let Some(done) = self.round_status(layer, round, shards, "generate")? {
-            return Ok((Vec::new(), done));
+            return Ok(done);
         }
-        let store = self.layer.as_ref().expect("opened above");
-        let (pending, remote) = self.generate_all(store, round, owner)?;
-        let record =
-            RoundRecord { round, frontier: pending.frontier, sent: pending.sent.clone(), ..Default::default() };
-        let outgoing = remote
-            .into_iter()
-            .map(|(w, batches)| {
-                let address = addresses.get(&w).cloned().unwrap_or_default();
-                Outgoing { worker_id: w, address, batches }
-            })
-            .collect();
-        self.pending = Some(pending);
-        Ok((outgoing, TaskOutcome { record, init: None }))
+        self.run_generation(layer, round, owner, true, remote)?;
+        let work = self.work.as_ref().expect("set by run_generation");
+        let record = RoundRecord { round, frontier: work.frontier, sent: work.sent.clone(), ..Default::default() };
+        Ok(TaskOutcome { record, init: None })
     }
 
-    /// APPLY: applies local and received updates of `round`, with undo logs,
-    /// then commits. `expected` is how many updates each other worker sent here.
+    /// APPLY: applies the updates other workers sent (their inbox files, checked
+    /// against the counts they reported), settles the previous frontier and
+    /// commits the round. After a restart the local half is redone first.
     pub fn apply(
         &mut self,
         layer: u32,
@@ -301,89 +350,74 @@ impl WorkerCore {
         if let Some(done) = self.round_status(layer, round, shards, "apply")? {
             return Ok(done);
         }
-        // Local updates: from the generate step, or regenerated from the
-        // committed state after a restart (generation is deterministic).
-        let pending = match self.pending.take() {
-            Some(p) if p.layer == layer && p.round == round => p,
-            _ => {
-                let store = self.layer.as_ref().expect("opened above");
-                self.generate_all(store, round, owner)?.0
-            }
-        };
-        // Received updates, checked against what the senders reported.
-        let mut lists: BTreeMap<u32, Vec<Vec<u64>>> = BTreeMap::new();
-        for (dest, keys) in pending.local {
-            lists.entry(dest).or_default().push(keys);
-        }
-        for (source, &count) in expected {
-            if *source == self.worker_id || count == 0 {
-                continue;
-            }
-            let path = store::inbox_path(&self.data, layer, round, source);
-            let batches = batch::read_inbox(&path, count)?;
-            let got: u64 = batches.iter().map(|(_, k)| k.len() as u64).sum();
-            if got != count {
-                return Err(TaskError::State(format!(
-                    "{}: holds {got} updates, worker {source} reported sending {count}",
-                    path.display()
-                )));
-            }
-            for (dest, keys) in batches {
-                if !shards.contains(&dest) {
-                    return Err(TaskError::State(format!("{}: batch for shard {dest}, not ours", path.display())));
-                }
-                lists.entry(dest).or_default().push(keys);
-            }
+        if !self.work.as_ref().is_some_and(|w| w.layer == layer && w.round == round && w.local_applied) {
+            self.run_generation(layer, round, owner, false, &mut |_, _, _| Ok(()))?;
         }
         let q = self.spec.question(layer)?;
-        let store = self.layer.as_mut().expect("opened above");
-        let mut decided = kernel::Decided::default();
-        let mut touched_all = BTreeMap::new();
-        let empty: Vec<u64> = Vec::new();
-        for (&s, file) in store.shards.iter_mut() {
-            let base = self.layout.range(s).start;
-            let refs: Vec<&[u64]> = lists.get(&s).map(|l| l.iter().map(|v| v.as_slice()).collect()).unwrap_or_default();
-            let fchunks = pending.frontier_chunks.get(&s).unwrap_or(&empty);
-            let touched = kernel::touched_chunks(&self.layout, base, fchunks, &refs);
-            if touched.is_empty() {
-                continue;
+        let mut work = self.work.take().expect("set by run_generation");
+        let mut store = self.layer.take().expect("opened by round_status");
+        let result = (|| {
+            let store = &mut store;
+            for (source, &count) in expected {
+                if *source == self.worker_id || count == 0 {
+                    continue;
+                }
+                let path = store::inbox_path(&self.data, layer, round, source);
+                let batches = batch::read_inbox(&path, count)?;
+                let got: u64 = batches.iter().map(|(_, k)| k.len() as u64).sum();
+                if got != count {
+                    return Err(TaskError::State(format!(
+                        "{}: holds {got} updates, worker {source} reported sending {count}",
+                        path.display()
+                    )));
+                }
+                if let Some((dest, _)) = batches.iter().find(|(d, _)| !shards.contains(d)) {
+                    return Err(TaskError::State(format!("{}: batch for shard {dest}, not ours", path.display())));
+                }
+                apply_buffered(self, store, &mut work, q, batches)?;
             }
-            shardfile::write_undo(
-                &store::undo_path(&store.dir, round, s),
-                file.bytes(),
-                self.layout.chunk_len,
-                &touched,
-            )?;
-            let d = kernel::apply(
-                &self.game,
-                q,
-                &self.layout,
+            // Settle the frontier this round propagated (undo-protected too).
+            for (&s, chunks) in &work.frontier_chunks {
+                save_chunks(&self.layout, store, &mut work.saved, round, s, chunks)?;
+                let file = store.shards.get_mut(&s).expect("owned shard");
+                kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks);
+            }
+            let touched: BTreeMap<u32, Vec<u64>> = work
+                .saved
+                .iter()
+                .map(|(&s, flags)| (s, flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect()))
+                .collect();
+            let record = RoundRecord {
                 round,
-                base,
-                file.bytes_mut(),
-                fchunks,
-                &refs,
-                self.threads,
-            )?;
-            decided.add(&d);
-            Fault::check(&self.fault, "mid-apply", layer, round);
-            touched_all.insert(s, touched);
-        }
-        let record =
-            RoundRecord { round, win: decided.win, loss: decided.loss, frontier: pending.frontier, sent: pending.sent };
-        store.commit(record.clone(), &touched_all)?;
-        for &s in shards {
-            shardfile::remove_if_exists(&store::undo_path(&store.dir, round, s))?;
-        }
-        // Received batches of this round are applied for good.
-        if let Ok(entries) = std::fs::read_dir(store::inbox_dir(&self.data, layer)) {
-            let prefix = format!("r{round}-");
-            for e in entries.flatten() {
-                if e.file_name().to_string_lossy().starts_with(&prefix) {
-                    shardfile::remove_if_exists(&e.path())?;
+                win: work.decided.win,
+                loss: work.decided.loss,
+                frontier: work.frontier,
+                sent: work.sent.clone(),
+            };
+            store.commit(record.clone(), &touched)?;
+            for &s in shards {
+                shardfile::remove_if_exists(&store::undo_path(&store.dir, round, s))?;
+            }
+            // Received batches of this round are applied for good.
+            if let Ok(entries) = std::fs::read_dir(store::inbox_dir(&self.data, layer)) {
+                let prefix = format!("r{round}-");
+                for e in entries.flatten() {
+                    if e.file_name().to_string_lossy().starts_with(&prefix) {
+                        shardfile::remove_if_exists(&e.path())?;
+                    }
                 }
             }
-        }
+            Ok(record)
+        })();
+        self.layer = Some(store);
+        let record = match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.work = Some(work);
+                return Err(e);
+            }
+        };
+        self.work = None;
         self.set_progress();
         Fault::check(&self.fault, "after-apply", layer, round);
         Ok(TaskOutcome { record, init: None })
@@ -421,11 +455,65 @@ impl WorkerCore {
     /// DONE: removes the layer files (the coordinator holds the tablebases).
     pub fn finish(&mut self) {
         self.layer = None;
-        self.pending = None;
+        self.work = None;
         for l in 0..self.spec.questions.len() as u32 {
             let _ = std::fs::remove_dir_all(store::layer_dir(&self.data, l));
         }
         let _ = std::fs::remove_dir_all(store::counts_dir(&self.data));
         self.set_progress();
     }
+}
+
+/// Saves the not-yet-saved chunks among `chunks` of shard `s` to the round's
+/// undo log (fsynced) and marks them saved, so they may now be modified.
+fn save_chunks(
+    layout: &Layout,
+    store: &LayerStore,
+    saved: &mut BTreeMap<u32, Vec<bool>>,
+    round: u32,
+    s: u32,
+    chunks: &[u64],
+) -> Result<(), TaskError> {
+    let flags = saved.entry(s).or_insert_with(|| vec![false; layout.chunks(s) as usize]);
+    let mut fresh: Vec<u64> = chunks.iter().copied().filter(|&c| !flags[c as usize]).collect();
+    fresh.sort_unstable();
+    fresh.dedup();
+    if fresh.is_empty() {
+        return Ok(());
+    }
+    let file = store.shards.get(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
+    shardfile::append_undo(&store::undo_path(&store.dir, round, s), file.bytes(), layout.chunk_len, &fresh)?;
+    for c in fresh {
+        flags[c as usize] = true;
+    }
+    Ok(())
+}
+
+/// Applies buffered `(destination shard, sorted keys)` lists to the owned
+/// shards, saving every chunk they touch to the undo log first.
+fn apply_buffered(
+    core: &WorkerCore,
+    store: &mut LayerStore,
+    work: &mut RoundWork,
+    q: retro_games::Question,
+    batches: Vec<(u32, Vec<u64>)>,
+) -> Result<(), TaskError> {
+    let mut by_shard: BTreeMap<u32, Vec<Vec<u64>>> = BTreeMap::new();
+    for (dest, keys) in batches {
+        by_shard.entry(dest).or_default().push(keys);
+    }
+    for (s, lists) in by_shard {
+        let base = core.layout.range(s).start;
+        let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
+        let touched = kernel::touched_chunks(&core.layout, base, &[], &refs);
+        save_chunks(&core.layout, store, &mut work.saved, work.round, s, &touched)?;
+        let file = store.shards.get_mut(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
+        let d = kernel::apply_updates(&core.game, q, work.round, base, file.bytes_mut(), &refs, core.threads)?;
+        work.decided.add(&d);
+        if !work.fault_checked {
+            work.fault_checked = true;
+            Fault::check(&core.fault, "mid-apply", work.layer, work.round);
+        }
+    }
+    Ok(())
 }

@@ -107,35 +107,61 @@ impl CoordinatorLink for GrpcLink {
     }
 }
 
-/// Streams one round's batches to a peer and waits for its acknowledgement,
-/// which the peer sends only after the inbox file is durable.
-pub async fn send_batches(
-    address: &str,
-    token: &Option<String>,
+/// One round's update stream to one peer, fed while the frontier is scanned.
+/// The peer acknowledges only after its inbox file is durable.
+pub struct PeerStream {
+    tx: mpsc::Sender<UpdateBatch>,
+    handle: tokio::task::JoinHandle<Result<u64, LinkError>>,
     header: UpdateBatch,
-    batches: &[(u32, Vec<u64>)],
-) -> Result<u64, LinkError> {
-    let channel = endpoint(address)?.connect().await.map_err(|e| LinkError::Unavailable(format!("{address}: {e}")))?;
-    let mut client = PeerClient::new(channel)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
-    let mut messages = Vec::new();
-    let mut total = 0u64;
-    for (shard, keys) in batches {
+    total: u64,
+    address: String,
+}
+
+impl PeerStream {
+    /// Opens the stream (connects in the background; call from async context).
+    pub fn open(address: &str, token: &Option<String>, header: UpdateBatch) -> PeerStream {
+        let (tx, rx) = mpsc::channel::<UpdateBatch>(8);
+        let (addr, token) = (address.to_string(), token.clone());
+        let handle = tokio::spawn(async move {
+            let channel =
+                endpoint(&addr)?.connect().await.map_err(|e| LinkError::Unavailable(format!("{addr}: {e}")))?;
+            let mut client = PeerClient::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES);
+            let ack = client.send_updates(with_token(ReceiverStream::new(rx), &token)).await?.into_inner();
+            Ok(ack.received)
+        });
+        PeerStream { tx, handle, header, total: 0, address: address.to_string() }
+    }
+
+    /// Queues the sorted keys for one destination shard (from a blocking thread).
+    pub fn push_blocking(&mut self, shard: u32, keys: &[u64]) -> Result<(), LinkError> {
         for part in keys.chunks(MAX_KEYS_PER_MESSAGE) {
             let payload = retro_engine::batch::encode_batch(part).map_err(|e| LinkError::Rejected(e.to_string()))?;
             let crc32 = retro_engine::batch::batch_crc(&payload);
-            messages.push(UpdateBatch { shard: *shard, count: part.len() as u64, payload, crc32, ..header.clone() });
-            total += part.len() as u64;
+            let msg = UpdateBatch { shard, count: part.len() as u64, payload, crc32, ..self.header.clone() };
+            self.tx
+                .blocking_send(msg)
+                .map_err(|_| LinkError::Unavailable(format!("the stream to {} broke", self.address)))?;
+            self.total += part.len() as u64;
         }
+        Ok(())
     }
-    messages.push(UpdateBatch { last: true, total, ..header });
-    let stream = tokio_stream::iter(messages);
-    let ack = client.send_updates(with_token(stream, token)).await?.into_inner();
-    if ack.received != total {
-        return Err(LinkError::Unavailable(format!("{address} acknowledged {} of {total} updates", ack.received)));
+
+    /// Ends the stream and waits for the acknowledgement of every update.
+    pub async fn finish(self) -> Result<u64, LinkError> {
+        let last = UpdateBatch { last: true, total: self.total, ..self.header };
+        let sent = self.tx.send(last).await;
+        drop(self.tx);
+        let acked = self.handle.await.map_err(|e| LinkError::Unavailable(format!("{}: {e}", self.address)))??;
+        if sent.is_err() || acked != self.total {
+            return Err(LinkError::Unavailable(format!(
+                "{} acknowledged {acked} of {} updates",
+                self.address, self.total
+            )));
+        }
+        Ok(acked)
     }
-    Ok(total)
 }
 
 /// A server-side interceptor that requires the cluster token on every call

@@ -1,8 +1,8 @@
 //! The pull loop: register, then pull tasks and run them until the job is done.
 
-use crate::core::{Outgoing, Progress, TaskError, TaskOutcome, WorkerCore};
+use crate::core::{Progress, TaskError, TaskOutcome, WorkerCore};
 use crate::fault::Fault;
-use crate::link::{CoordinatorLink, LinkError, send_batches};
+use crate::link::{CoordinatorLink, LinkError, PeerStream};
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
 use crate::store::{self, Identity};
@@ -192,30 +192,50 @@ async fn execute<L: CoordinatorLink>(
             blocking(move || core.lock().expect("core lock").init(layer, &shards)).await
         }
         TaskKind::Generate => {
+            let header = UpdateBatch {
+                job: job.clone(),
+                layer,
+                round,
+                source_worker: worker_id.clone(),
+                source_epoch: epoch,
+                ..Default::default()
+            };
+            let streams: BTreeMap<String, PeerStream> = addresses
+                .iter()
+                .filter(|(w, _)| **w != worker_id)
+                .map(|(w, a)| (w.clone(), PeerStream::open(a, &token, header.clone())))
+                .collect();
             let c = core.clone();
-            let fault = c.lock().expect("core lock").fault.clone();
-            let generated =
-                blocking(move || c.lock().expect("core lock").generate(layer, round, &shards, &owner, &addresses))
-                    .await;
-            match generated {
-                Ok((outgoing, outcome)) => {
-                    let header = UpdateBatch {
-                        job: job.clone(),
-                        layer,
-                        round,
-                        source_worker: worker_id.clone(),
-                        source_epoch: epoch,
-                        ..Default::default()
-                    };
-                    match send_all(outgoing, header, &token).await {
-                        Ok(()) => {
+            let joined = tokio::task::spawn_blocking(move || {
+                let mut streams = streams;
+                let mut remote = |w: &str, shard: u32, keys: Vec<u64>| -> Result<(), TaskError> {
+                    let stream =
+                        streams.get_mut(w).ok_or_else(|| TaskError::State(format!("no stream to worker {w}")))?;
+                    stream.push_blocking(shard, &keys).map_err(|e| TaskError::PeerUnreachable(e.to_string()))
+                };
+                let r = c.lock().expect("core lock").generate(layer, round, &shards, &owner, &mut remote);
+                (r, streams)
+            })
+            .await;
+            match joined {
+                Err(e) => Err(TaskError::State(format!("generate thread failed: {e}"))),
+                Ok((Err(e), _)) => Err(e),
+                Ok((Ok(outcome), streams)) => {
+                    let mut failed = None;
+                    for (w, stream) in streams {
+                        if let Err(e) = stream.finish().await {
+                            failed = Some(TaskError::PeerUnreachable(format!("sending updates to worker {w}: {e}")));
+                        }
+                    }
+                    match failed {
+                        Some(e) => Err(e),
+                        None => {
+                            let fault = core.lock().expect("core lock").fault.clone();
                             Fault::check(&fault, "after-generate", layer, round);
                             Ok(outcome)
                         }
-                        Err(e) => Err(TaskError::PeerUnreachable(e)),
                     }
                 }
-                Err(e) => Err(e),
             }
         }
         TaskKind::Apply => {
@@ -234,24 +254,6 @@ async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, TaskError> + Send + 'static,
 ) -> Result<T, TaskError> {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(TaskError::State(format!("task thread failed: {e}"))))
-}
-
-async fn send_all(outgoing: Vec<Outgoing>, header: UpdateBatch, token: &Option<String>) -> Result<(), String> {
-    for out in outgoing {
-        let mut attempt = 0;
-        loop {
-            match send_batches(&out.address, token, header.clone(), &out.batches).await {
-                Ok(_) => break,
-                Err(e) if attempt < 5 && matches!(e, LinkError::Unavailable(_)) => {
-                    attempt += 1;
-                    tracing::warn!("sending to worker {} at {} failed ({e}); retrying", out.worker_id, out.address);
-                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
-                }
-                Err(e) => return Err(format!("sending updates to worker {} at {}: {e}", out.worker_id, out.address)),
-            }
-        }
-    }
-    Ok(())
 }
 
 async fn export<L: CoordinatorLink>(

@@ -209,7 +209,7 @@ impl LayerStore {
             if let Some((round, s)) = parsed
                 && round == next
                 && let Some(file) = self.shards.get_mut(&s)
-                && shardfile::restore_undo(&entry.path(), file.bytes_mut())?
+                && shardfile::restore_undo(&entry.path(), file.bytes_mut())? > 0
             {
                 file.flush()?;
                 tracing::warn!(
