@@ -75,6 +75,10 @@ struct RoundWork {
     fault_checked: bool,
 }
 
+/// Where the generate step hands the updates for another worker:
+/// `(worker id, destination shard, sorted keys)`.
+pub type RemoteSink<'a> = &'a mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>;
+
 /// Most update keys buffered before they are applied (bounds the memory a
 /// round needs, whatever the size of its frontier).
 pub const MAX_BUFFERED_UPDATES: usize = 1 << 25;
@@ -217,7 +221,7 @@ impl WorkerCore {
         round: u32,
         owner: &BTreeMap<u32, String>,
         send: bool,
-        remote: &mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>,
+        remote: RemoteSink<'_>,
     ) -> Result<(), TaskError> {
         let q = self.spec.question(layer)?;
         if !self.work.as_ref().is_some_and(|w| w.layer == layer && w.round == round) {
@@ -325,7 +329,7 @@ impl WorkerCore {
         round: u32,
         shards: &[u32],
         owner: &BTreeMap<u32, String>,
-        remote: &mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>,
+        remote: RemoteSink<'_>,
     ) -> Result<TaskOutcome, TaskError> {
         if let Some(done) = self.round_status(layer, round, shards, "generate")? {
             return Ok(done);
