@@ -110,9 +110,10 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     figures.push(figure("predecessors generated (unrank + moves + rank each)", preds, t));
 
     // The init pass and one round on a contiguous slice, as one shard.
-    let slice = slice.min(n);
-    let start = (n / 2) / 4096 * 4096;
-    let layout = Layout::new(n, (n / slice).max(1) as u32, 4096, 1 << 20);
+    // The slice is one shard of a layout cut into shards of about `slice` positions.
+    let layout = Layout::new(n, (n / slice.clamp(1, n)).max(1) as u32, 4096, 1 << 20);
+    let middle = layout.range(layout.shards / 2);
+    let (start, slice) = (middle.start, middle.end - middle.start);
     let q = Question { max_side: 1, target: 0 };
     let mut bytes = vec![0u8; slice as usize];
     let t = Instant::now();

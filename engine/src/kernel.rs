@@ -322,7 +322,7 @@ pub fn apply<G: RetroGame>(
 pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64]) {
     let prev = round - 1;
     for &c in chunks {
-        let lo = (c * layout.chunk_len) as usize;
+        let lo = ((c * layout.chunk_len) as usize).min(bytes.len());
         let hi = (lo + layout.chunk_len as usize).min(bytes.len());
         for b in &mut bytes[lo..hi] {
             if values::is_new_of(*b, prev) {
