@@ -114,7 +114,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     let layout = Layout::new(n, (n / slice.clamp(1, n)).max(1) as u32, 4096, 1 << 20);
     let middle = layout.range(layout.shards / 2);
     let (start, slice) = (middle.start, middle.end - middle.start);
-    let q = Question { max_side: 1, target: 0 };
+    let q = Question::solo(0);
     let mut bytes = vec![0u8; slice as usize];
     let t = Instant::now();
     kernel::count_moves(&g, start, &mut bytes, threads).map_err(|e| e.to_string())?;

@@ -88,7 +88,7 @@ fn worker_killed_after_a_round_resumes() {
 
 #[test]
 fn worker_killed_in_the_middle_of_a_round_rolls_back() {
-    worker_killed_and_restarted("mid-apply:1:2", "cluster-kill-mid-apply", "rolled back half-applied round 2");
+    worker_killed_and_restarted("mid-apply:0:2", "cluster-kill-mid-apply", "rolled back half-applied round 2");
 }
 
 #[test]

@@ -165,8 +165,11 @@ pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: u
                                 if won - COUNT_WON == q.target {
                                     st.terminal_win += 1;
                                     WIN_NEW_EVEN
-                                } else {
+                                } else if q.three_valued {
                                     LOSS_NEW_EVEN
+                                } else {
+                                    // Two-valued: a LOSS never propagates.
+                                    values::LOSS
                                 }
                             }
                             n => n,
@@ -220,6 +223,22 @@ pub fn generate<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
+    generate_filtered(game, layout, round, base, bytes, threads, &|_| false)
+}
+
+/// [`generate`], leaving out updates to predecessors `decided(rank)` says are
+/// already decided (the apply step would ignore them). The filter must only
+/// ever answer `true` for decided positions; it saves buffering, sending and
+/// applying updates that change nothing, which late in a layer is most of them.
+pub fn generate_filtered<G: RetroGame>(
+    game: &G,
+    layout: &Layout,
+    round: u32,
+    base: u64,
+    bytes: &[u8],
+    threads: usize,
+    decided: &(dyn Fn(u64) -> bool + Sync),
+) -> Generated {
     let prev = round - 1;
     let ranges = split(bytes.len(), threads);
     let shards = layout.shards as usize;
@@ -246,7 +265,9 @@ pub fn generate<G: RetroGame>(
                         }
                         let loss_bit = (code == values::loss_new(prev)) as u64;
                         game.for_each_predecessor(base + i as u64, &mut |p| {
-                            buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit);
+                            if !decided(p) {
+                                buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit);
+                            }
                         });
                     }
                     (buckets, chunks, frontier)

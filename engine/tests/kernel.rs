@@ -8,7 +8,7 @@ use retro_games::cc3::Cc3;
 use retro_games::{Question, RetroGame};
 
 fn solo(p: u8) -> Question {
-    Question { max_side: 1 << p, target: p }
+    Question::solo(p)
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn every_undecided_position_is_a_draw_with_an_undecided_child() {
     // At the fixpoint, a position left undecided (DRAW) must have a child that
     // is not bad for its mover and no child that is good for it.
     let g = Cc3::new(1).unwrap();
-    let q = Question { max_side: 0b011, target: 1 };
+    let q = Question { max_side: 0b011, target: 1, three_valued: true };
     let s = solve(&g, q, &Layout::new(g.position_count(), 3, 64, 64), 2).unwrap();
     for r in 0..g.position_count() {
         let v = values::tablebase_value(s.bytes[r as usize]);
@@ -74,5 +74,26 @@ fn every_undecided_position_is_a_draw_with_an_undecided_child() {
             0 => assert!(kids.contains(&0) && !kids.contains(if mover_max { &win } else { &loss }), "DRAW at {r}"),
             _ => {}
         }
+    }
+}
+
+#[test]
+fn two_valued_enable_forces_the_same_positions_as_three_valued() {
+    let g = Cc3::new(1).unwrap();
+    let layout = Layout::new(g.position_count(), 5, 64, 64);
+    for (x, y) in [(0, 1), (0, 2), (1, 2)] {
+        let two = Question::enable(x, y);
+        let three = Question { three_valued: true, ..two };
+        let a = solve(&g, two, &layout, 2).unwrap();
+        let b = solve(&g, three, &layout, 2).unwrap();
+        let mut forced = 0;
+        for r in 0..g.position_count() as usize {
+            let (va, vb) = (values::tablebase_value(a.bytes[r]), values::tablebase_value(b.bytes[r]));
+            assert_eq!(va == 1, vb == 1, "enable({x}>{y}) at rank {r}");
+            forced += (va == 1) as u32;
+        }
+        assert!(forced > 0);
+        // Only WIN propagates: the two-valued layer decides nothing but WIN in its rounds.
+        assert!(a.rounds.iter().all(|d| d.loss == 0));
     }
 }

@@ -58,9 +58,24 @@ pub struct Question {
     pub max_side: u8,
     /// The player whose win is MAX's objective.
     pub target: u8,
+    /// Three-valued (WIN / LOSS / DRAW) when set; otherwise two-valued (WIN or
+    /// not): only WIN propagates, terminal positions without the objective are
+    /// LOSS, and every other position that is not WIN stays undecided. The forced
+    /// set is the same either way; two-valued needs far fewer updates.
+    pub three_valued: bool,
 }
 
 impl Question {
+    /// solo(X): player `x` alone, three-valued.
+    pub fn solo(x: u8) -> Question {
+        Question { max_side: 1 << x, target: x, three_valued: true }
+    }
+
+    /// enable(X>Y): `x` and `y` together for `y`'s win, two-valued.
+    pub fn enable(x: u8, y: u8) -> Question {
+        Question { max_side: (1 << x) | (1 << y), target: y, three_valued: false }
+    }
+
     /// True when player `p` plays for MAX.
     pub fn is_max(&self, p: u8) -> bool {
         self.max_side & (1 << p) != 0

@@ -10,6 +10,7 @@ use retro_engine::kernel::{self, KernelError};
 use retro_engine::layout::Layout;
 use retro_engine::shardfile;
 use retro_engine::tablebase::{self, TablebaseError};
+use retro_engine::values;
 use retro_games::RetroGame;
 use retro_games::cc3::Cc3;
 use std::collections::BTreeMap;
@@ -204,8 +205,17 @@ impl WorkerCore {
             return Ok(c);
         }
         let mut c = store::CountsStore::create(&dir, self.layout, shards)?;
-        for (&s, file) in c.shards.iter_mut() {
+        let started = std::time::Instant::now();
+        let (total, mut done) = (c.shards.len(), 0u64);
+        for (i, (&s, file)) in c.shards.iter_mut().enumerate() {
             kernel::count_moves(&self.game, self.layout.range(s).start, file.bytes_mut(), self.threads)?;
+            done += file.bytes().len() as u64;
+            let secs = started.elapsed().as_secs_f64();
+            tracing::info!(
+                "move counts: shard {s} done ({} of {total} shards, {done} positions, {:.1} M/s, {secs:.0}s)",
+                i + 1,
+                done as f64 / secs.max(1e-9) / 1e6
+            );
         }
         c.commit(&self.spec.plan_hash)?;
         Ok(c)
@@ -255,7 +265,24 @@ impl WorkerCore {
                 while lo < len {
                     let hi = (lo + SLICE_POSITIONS).min(len);
                     let bytes = &store.shards[&s].bytes()[lo..hi];
-                    let g = kernel::generate(&self.game, &self.layout, round, start + lo as u64, bytes, self.threads);
+                    // Updates to own positions that are already decided change nothing.
+                    let layout = &self.layout;
+                    let files = &store.shards;
+                    let decided = |p: u64| {
+                        let d = layout.shard_of(p);
+                        files
+                            .get(&d)
+                            .is_some_and(|f| values::is_decided(f.bytes()[(p - layout.range(d).start) as usize]))
+                    };
+                    let g = kernel::generate_filtered(
+                        &self.game,
+                        &self.layout,
+                        round,
+                        start + lo as u64,
+                        bytes,
+                        self.threads,
+                        &decided,
+                    );
                     work.frontier += g.frontier;
                     work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
                     for (dest, keys) in g.buckets {

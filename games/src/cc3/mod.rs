@@ -123,12 +123,12 @@ pub fn parse_question(name: &str) -> Option<crate::Question> {
     let player = |c: &str| PLAYER_NAMES.iter().position(|p| c.len() == 1 && c.starts_with(*p)).map(|p| p as u8);
     if let Some(x) = name.strip_prefix("solo(").and_then(|s| s.strip_suffix(')')) {
         let x = player(x)?;
-        return Some(crate::Question { max_side: 1 << x, target: x });
+        return Some(crate::Question::solo(x));
     }
     let inner = name.strip_prefix("enable(")?.strip_suffix(')')?;
     let (x, y) = inner.split_once('>')?;
     let (x, y) = (player(x)?, player(y)?);
-    (x != y).then_some(crate::Question { max_side: (1 << x) | (1 << y), target: y })
+    (x != y).then_some(crate::Question::enable(x, y))
 }
 
 #[cfg(test)]

@@ -188,8 +188,8 @@ fn notation_roundtrip_and_errors() {
 #[test]
 fn question_names_parse() {
     use crate::Question;
-    assert_eq!(parse_question("solo(A)"), Some(Question { max_side: 1, target: 0 }));
-    assert_eq!(parse_question("enable(A>C)"), Some(Question { max_side: 5, target: 2 }));
+    assert_eq!(parse_question("solo(A)"), Some(Question { max_side: 1, target: 0, three_valued: true }));
+    assert_eq!(parse_question("enable(A>C)"), Some(Question { max_side: 5, target: 2, three_valued: false }));
     assert_eq!(parse_question("enable(B>B)"), None);
     assert_eq!(parse_question("solo(D)"), None);
     assert_eq!(parse_question("solo(A"), None);
