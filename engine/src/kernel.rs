@@ -204,7 +204,7 @@ pub fn init_shard<G: RetroGame>(
 
 /// The updates one shard's frontier sends, bucketed by destination shard.
 pub struct Generated {
-    /// `(destination shard, sorted keys)`, one entry per shard that gets any.
+    /// `(destination shard, keys)`, one entry per shard that gets any (unsorted).
     pub buckets: Vec<(u32, Vec<u64>)>,
     /// Chunks of this shard that hold frontier positions (the apply pass settles them).
     pub frontier_chunks: Vec<u64>,
@@ -290,37 +290,30 @@ pub fn generate_filtered<G: RetroGame>(
         }
         frontier += f;
     }
-    let buckets = merged
-        .into_iter()
-        .enumerate()
-        .filter(|(_, b)| !b.is_empty())
-        .map(|(d, mut b)| {
-            b.sort_unstable();
-            (d as u32, b)
-        })
-        .collect();
+    // Not sorted: apply does not need order (each predecessor block is already
+    // together), and the one place that does (encoding a batch) sorts its copy.
+    let buckets = merged.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)).collect();
     Generated { buckets, frontier_chunks, frontier }
 }
 
 /// Chunks of a shard that the apply step of a round will write: the frontier
 /// chunks and every chunk an update lands in. Sorted, deduplicated.
 pub fn touched_chunks(layout: &Layout, base: u64, frontier_chunks: &[u64], updates: &[&[u64]]) -> Vec<u64> {
-    let mut out: Vec<u64> = frontier_chunks.to_vec();
+    let shard = layout.shard_of(base);
+    let mut hit = vec![false; layout.chunks(shard) as usize];
+    for &c in frontier_chunks {
+        hit[c as usize] = true;
+    }
     for list in updates {
         for &k in list.iter() {
-            let c = ((k >> 1) - base) / layout.chunk_len;
-            if out.last() != Some(&c) {
-                out.push(c);
-            }
+            hit[(((k >> 1) - base) / layout.chunk_len) as usize] = true;
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    out
+    hit.iter().enumerate().filter(|(_, h)| **h).map(|(c, _)| c as u64).collect()
 }
 
 /// Apply step of round `round` for one shard: settle the previous frontier,
-/// then apply every update. `updates` are sorted key lists (local and received).
+/// then apply every update. `updates` are key lists (local and received, any order).
 #[allow(clippy::too_many_arguments)] // every input is a distinct piece of the round; a struct would only rename them
 pub fn apply<G: RetroGame>(
     game: &G,
@@ -353,7 +346,7 @@ pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[
     }
 }
 
-/// Applies sorted update lists to a shard (`bytes[i]` is rank `base + i`):
+/// Applies update lists (any order) to a shard (`bytes[i]` is rank `base + i`):
 /// decrements counters and decides positions with round `round`'s codes. Never
 /// touches a decided position, so it leaves the previous frontier intact.
 pub fn apply_updates<G: RetroGame>(

@@ -182,7 +182,7 @@ impl WorkerCore {
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;
         let mut init = kernel::InitStats::default();
         for (&s, file) in st.shards.iter_mut() {
-            let src = counts.shards.get(&s).ok_or_else(|| TaskError::State(format!("no move counts for shard {s}")))?;
+            let src = counts.shard(s)?;
             init.add(&kernel::init_from_counts(q, src.bytes(), file.bytes_mut(), self.threads));
         }
         st.state.init = init;
@@ -204,21 +204,21 @@ impl WorkerCore {
         if let Some(c) = store::CountsStore::open(&dir, self.layout, &self.spec.plan_hash, shards)? {
             return Ok(c);
         }
-        let mut c = store::CountsStore::create(&dir, self.layout, shards)?;
         let started = std::time::Instant::now();
-        let (total, mut done) = (c.shards.len(), 0u64);
-        for (i, (&s, file)) in c.shards.iter_mut().enumerate() {
-            kernel::count_moves(&self.game, self.layout.range(s).start, file.bytes_mut(), self.threads)?;
-            done += file.bytes().len() as u64;
+        let mut done = 0u64;
+        let mut n = 0;
+        store::CountsStore::build(&dir, self.layout, &self.spec.plan_hash, shards, |s, bytes| {
+            kernel::count_moves(&self.game, self.layout.range(s).start, bytes, self.threads)?;
+            done += bytes.len() as u64;
+            n += 1;
             let secs = started.elapsed().as_secs_f64();
             tracing::info!(
-                "move counts: shard {s} done ({} of {total} shards, {done} positions, {:.1} M/s, {secs:.0}s)",
-                i + 1,
+                "move counts: shard {s} done ({n} of {} shards, {done} positions, {:.1} M/s, {secs:.0}s)",
+                shards.len(),
                 done as f64 / secs.max(1e-9) / 1e6
             );
-        }
-        c.commit(&self.spec.plan_hash)?;
-        Ok(c)
+            Ok::<(), TaskError>(())
+        })
     }
 
     /// Scans the frontier of `round` slice by slice: updates for this worker's
@@ -264,25 +264,29 @@ impl WorkerCore {
                 let mut lo = 0;
                 while lo < len {
                     let hi = (lo + SLICE_POSITIONS).min(len);
-                    let bytes = &store.shards[&s].bytes()[lo..hi];
-                    // Updates to own positions that are already decided change nothing.
-                    let layout = &self.layout;
-                    let files = &store.shards;
-                    let decided = |p: u64| {
-                        let d = layout.shard_of(p);
-                        files
-                            .get(&d)
-                            .is_some_and(|f| values::is_decided(f.bytes()[(p - layout.range(d).start) as usize]))
+                    let g = {
+                        // Own shards by number, for the already-decided check.
+                        let mut own: Vec<Option<&[u8]>> = vec![None; self.layout.shards as usize];
+                        for (&d, f) in &store.shards {
+                            own[d as usize] = Some(f.bytes());
+                        }
+                        let bytes = &store.shards[&s].bytes()[lo..hi];
+                        // Updates to own positions that are already decided change nothing.
+                        let shard_len = self.layout.shard_len;
+                        let decided = |p: u64| {
+                            own[(p / shard_len) as usize]
+                                .is_some_and(|b: &[u8]| values::is_decided(b[(p % shard_len) as usize]))
+                        };
+                        kernel::generate_filtered(
+                            &self.game,
+                            &self.layout,
+                            round,
+                            start + lo as u64,
+                            bytes,
+                            self.threads,
+                            &decided,
+                        )
                     };
-                    let g = kernel::generate_filtered(
-                        &self.game,
-                        &self.layout,
-                        round,
-                        start + lo as u64,
-                        bytes,
-                        self.threads,
-                        &decided,
-                    );
                     work.frontier += g.frontier;
                     work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
                     for (dest, keys) in g.buckets {

@@ -134,8 +134,9 @@ impl PeerStream {
         PeerStream { tx, handle, header, total: 0, address: address.to_string() }
     }
 
-    /// Queues the sorted keys for one destination shard (from a blocking thread).
-    pub fn push_blocking(&mut self, shard: u32, keys: &[u64]) -> Result<(), LinkError> {
+    /// Queues the keys for one destination shard (from a blocking thread).
+    pub fn push_blocking(&mut self, shard: u32, mut keys: Vec<u64>) -> Result<(), LinkError> {
+        keys.sort_unstable();
         for part in keys.chunks(MAX_KEYS_PER_MESSAGE) {
             let payload = retro_engine::batch::encode_batch(part).map_err(|e| LinkError::Rejected(e.to_string()))?;
             let crc32 = retro_engine::batch::batch_crc(&payload);

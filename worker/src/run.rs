@@ -211,7 +211,7 @@ async fn execute<L: CoordinatorLink>(
                 let mut remote = |w: &str, shard: u32, keys: Vec<u64>| -> Result<(), TaskError> {
                     let stream =
                         streams.get_mut(w).ok_or_else(|| TaskError::State(format!("no stream to worker {w}")))?;
-                    stream.push_blocking(shard, &keys).map_err(|e| TaskError::PeerUnreachable(e.to_string()))
+                    stream.push_blocking(shard, keys).map_err(|e| TaskError::PeerUnreachable(e.to_string()))
                 };
                 let r = c.lock().expect("core lock").generate(layer, round, &shards, &owner, &mut remote);
                 (r, streams)

@@ -264,12 +264,13 @@ impl LayerStore {
 }
 
 /// The move counts of every owned position, computed once per job and shared
-/// by every layer's init (`<data>/counts/`).
+/// by every layer's init (`<data>/counts/`). Count files are mapped one shard
+/// at a time, so building or reading them adds one shard to the resident memory,
+/// not a second copy of the whole space.
 pub struct CountsStore {
     /// The directory.
     pub dir: PathBuf,
-    /// Owned shards and their mapped count files.
-    pub shards: BTreeMap<u32, ShardFile>,
+    shards: Vec<u32>,
     layout: Layout,
 }
 
@@ -305,10 +306,9 @@ impl CountsStore {
                 ),
             });
         }
-        let mut files = BTreeMap::new();
+        let store = CountsStore { dir: dir.to_path_buf(), shards: shards.to_vec(), layout };
         for &s in shards {
-            let r = layout.range(s);
-            let file = ShardFile::open(&shard_path(dir, s), r.end - r.start)?;
+            let file = store.shard(s)?;
             let crcs = shardfile::chunk_crcs(file.bytes(), layout.chunk_len);
             if state.chunk_crcs.get(&s) != Some(&crcs) {
                 return Err(StoreError::Mismatch {
@@ -318,39 +318,47 @@ impl CountsStore {
                         .into(),
                 });
             }
-            files.insert(s, file);
         }
-        Ok(Some(CountsStore { dir: dir.to_path_buf(), shards: files, layout }))
+        Ok(Some(store))
     }
 
-    /// Creates empty count files to be filled and then [`CountsStore::commit`]ted.
-    pub fn create(dir: &Path, layout: Layout, shards: &[u32]) -> Result<CountsStore, StoreError> {
+    /// Builds the count files shard by shard with `fill`, then commits them.
+    pub fn build<E: From<StoreError>>(
+        dir: &Path,
+        layout: Layout,
+        plan_hash: &str,
+        shards: &[u32],
+        mut fill: impl FnMut(u32, &mut [u8]) -> Result<(), E>,
+    ) -> Result<CountsStore, E> {
         if dir.exists() {
             fs::remove_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
         }
         fs::create_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
-        let mut files = BTreeMap::new();
+        let mut chunk_crcs = BTreeMap::new();
         for &s in shards {
             let r = layout.range(s);
-            files.insert(s, ShardFile::create(&shard_path(dir, s), r.end - r.start)?);
-        }
-        Ok(CountsStore { dir: dir.to_path_buf(), shards: files, layout })
-    }
-
-    /// Makes the filled counts durable and records their checksums.
-    pub fn commit(&self, plan_hash: &str) -> Result<(), StoreError> {
-        let mut chunk_crcs = BTreeMap::new();
-        for (&s, file) in &self.shards {
-            file.flush()?;
-            chunk_crcs.insert(s, shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len));
+            let mut file = ShardFile::create(&shard_path(dir, s), r.end - r.start).map_err(StoreError::from)?;
+            fill(s, file.bytes_mut())?;
+            file.flush().map_err(StoreError::from)?;
+            chunk_crcs.insert(s, shardfile::chunk_crcs(file.bytes(), layout.chunk_len));
         }
         let state = CountsState {
             format_version: STATE_FORMAT_VERSION,
             plan_hash: plan_hash.to_string(),
-            shards: self.shards.keys().copied().collect(),
+            shards: shards.to_vec(),
             chunk_crcs,
         };
-        Ok(write_checked_json(&self.dir.join("state.json"), &state)?)
+        write_checked_json(&dir.join("state.json"), &state).map_err(StoreError::from)?;
+        Ok(CountsStore { dir: dir.to_path_buf(), shards: shards.to_vec(), layout })
+    }
+
+    /// Maps the count file of one owned shard.
+    pub fn shard(&self, s: u32) -> Result<ShardFile, StoreError> {
+        if !self.shards.contains(&s) {
+            return Err(StoreError::Mismatch { path: self.dir.clone(), why: format!("no move counts for shard {s}") });
+        }
+        let r = self.layout.range(s);
+        Ok(ShardFile::open(&shard_path(&self.dir, s), r.end - r.start)?)
     }
 }
 
