@@ -5,6 +5,7 @@
 use retro_engine::kernel;
 use retro_engine::layout::Layout;
 use retro_games::cc3::{Cc3, move_count};
+use retro_games::sample::XorShift;
 use retro_games::{Question, RetroGame};
 use serde::Serialize;
 use std::time::Instant;
@@ -53,16 +54,6 @@ pub fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
-struct XorShift(u64);
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Runs the benchmarks: `samples` random positions for the per-position
 /// figures, a contiguous slice of `slice` positions for the init pass and a round.
 pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, String> {
@@ -72,7 +63,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     }
     let n = g.position_count();
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
-    let ranks: Vec<u64> = (0..samples).map(|_| rng.next() % n).collect();
+    let ranks: Vec<u64> = (0..samples).map(|_| rng.next_u64() % n).collect();
     let mut figures = Vec::new();
 
     let t = Instant::now();

@@ -8,6 +8,7 @@
 
 pub mod binom;
 pub mod cc3;
+pub mod sample;
 
 /// What the init pass needs to know about one position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

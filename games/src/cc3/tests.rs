@@ -4,16 +4,7 @@ use super::*;
 use crate::RetroGame;
 use std::collections::HashSet;
 
-/// A small deterministic generator so failures reproduce.
-struct XorShift(u64);
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::sample::XorShift;
 
 #[test]
 fn position_counts_match_the_formula() {
@@ -65,7 +56,7 @@ fn rank_unrank_random_order_2() {
     let n = g.position_count();
     let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..200_000 {
-        let r = rng.next() % n;
+        let r = rng.next_u64() % n;
         let p = g.unrank(r);
         assert_eq!(g.rank(&p), r);
         for q in 0..3 {
@@ -121,7 +112,7 @@ fn moves_are_reversible_order_2_sampled() {
     let g = Cc3::new(2).unwrap();
     let mut rng = XorShift(12345);
     for _ in 0..3_000 {
-        check_edges(&g, rng.next() % g.position_count());
+        check_edges(&g, rng.next_u64() % g.position_count());
     }
 }
 
@@ -131,7 +122,7 @@ fn rotating_a_position_rotates_its_moves() {
         let g = Cc3::new(order).unwrap();
         let mut rng = XorShift(777);
         for _ in 0..2_000 {
-            let p = g.unrank(rng.next() % g.position_count());
+            let p = g.unrank(rng.next_u64() % g.position_count());
             let rotated_children: HashSet<Position> =
                 children(&g.star, &p).iter().map(|c| c.rotated(&g.star)).collect();
             let children_of_rotated: HashSet<Position> = children(&g.star, &p.rotated(&g.star)).into_iter().collect();
@@ -153,7 +144,7 @@ fn jump_chains_respect_closed_cells_and_chain() {
     // No move ever lands outside the mover's lanes.
     let mut rng = XorShift(99);
     for _ in 0..2_000 {
-        let p = g.unrank(rng.next() % g.position_count());
+        let p = g.unrank(rng.next_u64() % g.position_count());
         for q in 0..3 {
             for_each_move(&g.star, &p.pieces, q, &mut |_, to| {
                 assert!(g.star.lane_mask[q] >> to & 1 == 1);
@@ -169,7 +160,7 @@ fn notation_roundtrip_and_errors() {
         let g = Cc3::new(order).unwrap();
         let mut rng = XorShift(5);
         for _ in 0..500 {
-            let p = g.unrank(rng.next() % g.position_count());
+            let p = g.unrank(rng.next_u64() % g.position_count());
             assert_eq!(g.parse(&g.format(&p)).unwrap(), p);
         }
     }
@@ -220,7 +211,7 @@ fn predecessors_lie_in_one_small_block() {
     let mut rng = XorShift(4242);
     let mut widest = 0;
     for _ in 0..5_000 {
-        let r = rng.next() % g.position_count();
+        let r = rng.next_u64() % g.position_count();
         let mut preds = Vec::new();
         g.for_each_predecessor(r, &mut |p| preds.push(p));
         if let (Some(lo), Some(hi)) = (preds.iter().min(), preds.iter().max()) {
