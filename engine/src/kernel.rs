@@ -327,23 +327,37 @@ pub fn apply<G: RetroGame>(
     threads: usize,
 ) -> Result<Decided, KernelError> {
     let d = apply_updates(game, q, round, base, bytes, updates, threads)?;
-    settle_frontier(layout, round, bytes, frontier_chunks);
+    settle_frontier(layout, round, bytes, frontier_chunks, threads);
     Ok(d)
 }
 
 /// Settles the codes of the positions decided in round `round - 1` (the frontier
 /// this round has propagated) in the listed chunks of a shard.
-pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64]) {
+pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64], threads: usize) {
     let prev = round - 1;
+    let chunk_len = layout.chunk_len as usize;
+    let mut wanted = vec![false; bytes.len().div_ceil(chunk_len)];
     for &c in chunks {
-        let lo = ((c * layout.chunk_len) as usize).min(bytes.len());
-        let hi = (lo + layout.chunk_len as usize).min(bytes.len());
-        for b in &mut bytes[lo..hi] {
-            if values::is_new_of(*b, prev) {
-                *b = values::settle(*b);
-            }
+        if let Some(w) = wanted.get_mut(c as usize) {
+            *w = true;
         }
     }
+    let mut parts: Vec<&mut [u8]> =
+        bytes.chunks_mut(chunk_len).enumerate().filter(|(i, _)| wanted[*i]).map(|(_, c)| c).collect();
+    let per = parts.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        for group in parts.chunks_mut(per) {
+            s.spawn(move || {
+                for part in group.iter_mut() {
+                    for b in part.iter_mut() {
+                        if values::is_new_of(*b, prev) {
+                            *b = values::settle(*b);
+                        }
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// Applies update lists (any order) to a shard (`bytes[i]` is rank `base + i`):

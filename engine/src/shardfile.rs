@@ -62,17 +62,38 @@ impl ShardFile {
     }
 }
 
-/// CRC-32 of each `chunk_len` chunk of `bytes`.
+/// CRC-32 of each `chunk_len` chunk of `bytes` (computed on every core).
 pub fn chunk_crcs(bytes: &[u8], chunk_len: u64) -> Vec<u32> {
-    bytes.chunks(chunk_len.max(1) as usize).map(crc32fast::hash).collect()
+    let all: Vec<u64> = (0..bytes.len().div_ceil(chunk_len.max(1) as usize) as u64).collect();
+    let mut crcs = vec![0u32; all.len()];
+    update_chunk_crcs(&mut crcs, bytes, chunk_len.max(1), &all);
+    crcs
 }
 
-/// Recomputes the checksums of the listed chunks in place.
+/// Recomputes the checksums of the listed chunks in place (on every core).
 pub fn update_chunk_crcs(crcs: &mut [u32], bytes: &[u8], chunk_len: u64, chunks: &[u64]) {
-    for &c in chunks {
-        let lo = (c * chunk_len) as usize;
-        let hi = (lo + chunk_len as usize).min(bytes.len());
-        crcs[c as usize] = crc32fast::hash(&bytes[lo..hi]);
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let per = chunks.len().div_ceil(threads).max(1);
+    let results: Vec<Vec<(u64, u32)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .chunks(per)
+            .map(|group| {
+                s.spawn(move || {
+                    group
+                        .iter()
+                        .map(|&c| {
+                            let lo = ((c * chunk_len) as usize).min(bytes.len());
+                            let hi = (lo + chunk_len as usize).min(bytes.len());
+                            (c, crc32fast::hash(&bytes[lo..hi]))
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("checksum thread panicked")).collect()
+    });
+    for (c, crc) in results.into_iter().flatten() {
+        crcs[c as usize] = crc;
     }
 }
 

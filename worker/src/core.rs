@@ -415,7 +415,7 @@ impl WorkerCore {
             for (&s, chunks) in &work.frontier_chunks {
                 save_chunks(&self.layout, store, &mut work.saved, round, s, chunks)?;
                 let file = store.shards.get_mut(&s).expect("owned shard");
-                kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks);
+                kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks, self.threads);
             }
             let touched: BTreeMap<u32, Vec<u64>> = work
                 .saved
