@@ -213,11 +213,7 @@ fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    retro_worker::init_logging();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         None => tokio::runtime::Builder::new_multi_thread()

@@ -29,3 +29,13 @@ pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_se
 pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 /// Most update keys in one peer message (keeps messages under the size limit).
 pub const MAX_KEYS_PER_MESSAGE: usize = 1 << 22;
+
+/// Logs to stderr (progress lines, warnings), `RUST_LOG` to filter (default
+/// `info`), colours only on a terminal. Both binaries start with this.
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}

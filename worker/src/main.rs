@@ -41,11 +41,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    retro_worker::init_logging();
     let args = Args::parse();
     let token = args.token.filter(|t| !t.is_empty());
     let link = match GrpcLink::new(&args.connect, token.clone()) {
