@@ -4,11 +4,16 @@
 //! [`RetroGame`], a dense rank space `0..position_count()` where every rank can be
 //! classified (illegal, terminal, or open with a move count) and where the
 //! predecessors of a rank can be enumerated. Three-player Chinese checkers
-//! lives in [`cc3`]; [`binom`] holds the combinatorial tables the rankers share.
+//! lives in [`cc3`], two-player Chinese checkers in [`cc2`], and [`AnyGame`]
+//! picks one at run time; [`binom`] holds the combinatorial tables the rankers share.
 
+mod any;
 pub mod binom;
+pub mod cc2;
 pub mod cc3;
 pub mod sample;
+
+pub use any::AnyGame;
 
 /// What the init pass needs to know about one position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

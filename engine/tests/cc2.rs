@@ -1,0 +1,63 @@
+//! Two-player Chinese checkers solved in memory with the workers' kernel,
+//! against Sturtevant's published table and against colour symmetry.
+
+use retro_engine::layout::Layout;
+use retro_engine::memsolve::solve;
+use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
+use retro_engine::values::tablebase_value;
+use retro_games::cc2::Cc2;
+use retro_games::{Question, RetroGame};
+
+/// Rows `m p positions wins draws illegal` of the reference table.
+fn reference() -> Vec<[u64; 6]> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../coordinator/tests/reference/cc2.tsv");
+    let text = std::fs::read_to_string(path).expect("reference table");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let v: Vec<u64> = l.split('\t').map(|x| x.trim().parse().expect("number")).collect();
+            v.try_into().expect("six columns")
+        })
+        .collect()
+}
+
+#[test]
+fn reproduces_sturtevants_rows() {
+    let rows = reference();
+    assert!(rows.len() >= 2);
+    for [m, p, positions, wins, draws, illegal] in rows {
+        let g = Cc2::new(m as u32, p as u32).unwrap();
+        assert_eq!(g.position_count(), positions);
+        let layout = Layout::new(positions, 3, 64, 4096);
+        let solved = solve(&g, Question::solo(0), &layout, 2).unwrap();
+        let mut count = [0u64; 256];
+        for &b in &solved.bytes {
+            count[tablebase_value(b) as usize] += 1;
+        }
+        assert_eq!(count[VALUE_WIN as usize], wins, "{m}x{m} {p}: wins for player 1");
+        assert_eq!(count[VALUE_LOSS as usize], wins, "{m}x{m} {p}: wins for player 2 (colour symmetry)");
+        assert_eq!(count[VALUE_DRAW as usize], draws, "{m}x{m} {p}: draws");
+        assert_eq!(count[VALUE_ILLEGAL as usize], illegal, "{m}x{m} {p}: illegal");
+        // Every solved size is a first-player win from the start.
+        let start = g.rank(&g.start()) as usize;
+        assert_eq!(tablebase_value(solved.bytes[start]), VALUE_WIN, "{m}x{m} {p}: start");
+    }
+}
+
+/// solo(2) solved on its own equals solo(1) read at the colour-swapped position,
+/// value for value: two independent paths through the kernel.
+#[test]
+fn colour_symmetry_of_the_solution() {
+    let g = Cc2::new(5, 2).unwrap();
+    let layout = Layout::new(g.position_count(), 4, 64, 4096);
+    let one = solve(&g, Question::solo(0), &layout, 2).unwrap();
+    let two = solve(&g, Question::solo(1), &layout, 1).unwrap();
+    let mut decided = 0;
+    for r in 0..g.position_count() {
+        let m = g.rank(&g.unrank(r).mirrored(&g.board)) as usize;
+        let (a, b) = (tablebase_value(one.bytes[r as usize]), tablebase_value(two.bytes[m]));
+        assert_eq!(a, b, "rank {r}");
+        decided += u64::from(a == VALUE_WIN || a == VALUE_LOSS);
+    }
+    assert!(decided > g.position_count() / 2);
+}

@@ -1,0 +1,66 @@
+//! One type for every game a job can name, so the worker and the kernel are
+//! compiled once and pick the rules at run time (one predictable branch per
+//! call, negligible next to move generation).
+
+use crate::cc2::Cc2;
+use crate::cc3::Cc3;
+use crate::{Classification, Question, RetroGame};
+
+/// A game chosen by a job's plan.
+pub enum AnyGame {
+    /// Three-player Chinese checkers.
+    Cc3(Cc3),
+    /// Two-player Chinese checkers.
+    Cc2(Cc2),
+}
+
+impl AnyGame {
+    /// Parses a question name in this game's vocabulary.
+    pub fn parse_question(&self, name: &str) -> Option<Question> {
+        match self {
+            AnyGame::Cc3(_) => crate::cc3::parse_question(name),
+            AnyGame::Cc2(_) => Cc2::parse_question(name),
+        }
+    }
+}
+
+impl RetroGame for AnyGame {
+    fn position_count(&self) -> u64 {
+        match self {
+            AnyGame::Cc3(g) => g.position_count(),
+            AnyGame::Cc2(g) => g.position_count(),
+        }
+    }
+
+    #[inline]
+    fn side_to_move(&self, rank: u64) -> u8 {
+        match self {
+            AnyGame::Cc3(g) => g.side_to_move(rank),
+            AnyGame::Cc2(g) => g.side_to_move(rank),
+        }
+    }
+
+    #[inline]
+    fn classify(&self, rank: u64) -> Classification {
+        match self {
+            AnyGame::Cc3(g) => g.classify(rank),
+            AnyGame::Cc2(g) => g.classify(rank),
+        }
+    }
+
+    #[inline]
+    fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        match self {
+            AnyGame::Cc3(g) => g.for_each_predecessor(rank, f),
+            AnyGame::Cc2(g) => g.for_each_predecessor(rank, f),
+        }
+    }
+
+    #[inline]
+    fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        match self {
+            AnyGame::Cc3(g) => g.for_each_child(rank, f),
+            AnyGame::Cc2(g) => g.for_each_child(rank, f),
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The m x m diamond of two-player Chinese checkers (RULES.md section 2):
+//! cells, their numbering, steps, jumps, start and goal areas.
+
+/// Largest board side: the cells must fit one 64-bit board.
+pub const MAX_SIZE: u32 = 8;
+/// Smallest board side that leaves room between the two start areas.
+pub const MIN_SIZE: u32 = 3;
+/// Most pieces per player (6 needs a rule the reference leaves open).
+pub const MAX_PIECES: u32 = 5;
+
+/// The six neighbour directions as (dx, dy).
+const DIRECTIONS: [(i32, i32); 6] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)];
+
+/// Geometry of one board size and piece count.
+#[derive(Clone, Debug)]
+pub struct Board {
+    /// Side length m.
+    pub size: u32,
+    /// Pieces per player p.
+    pub pieces: u32,
+    /// Number of cells, m * m.
+    pub cells: usize,
+    /// `(x, y)` of each cell, in the numbering order (diagonal rows `x + y`,
+    /// x ascending inside a row).
+    pub coords: Vec<(u32, u32)>,
+    /// Every cell as one bit.
+    pub full: u64,
+    /// Cells one step away, per cell.
+    pub steps: Vec<u64>,
+    /// `(jumped cell, landing cell)` per cell and direction.
+    pub jumps: Vec<Vec<(u8, u8)>>,
+    /// Start area of each player.
+    pub start: [u64; 2],
+    /// Goal area of each player (the other player's start).
+    pub goal: [u64; 2],
+    /// The cell each cell maps to under the 180-degree rotation.
+    pub rotation: Vec<u8>,
+}
+
+/// A board size or piece count outside what the program supports.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "two-player board {size} x {size} with {pieces} pieces is not supported \
+     (size {MIN_SIZE}..={MAX_SIZE}, pieces 1..={MAX_PIECES})"
+)]
+pub struct BadBoard {
+    /// Requested side.
+    pub size: u32,
+    /// Requested pieces per player.
+    pub pieces: u32,
+}
+
+impl Board {
+    /// Builds the board of side `size` with `pieces` pieces per player.
+    pub fn new(size: u32, pieces: u32) -> Result<Board, BadBoard> {
+        if !(MIN_SIZE..=MAX_SIZE).contains(&size) || !(1..=MAX_PIECES).contains(&pieces) {
+            return Err(BadBoard { size, pieces });
+        }
+        let m = size as i32;
+        let mut coords = Vec::new();
+        for row in 0..(2 * m - 1) {
+            for x in 0..m {
+                let y = row - x;
+                if (0..m).contains(&y) {
+                    coords.push((x as u32, y as u32));
+                }
+            }
+        }
+        let cells = coords.len();
+        let index = |x: i32, y: i32| -> Option<usize> {
+            if (0..m).contains(&x) && (0..m).contains(&y) {
+                coords.iter().position(|&c| c == (x as u32, y as u32))
+            } else {
+                None
+            }
+        };
+        let mut steps = vec![0u64; cells];
+        let mut jumps = vec![Vec::new(); cells];
+        for (i, &(x, y)) in coords.iter().enumerate() {
+            let (x, y) = (x as i32, y as i32);
+            for (dx, dy) in DIRECTIONS {
+                if let Some(n) = index(x + dx, y + dy) {
+                    steps[i] |= 1 << n;
+                    if let Some(l) = index(x + 2 * dx, y + 2 * dy) {
+                        jumps[i].push((n as u8, l as u8));
+                    }
+                }
+            }
+        }
+        let rotation: Vec<u8> = coords
+            .iter()
+            .map(|&(x, y)| {
+                index(m - 1 - x as i32, m - 1 - y as i32).expect("the rotation maps the board onto itself") as u8
+            })
+            .collect();
+        // Player 1's start: the first p cells of the numbering, except that
+        // four pieces form the rhombus {tip, both cells of row 1, the middle of
+        // row 2} (for two pieces the rule's "tip + first cell of row 1" is the
+        // first two cells anyway).
+        let first: Vec<usize> = if pieces == 4 {
+            vec![index(0, 0), index(0, 1), index(1, 0), index(1, 1)].into_iter().map(|c| c.expect("on board")).collect()
+        } else {
+            (0..pieces as usize).collect()
+        };
+        let start0: u64 = first.iter().map(|&c| 1u64 << c).sum();
+        let start1 = rotate_bits(&rotation, start0);
+        let full = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
+        Ok(Board {
+            size,
+            pieces,
+            cells,
+            coords,
+            full,
+            steps,
+            jumps,
+            start: [start0, start1],
+            goal: [start1, start0],
+            rotation,
+        })
+    }
+
+    /// Name of a cell: column letter from x, row number from y (`a1` is the
+    /// tip of player 1's start).
+    pub fn cell_name(&self, cell: usize) -> String {
+        let (x, y) = self.coords[cell];
+        format!("{}{}", (b'a' + x as u8) as char, y + 1)
+    }
+
+    /// The cell with this name.
+    pub fn cell_by_name(&self, name: &str) -> Option<usize> {
+        (0..self.cells).find(|&c| self.cell_name(c) == name)
+    }
+
+    /// Every cell reachable by the piece on `from` in one move: steps onto empty
+    /// cells and jump chains over single pieces, stopping anywhere. `occupied`
+    /// holds every other piece; `from` itself counts as empty (a chain may cross
+    /// it) but is never a destination.
+    #[inline]
+    pub fn destinations(&self, from: usize, occupied: u64) -> u64 {
+        let mut reached = 1u64 << from;
+        let mut todo = reached;
+        while todo != 0 {
+            let c = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
+            for &(over, land) in &self.jumps[c] {
+                let l = 1u64 << land;
+                if occupied & (1 << over) != 0 && occupied & l == 0 && reached & l == 0 {
+                    reached |= l;
+                    todo |= l;
+                }
+            }
+        }
+        (reached | (self.steps[from] & !occupied)) & !(1u64 << from)
+    }
+
+    /// True when player `p` meets its win condition: its goal area completely
+    /// filled with pieces of either colour, at least one of them its own.
+    #[inline]
+    pub fn has_won(&self, pieces: &[u64; 2], p: usize) -> bool {
+        let goal = self.goal[p];
+        goal & !(pieces[0] | pieces[1]) == 0 && pieces[p] & goal != 0
+    }
+
+    /// The 180-degree image of a set of cells.
+    pub fn rotate(&self, bits: u64) -> u64 {
+        rotate_bits(&self.rotation, bits)
+    }
+}
+
+fn rotate_bits(rotation: &[u8], mut bits: u64) -> u64 {
+    let mut out = 0;
+    while bits != 0 {
+        out |= 1u64 << rotation[bits.trailing_zeros() as usize];
+        bits &= bits - 1;
+    }
+    out
+}

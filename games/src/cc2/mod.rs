@@ -1,0 +1,316 @@
+//! Two-player Chinese checkers on the m x m diamond (Sturtevant 2019; RULES.md
+//! section 2): [`Board`] is the geometry, [`Position`] the move rules, [`Cc2`]
+//! the dense rank space as a [`RetroGame`].
+//!
+//! Rank order: `turn * P + major * K + minor`, where `major` is the colex rank
+//! of the waiting player's pieces among all cells (`C(n, p)` values) and `minor`
+//! the rank of the mover's pieces among the remaining cells (`K = C(n-p, p)`).
+//! Every predecessor of a position keeps the pieces of the player now to move,
+//! who waited then, so all predecessors lie in one block of `K` ranks and cost
+//! only a minor rank each.
+//!
+//! Text notation: `player-1-cells/player-2-cells turn`, cells by name, for
+//! example the 7 x 7, 1-piece start `a1/g7 1`.
+
+mod board;
+#[cfg(test)]
+mod tests;
+
+pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
+
+use crate::binom::Binomials;
+use crate::{Classification, Question, RetroGame};
+
+/// Names of the two players in notation and summaries.
+pub const PLAYER_NAMES: [&str; 2] = ["1", "2"];
+
+/// Largest subset table built for unranking (entries); larger spaces unrank by search.
+const MAX_TABLE: u64 = 1 << 23;
+
+/// A placement with the player to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// Cells of player 1 (index 0) and player 2 (index 1).
+    pub pieces: [u64; 2],
+    /// Player to move, 0 or 1.
+    pub turn: u8,
+}
+
+/// The state of a position before any move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The player to move already meets its win condition: cannot arise.
+    Illegal,
+    /// The player who just moved has won.
+    Won(u8),
+    /// Play goes on (a player without a move loses; see [`Cc2::classify`]).
+    Ongoing,
+}
+
+/// Two-player Chinese checkers of one size, with its ranking tables.
+pub struct Cc2 {
+    /// Board geometry and start areas.
+    pub board: Board,
+    binom: Binomials,
+    /// Positions per side to move, `C(n, p) * C(n - p, p)`.
+    per_turn: u64,
+    /// Ranks per block (one placement of the waiting player), `C(n - p, p)`.
+    block: u64,
+    /// Every p-subset of the n cells in colex order (when small enough).
+    major_table: Vec<u64>,
+    /// Every p-subset of n - p elements in colex order (when small enough).
+    minor_table: Vec<u64>,
+}
+
+/// A position text that does not parse.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("bad position {text:?}: {why} (expected `CELLS/CELLS TURN`, e.g. `a1/g7 1`)")]
+pub struct NotationError {
+    /// The text.
+    pub text: String,
+    /// What is wrong.
+    pub why: String,
+}
+
+impl Position {
+    /// What the position is before any move: illegal, won, or going on.
+    #[inline]
+    pub fn outcome(&self, board: &Board) -> Outcome {
+        let t = self.turn as usize;
+        if board.has_won(&self.pieces, t) {
+            Outcome::Illegal
+        } else if board.has_won(&self.pieces, 1 - t) {
+            Outcome::Won(1 - t as u8)
+        } else {
+            Outcome::Ongoing
+        }
+    }
+
+    /// Colour symmetry: the 180-degree rotation with the colours (and the
+    /// player to move) swapped. Player 1's results become player 2's.
+    pub fn mirrored(&self, board: &Board) -> Position {
+        Position { pieces: [board.rotate(self.pieces[1]), board.rotate(self.pieces[0])], turn: 1 - self.turn }
+    }
+}
+
+/// Calls `f(from, to)` for every legal move of the player to move. A move into
+/// a position where the opponent (then to move) already meets its own win
+/// condition does not exist (RULES.md: such positions are illegal).
+#[inline]
+pub fn for_each_move(board: &Board, pos: &Position, f: &mut impl FnMut(usize, usize)) {
+    let t = pos.turn as usize;
+    let all = pos.pieces[0] | pos.pieces[1];
+    let mut own = pos.pieces[t];
+    while own != 0 {
+        let from = own.trailing_zeros() as usize;
+        own &= own - 1;
+        let mut dests = board.destinations(from, all & !(1u64 << from));
+        while dests != 0 {
+            let to = dests.trailing_zeros() as usize;
+            dests &= dests - 1;
+            let mut after = pos.pieces;
+            after[t] ^= (1u64 << from) | (1u64 << to);
+            if !board.has_won(&after, 1 - t) {
+                f(from, to);
+            }
+        }
+    }
+}
+
+/// The children of an ongoing position, one per legal move.
+pub fn children(board: &Board, pos: &Position) -> Vec<Position> {
+    let mut out = Vec::new();
+    for_each_move(board, pos, &mut |from, to| {
+        let mut c = *pos;
+        c.pieces[pos.turn as usize] ^= (1u64 << from) | (1u64 << to);
+        c.turn = 1 - pos.turn;
+        out.push(c);
+    });
+    out
+}
+
+impl Cc2 {
+    /// Builds the game on the `size` x `size` board with `pieces` per player.
+    pub fn new(size: u32, pieces: u32) -> Result<Cc2, BadBoard> {
+        let board = Board::new(size, pieces)?;
+        let binom = Binomials::new();
+        let (n, p) = (board.cells, pieces as usize);
+        let majors = binom.get64(n, p);
+        let block = binom.get64(n - p, p);
+        let table = |count: u64, universe: usize| -> Vec<u64> {
+            if count > MAX_TABLE {
+                return Vec::new();
+            }
+            (0..count).map(|r| binom.unrank_subset(r, p, universe)).collect()
+        };
+        let major_table = table(majors, n);
+        let minor_table = table(block, n - p);
+        Ok(Cc2 { per_turn: majors * block, block, major_table, minor_table, board, binom })
+    }
+
+    /// Positions with one side to move.
+    pub fn per_turn(&self) -> u64 {
+        self.per_turn
+    }
+
+    /// The start position, player 1 to move.
+    pub fn start(&self) -> Position {
+        Position { pieces: self.board.start, turn: 0 }
+    }
+
+    /// Rank of a position.
+    #[inline]
+    pub fn rank(&self, pos: &Position) -> u64 {
+        let t = pos.turn as usize;
+        let waiting = pos.pieces[1 - t];
+        let base = t as u64 * self.per_turn + self.binom.rank_subset(waiting) * self.block;
+        base + self.binom.rank_subset_within(pos.pieces[t], self.board.full & !waiting)
+    }
+
+    /// Position of a rank.
+    #[inline]
+    pub fn unrank(&self, rank: u64) -> Position {
+        let t = (rank / self.per_turn) as usize;
+        let rest = rank % self.per_turn;
+        let (major, minor) = (rest / self.block, rest % self.block);
+        let p = self.board.pieces as usize;
+        let n = self.board.cells;
+        let waiting = match self.major_table.get(major as usize) {
+            Some(&bits) => bits,
+            None => self.binom.unrank_subset(major, p, n),
+        };
+        let packed = match self.minor_table.get(minor as usize) {
+            Some(&bits) => bits,
+            None => self.binom.unrank_subset(minor, p, n - p),
+        };
+        let mover = deposit(packed, self.board.full & !waiting);
+        let mut pieces = [0; 2];
+        pieces[t] = mover;
+        pieces[1 - t] = waiting;
+        Position { pieces, turn: t as u8 }
+    }
+
+    /// Formats a position in the text notation.
+    pub fn format(&self, pos: &Position) -> String {
+        let cells = |mut bits: u64| {
+            let mut names = Vec::new();
+            while bits != 0 {
+                names.push(self.board.cell_name(bits.trailing_zeros() as usize));
+                bits &= bits - 1;
+            }
+            names.join(",")
+        };
+        format!("{}/{} {}", cells(pos.pieces[0]), cells(pos.pieces[1]), PLAYER_NAMES[pos.turn as usize])
+    }
+
+    /// Parses the text notation (the inverse of [`Cc2::format`]).
+    pub fn parse(&self, text: &str) -> Result<Position, NotationError> {
+        let err = |why: String| NotationError { text: text.to_string(), why };
+        let (cells, turn) = text.trim().rsplit_once(' ').ok_or_else(|| err("no player to move".into()))?;
+        let turn =
+            PLAYER_NAMES.iter().position(|&p| p == turn.trim()).ok_or_else(|| err(format!("player {turn:?}")))?;
+        let (a, b) = cells.split_once('/').ok_or_else(|| err("expected two piece lists".into()))?;
+        let mut pieces = [0u64; 2];
+        for (i, list) in [a, b].into_iter().enumerate() {
+            for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let c = self.board.cell_by_name(name).ok_or_else(|| err(format!("no cell {name:?}")))?;
+                if (pieces[0] | pieces[1]) & (1 << c) != 0 {
+                    return Err(err(format!("cell {name} is used twice")));
+                }
+                pieces[i] |= 1 << c;
+            }
+            if pieces[i].count_ones() != self.board.pieces {
+                return Err(err(format!("player {} needs {} pieces", PLAYER_NAMES[i], self.board.pieces)));
+            }
+        }
+        Ok(Position { pieces, turn: turn as u8 })
+    }
+
+    /// Parses a question name: `solo(1)` or `solo(2)` (that player plays to win;
+    /// three-valued: WIN, LOSS = the other player wins, DRAW).
+    pub fn parse_question(name: &str) -> Option<Question> {
+        let x = name.strip_prefix("solo(")?.strip_suffix(')')?;
+        let p = PLAYER_NAMES.iter().position(|&n| n == x)?;
+        Some(Question::solo(p as u8))
+    }
+}
+
+/// Spreads the low bits of `value` onto the set bits of `mask`, walking only as
+/// far as the highest set bit of `value` needs (the values here are sparse).
+#[inline]
+fn deposit(mut value: u64, mut mask: u64) -> u64 {
+    let mut out = 0;
+    let mut skipped = 0;
+    while value != 0 {
+        let j = value.trailing_zeros();
+        while skipped < j {
+            mask &= mask - 1;
+            skipped += 1;
+        }
+        out |= mask & mask.wrapping_neg();
+        mask &= mask - 1;
+        skipped += 1;
+        value &= value - 1;
+    }
+    out
+}
+
+impl RetroGame for Cc2 {
+    fn position_count(&self) -> u64 {
+        2 * self.per_turn
+    }
+
+    #[inline]
+    fn side_to_move(&self, rank: u64) -> u8 {
+        (rank / self.per_turn) as u8
+    }
+
+    fn classify(&self, rank: u64) -> Classification {
+        let pos = self.unrank(rank);
+        match pos.outcome(&self.board) {
+            Outcome::Illegal => Classification::Illegal,
+            Outcome::Won(p) => Classification::Terminal { winner: p },
+            Outcome::Ongoing => {
+                let mut moves = 0;
+                for_each_move(&self.board, &pos, &mut |_, _| moves += 1);
+                if moves == 0 {
+                    // A player with no move loses.
+                    Classification::Terminal { winner: 1 - pos.turn }
+                } else {
+                    Classification::Open { children: moves, no_move: false }
+                }
+            }
+        }
+    }
+
+    fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        let pos = self.unrank(rank);
+        let t = pos.turn as usize;
+        let prev = 1 - t;
+        // The predecessors keep our pieces (we waited), so they share one block.
+        let waiting = pos.pieces[t];
+        let base = prev as u64 * self.per_turn + self.binom.rank_subset(waiting) * self.block;
+        let free = self.board.full & !waiting;
+        let all = pos.pieces[0] | pos.pieces[1];
+        let mut own = pos.pieces[prev];
+        // Moves are reversible: the piece came from u to v exactly when it can
+        // go from v back to u over the same other pieces.
+        while own != 0 {
+            let v = own.trailing_zeros() as usize;
+            own &= own - 1;
+            let mut origins = self.board.destinations(v, all & !(1u64 << v));
+            while origins != 0 {
+                let u = origins.trailing_zeros() as usize;
+                origins &= origins - 1;
+                let before = pos.pieces[prev] ^ (1u64 << u) ^ (1u64 << v);
+                f(base + self.binom.rank_subset_within(before, free));
+            }
+        }
+    }
+
+    fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        for child in children(&self.board, &self.unrank(rank)) {
+            f(self.rank(&child));
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Properties of the two-player rules: the board, rank/unrank, reversible moves,
+//! colour symmetry.
+
+use super::*;
+use crate::sample::XorShift;
+use std::collections::HashSet;
+
+#[test]
+fn board_numbering_and_areas() {
+    let b = Board::new(7, 3).unwrap();
+    assert_eq!(b.cells, 49);
+    assert_eq!(b.coords[0], (0, 0));
+    assert_eq!(&b.coords[1..3], &[(0, 1), (1, 0)]);
+    assert_eq!(b.coords[48], (6, 6));
+    // The tip has two neighbours, the middle of the board six.
+    assert_eq!(b.steps[0].count_ones(), 2);
+    assert_eq!(b.steps[24].count_ones(), 6);
+    assert_eq!(b.start[0], 0b111);
+    assert_eq!(b.goal[1], b.start[0]);
+    assert_eq!(b.start[1], b.rotate(b.start[0]));
+    assert_eq!(b.start[1].count_ones(), 3);
+    assert_eq!(b.start[0] & b.start[1], 0);
+    // Four pieces: the rhombus, which contains the middle cell of row 2.
+    let b4 = Board::new(7, 4).unwrap();
+    let middle = b4.coords.iter().position(|&c| c == (1, 1)).unwrap();
+    assert_ne!(b4.start[0] & (1 << middle), 0);
+    assert_eq!(b4.start[0].count_ones(), 4);
+    assert_eq!(Board::new(9, 1).err(), Some(BadBoard { size: 9, pieces: 1 }));
+    assert!(Board::new(7, 0).is_err());
+    for c in 0..b.cells {
+        assert_eq!(b.cell_by_name(&b.cell_name(c)), Some(c));
+        assert_eq!(b.rotation[b.rotation[c] as usize] as usize, c);
+    }
+}
+
+#[test]
+fn position_counts_match_the_formula() {
+    // 2 * C(m^2, p) * C(m^2 - p, p), RULES.md section 2.
+    assert_eq!(Cc2::new(7, 1).unwrap().position_count(), 4_704);
+    assert_eq!(Cc2::new(7, 2).unwrap().position_count(), 2_542_512);
+    assert_eq!(Cc2::new(7, 3).unwrap().position_count(), 559_352_640);
+}
+
+#[test]
+fn rank_unrank_is_a_bijection() {
+    let g = Cc2::new(5, 2).unwrap();
+    let mut seen = HashSet::new();
+    for r in 0..g.position_count() {
+        let p = g.unrank(r);
+        assert_eq!(g.rank(&p), r);
+        assert_eq!(p.pieces[0] & p.pieces[1], 0);
+        assert_eq!((p.pieces[0].count_ones(), p.pieces[1].count_ones()), (2, 2));
+        assert!(seen.insert(p));
+    }
+    let g = Cc2::new(8, 5).unwrap();
+    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    for _ in 0..100_000 {
+        let r = rng.next_u64() % g.position_count();
+        assert_eq!(g.rank(&g.unrank(r)), r);
+    }
+}
+
+#[test]
+fn one_piece_illegal_and_terminal_counts() {
+    // Illegal: the player to move stands on its goal (48 placements of the
+    // other piece, two sides): 96, as in the reference table.
+    let g = Cc2::new(7, 1).unwrap();
+    let mut illegal = 0;
+    for r in 0..g.position_count() {
+        if g.classify(r) == Classification::Illegal {
+            illegal += 1;
+        }
+    }
+    assert_eq!(illegal, 96);
+}
+
+/// Every child lists its parent among its predecessors exactly as often as the
+/// parent moves to it, and every predecessor is a position that moves to it.
+#[test]
+fn predecessors_invert_moves() {
+    for (m, p) in [(5, 2), (6, 3), (7, 2)] {
+        let g = Cc2::new(m, p).unwrap();
+        let mut rng = XorShift(0x9e37_79b9_7f4a_7c15 ^ m as u64);
+        let n = g.position_count();
+        for _ in 0..3_000 {
+            let r = rng.next_u64() % n;
+            let Classification::Open { children: count, .. } = g.classify(r) else { continue };
+            let mut kids = Vec::new();
+            g.for_each_child(r, &mut |c| kids.push(c));
+            assert_eq!(kids.len() as u32, count);
+            let distinct: HashSet<u64> = kids.iter().copied().collect();
+            assert_eq!(distinct.len(), kids.len(), "children are distinct positions");
+            for &c in &kids {
+                assert_ne!(g.classify(c), Classification::Illegal, "no move leads to an illegal position");
+                let mut preds = Vec::new();
+                g.for_each_predecessor(c, &mut |q| preds.push(q));
+                assert_eq!(preds.iter().filter(|&&q| q == r).count(), 1, "{} in preds of {}", r, c);
+                for &q in &preds {
+                    if matches!(g.classify(q), Classification::Open { .. }) {
+                        let mut found = 0;
+                        g.for_each_child(q, &mut |x| found += usize::from(x == c));
+                        assert_eq!(found, 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn colour_symmetry_maps_rules_onto_rules() {
+    let g = Cc2::new(7, 3).unwrap();
+    let mut rng = XorShift(77);
+    for _ in 0..20_000 {
+        let r = rng.next_u64() % g.position_count();
+        let pos = g.unrank(r);
+        let m = pos.mirrored(&g.board);
+        assert_eq!(m.mirrored(&g.board), pos);
+        let swap = |o: Outcome| match o {
+            Outcome::Won(w) => Outcome::Won(1 - w),
+            x => x,
+        };
+        assert_eq!(m.outcome(&g.board), swap(pos.outcome(&g.board)));
+        let kids: HashSet<Position> = children(&g.board, &pos).iter().map(|c| c.mirrored(&g.board)).collect();
+        let mirrored_kids: HashSet<Position> = children(&g.board, &m).into_iter().collect();
+        assert_eq!(kids, mirrored_kids);
+    }
+    assert_eq!(g.start().mirrored(&g.board).pieces, [g.board.start[0], g.board.start[1]]);
+}
+
+#[test]
+fn notation_round_trips() {
+    let g = Cc2::new(7, 3).unwrap();
+    assert_eq!(g.format(&g.start()), "a1,a2,b1/f7,g6,g7 1");
+    let mut rng = XorShift(5);
+    for _ in 0..1_000 {
+        let pos = g.unrank(rng.next_u64() % g.position_count());
+        assert_eq!(g.parse(&g.format(&pos)), Ok(pos));
+    }
+    assert!(g.parse("a1,a2/f7,g6,g7 1").unwrap_err().to_string().contains("needs 3 pieces"));
+    assert!(g.parse("a1,a2,a1/f7,g6,g7 1").unwrap_err().to_string().contains("twice"));
+    assert!(g.parse("a1,a2,b1/f7,g6,g7 3").is_err());
+    assert!(g.parse("a1,a2,z9/f7,g6,g7 1").is_err());
+}
+
+#[test]
+fn questions_parse() {
+    assert_eq!(Cc2::parse_question("solo(1)"), Some(Question::solo(0)));
+    assert_eq!(Cc2::parse_question("solo(2)"), Some(Question::solo(1)));
+    assert_eq!(Cc2::parse_question("solo(A)"), None);
+}
