@@ -3,6 +3,8 @@
 //! stage 3 and the standard board do not fit a u64 rank).
 
 use crate::plan::Plan;
+use retro_games::RetroGame;
+use retro_games::cc2::Cc2;
 use retro_games::cc3::Cc3;
 use serde::Serialize;
 
@@ -11,7 +13,7 @@ use serde::Serialize;
 pub struct Estimate {
     /// Game.
     pub game: String,
-    /// Star order.
+    /// Star order (`cc3`; 0 for `cc2`).
     pub order: u32,
     /// Cells on the board.
     pub cells: usize,
@@ -19,7 +21,8 @@ pub struct Estimate {
     pub pieces_each: usize,
     /// Lane-restricted positions (placements times the player to move).
     pub positions: u128,
-    /// Positions up to the 120-degree rotation (which acts without fixed points).
+    /// `cc3`: positions up to the 120-degree rotation (which acts without fixed
+    /// points); `cc2`: every position (no symmetry is used).
     pub canonical_placements: u128,
     /// True when ranks fit in u64 and the plan can be solved.
     pub solvable: bool,
@@ -39,8 +42,15 @@ pub struct Estimate {
 
 /// Computes the estimate of a plan.
 pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
-    let g = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
-    let positions = g.ranker.positions();
+    let (positions, cells, pieces_each, canonical, solvable) = if plan.job.game == "cc2" {
+        let g = Cc2::new(plan.job.size.unwrap_or(0), plan.job.pieces.unwrap_or(0)).map_err(|e| e.to_string())?;
+        let n = g.position_count() as u128;
+        (n, g.board.cells, g.board.pieces as usize, n, true)
+    } else {
+        let g = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+        let n = g.ranker.positions();
+        (n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
+    };
     let layers = plan.job.questions.len();
     let per_layer_tb = positions.div_ceil(4);
     let block = plan.shards.block_positions as u128;
@@ -50,11 +60,11 @@ pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
     Ok(Estimate {
         game: plan.job.game.clone(),
         order: plan.job.order,
-        cells: g.star.cells(),
-        pieces_each: g.star.k,
+        cells,
+        pieces_each,
         positions,
-        canonical_placements: positions / 3,
-        solvable: g.ranker.fits_u64(),
+        canonical_placements: canonical,
+        solvable,
         layers,
         bytes_per_layer_solving: positions,
         bytes_per_layer_tablebase: per_layer_tb,

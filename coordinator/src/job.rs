@@ -8,6 +8,7 @@ use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::scheduler::{Phase, Scheduler};
 use crate::summary::{self, Summary};
+use crate::twoplayer::{self, TwoPlayerSummary};
 use retro_engine::durable::write_atomic;
 use retro_games::RetroGame;
 use retro_worker::run::{WorkerOptions, run_worker};
@@ -40,6 +41,8 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         name: plan.job.name.clone(),
         game: plan.job.game.clone(),
         order: plan.job.order,
+        size: plan.job.size.unwrap_or(0),
+        pieces: plan.job.pieces.unwrap_or(0),
         questions: plan.job.questions.clone(),
         shards: plan.shards.count,
         block_positions: plan.shards.block_positions,
@@ -48,9 +51,38 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
     }
 }
 
+/// What a finished job reports, by game (one per run: its size does not matter).
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum JobReport {
+    /// Three-player Chinese checkers.
+    Cc3(Summary),
+    /// Two-player Chinese checkers.
+    Cc2(TwoPlayerSummary),
+}
+
+impl JobReport {
+    /// The summary as pretty JSON (what `summary.json` holds).
+    pub fn to_json(&self) -> Result<String, String> {
+        match self {
+            JobReport::Cc3(s) => serde_json::to_string_pretty(s),
+            JobReport::Cc2(s) => serde_json::to_string_pretty(s),
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    /// The short human table.
+    pub fn human_table(&self) -> String {
+        match self {
+            JobReport::Cc3(s) => summary::human_table(s),
+            JobReport::Cc2(s) => twoplayer::human_table(s),
+        }
+    }
+}
+
 /// Runs the plan to the end and returns the summary (also written to
 /// `output/summary.json`).
-pub async fn run(plan: &Plan, opts: RunOptions) -> Result<Summary, String> {
+pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     let spec = job_spec(plan);
     let game = spec.game().map_err(|e| e.to_string())?;
     let layout = spec.layout(game.position_count());
@@ -143,14 +175,16 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<Summary, String> {
                 let m = scheduler.manifest();
                 let out = opts.output.clone();
                 let threads = plan.threads();
-                let order = spec.order;
+                let spec = spec.clone();
                 let result = tokio::task::spawn_blocking(move || {
-                    let game = retro_games::cc3::Cc3::new(order).map_err(|e| e.to_string())?;
-                    let s = summary::compute(&game, &out, &m, threads)?;
-                    let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+                    let report = match spec.game().map_err(|e| e.to_string())? {
+                        retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(&game, &out, &m, threads)?),
+                        retro_games::AnyGame::Cc2(game) => JobReport::Cc2(twoplayer::compute(&game, &out, &m)?),
+                    };
+                    let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())
                         .map_err(|e| e.to_string())?;
-                    Ok::<Summary, String>(s)
+                    Ok::<JobReport, String>(report)
                 })
                 .await
                 .map_err(|e| format!("analysis failed: {e}"))

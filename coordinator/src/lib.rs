@@ -8,6 +8,7 @@
 //! - [`merge`]: uploaded blocks to tablebase files.
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
+//! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
@@ -24,3 +25,4 @@ pub mod probe;
 pub mod scheduler;
 pub mod service;
 pub mod summary;
+pub mod twoplayer;

@@ -172,9 +172,9 @@ async fn run(args: RunArgs) -> Result<(), String> {
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?);
+        println!("{}", s.to_json()?);
     } else {
-        print!("{}", summary::human_table(&s));
+        print!("{}", s.human_table());
         println!("tablebases and summary.json in {}", output.display());
     }
     Ok(())

@@ -64,7 +64,7 @@ pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, Stri
     let question = &s.spec.questions[layer as usize];
     let header = TablebaseHeader::new(
         s.spec.game.clone(),
-        serde_json::json!({ "order": s.spec.order }),
+        s.spec.params(),
         question.clone(),
         s.layout.positions,
         s.layout.block_positions,

@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use config::{Value, ValueKind};
+use retro_games::cc2::{Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -36,7 +37,9 @@ const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
 /// Default `cluster.heartbeat_timeout_secs`.
 const DEFAULT_HEARTBEAT_SECS: u64 = 30;
 /// The games a plan may name.
-const KNOWN_GAMES: [&str; 1] = ["cc3"];
+const KNOWN_GAMES: [&str; 2] = ["cc3", "cc2"];
+/// Default `job.questions` of `cc2`: player 1 plays to win (three-valued).
+const DEFAULT_QUESTIONS_CC2: [&str; 1] = ["solo(1)"];
 
 /// A validated job plan with every default filled in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,12 +61,20 @@ pub struct Plan {
 pub struct JobSection {
     /// Job name, `[a-z0-9_-]+`; names the default output and checkpoint directories.
     pub name: String,
-    /// Game identifier; only `"cc3"` (three-player Chinese checkers) for now.
+    /// Game identifier: `"cc3"` (three-player Chinese checkers) or `"cc2"`
+    /// (two-player Chinese checkers on the m x m diamond).
     pub game: String,
-    /// Star order for `cc3`, 1..=4 (3 and 4 can only be estimated).
+    /// Star order for `cc3`, 1..=4 (3 and 4 can only be estimated); 0 for `cc2`.
     pub order: u32,
-    /// Questions, each `solo(X)` or `enable(X>Y)` with X, Y in A, B, C.
+    /// Questions: for `cc3` each `solo(X)` or `enable(X>Y)` with X, Y in A, B, C;
+    /// for `cc2` `solo(1)` or `solo(2)`.
     pub questions: Vec<String>,
+    /// Board side m for `cc2` (absent for `cc3`, whose plan hashes stay as they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u32>,
+    /// Pieces per player for `cc2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pieces: Option<u32>,
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -167,7 +178,7 @@ impl PlanError {
 
 /// The allowed fields of each section, in file order.
 const SCHEMA: [(&str, &[&str]); 4] = [
-    ("job", &["name", "game", "order", "questions"]),
+    ("job", &["name", "game", "order", "size", "pieces", "questions"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
     ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs"]),
     ("output", &["dir", "checkpoints"]),
@@ -330,20 +341,39 @@ impl Plan {
         if !KNOWN_GAMES.contains(&game.as_str()) {
             return Err(r.invalid("job.game", format!("must be one of {KNOWN_GAMES:?}, got {game:?}")));
         }
-        let order = r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32;
+        let (order, size, pieces) = if game == "cc2" {
+            if r.get("job", "order").is_some() {
+                return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
+            }
+            let size =
+                r.int("job", "size", MIN_SIZE.into(), MAX_SIZE.into())?.ok_or_else(|| r.missing("job.size"))? as u32;
+            let pieces = r.int("job", "pieces", 1, MAX_PIECES.into())?.ok_or_else(|| r.missing("job.pieces"))? as u32;
+            (0, Some(size), Some(pieces))
+        } else {
+            for key in ["size", "pieces"] {
+                if r.get("job", key).is_some() {
+                    return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
+                }
+            }
+            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None)
+        };
+        let defaults: &[&str] = if game == "cc2" { &DEFAULT_QUESTIONS_CC2 } else { &DEFAULT_QUESTIONS };
         let questions = match r.strings("job", "questions")? {
             Some(qs) => qs,
-            None => DEFAULT_QUESTIONS.iter().map(|q| (*q).to_owned()).collect(),
+            None => defaults.iter().map(|q| (*q).to_owned()).collect(),
         };
         if questions.is_empty() {
             return Err(r.invalid("job.questions", "must list at least one question"));
         }
         for (i, q) in questions.iter().enumerate() {
-            if !valid_question(q) {
-                return Err(r.invalid(
-                    "job.questions",
-                    format!("has invalid question {q:?} (use solo(X) or enable(X>Y) with X, Y in A, B, C and X != Y)"),
-                ));
+            let valid = if game == "cc2" { Cc2::parse_question(q).is_some() } else { valid_question(q) };
+            if !valid {
+                let hint = if game == "cc2" {
+                    "use solo(1) or solo(2)"
+                } else {
+                    "use solo(X) or enable(X>Y) with X, Y in A, B, C and X != Y"
+                };
+                return Err(r.invalid("job.questions", format!("has invalid question {q:?} ({hint})")));
             }
             if questions[..i].contains(q) {
                 return Err(r.invalid("job.questions", format!("has duplicate question {q:?}")));
@@ -384,7 +414,7 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection { name, game, order, questions },
+            job: JobSection { name, game, order, questions, size, pieces },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs },
             output: OutputSection { dir, checkpoints },
@@ -407,7 +437,10 @@ impl Plan {
     /// True when the position space fits u64 ranks and so can be solved
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
-        self.job.game == "cc3" && retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64())
+        match self.job.game.as_str() {
+            "cc2" => true,
+            _ => retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64()),
+        }
     }
 
     /// Kernel threads per worker: `cluster.threads`, or all cores when 0.

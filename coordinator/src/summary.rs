@@ -294,3 +294,33 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
     }
     out
 }
+
+/// The per-layer part of a summary, from the manifest.
+pub fn layer_summaries(manifest: &Manifest) -> Vec<LayerSummary> {
+    manifest
+        .layers
+        .iter()
+        .map(|l| LayerSummary {
+            question: l.question.clone(),
+            rounds: l.deciding_rounds(),
+            seconds: l.seconds,
+            decided_per_round: l.rounds.iter().filter(|r| r.win + r.loss > 0).map(|r| r.win + r.loss).collect(),
+        })
+        .collect()
+}
+
+/// The tablebase files of a summary, from the manifest.
+pub fn tablebase_summaries(manifest: &Manifest) -> Vec<TablebaseSummary> {
+    manifest
+        .layers
+        .iter()
+        .filter_map(|l| {
+            l.tablebase.as_ref().map(|t| TablebaseSummary {
+                question: l.question.clone(),
+                file: t.file.clone(),
+                bytes: t.bytes,
+                sha256: t.sha256.clone(),
+            })
+        })
+        .collect()
+}

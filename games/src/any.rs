@@ -7,6 +7,9 @@ use crate::cc3::Cc3;
 use crate::{Classification, Question, RetroGame};
 
 /// A game chosen by a job's plan.
+// One value per process: the variants' size difference costs nothing, and a box
+// would add an indirection to every call from the kernel's inner loops.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyGame {
     /// Three-player Chinese checkers.
     Cc3(Cc3),

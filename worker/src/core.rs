@@ -11,8 +11,8 @@ use retro_engine::layout::Layout;
 use retro_engine::shardfile;
 use retro_engine::tablebase::{self, TablebaseError};
 use retro_engine::values;
+use retro_games::AnyGame;
 use retro_games::RetroGame;
-use retro_games::cc3::Cc3;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -104,7 +104,7 @@ pub struct WorkerCore {
     /// This worker's id.
     pub worker_id: String,
     /// The game.
-    pub game: Cc3,
+    pub game: AnyGame,
     /// Shard layout.
     pub layout: Layout,
     /// Kernel threads.

@@ -1,8 +1,9 @@
 //! The job as the coordinator hands it to workers (part of the plan).
 
 use retro_engine::layout::Layout;
-use retro_games::Question;
-use retro_games::cc3::{Cc3, parse_question};
+use retro_games::cc2::Cc2;
+use retro_games::cc3::Cc3;
+use retro_games::{AnyGame, Question};
 use serde::{Deserialize, Serialize};
 
 /// Everything a worker needs to know about the job.
@@ -10,10 +11,16 @@ use serde::{Deserialize, Serialize};
 pub struct JobSpec {
     /// Job name (names directories).
     pub name: String,
-    /// Game identifier (`cc3`).
+    /// Game identifier (`cc3` or `cc2`).
     pub game: String,
-    /// Star order.
+    /// Star order (`cc3`; 0 for `cc2`).
     pub order: u32,
+    /// Board side m (`cc2` only; absent for `cc3`, which keeps its specs unchanged).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub size: u32,
+    /// Pieces per player (`cc2` only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pieces: u32,
     /// The computed layers, by question name, in order.
     pub questions: Vec<String>,
     /// Number of shards.
@@ -42,15 +49,26 @@ impl JobSpec {
     }
 
     /// Builds the game.
-    pub fn game(&self) -> Result<Cc3, SpecError> {
-        if self.game != "cc3" {
-            return Err(self.err(format!("unknown game {:?}", self.game)));
+    pub fn game(&self) -> Result<AnyGame, SpecError> {
+        match self.game.as_str() {
+            "cc3" => {
+                let g = Cc3::new(self.order).map_err(|e| self.err(e.to_string()))?;
+                if !g.ranker.fits_u64() {
+                    return Err(self.err(format!("order {} is too large to solve (estimate only)", self.order)));
+                }
+                Ok(AnyGame::Cc3(g))
+            }
+            "cc2" => Ok(AnyGame::Cc2(Cc2::new(self.size, self.pieces).map_err(|e| self.err(e.to_string()))?)),
+            other => Err(self.err(format!("unknown game {other:?}"))),
         }
-        let g = Cc3::new(self.order).map_err(|e| self.err(e.to_string()))?;
-        if !g.ranker.fits_u64() {
-            return Err(self.err(format!("order {} is too large to solve (estimate only)", self.order)));
+    }
+
+    /// The game's size parameters as tablebase headers record them.
+    pub fn params(&self) -> serde_json::Value {
+        match self.game.as_str() {
+            "cc2" => serde_json::json!({ "size": self.size, "pieces": self.pieces }),
+            _ => serde_json::json!({ "order": self.order }),
         }
-        Ok(g)
     }
 
     /// The shard layout over the game's rank space.
@@ -61,6 +79,14 @@ impl JobSpec {
     /// The question of layer `layer`.
     pub fn question(&self, layer: u32) -> Result<Question, SpecError> {
         let name = self.questions.get(layer as usize).ok_or_else(|| self.err(format!("no layer {layer}")))?;
-        parse_question(name).ok_or_else(|| self.err(format!("unknown question {name:?}")))
+        let q = match self.game.as_str() {
+            "cc2" => Cc2::parse_question(name),
+            _ => retro_games::cc3::parse_question(name),
+        };
+        q.ok_or_else(|| self.err(format!("unknown question {name:?}")))
     }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }

@@ -1,0 +1,151 @@
+//! `summary.json` of a two-player (`cc2`) job: wins, losses, draws and illegal
+//! positions over the whole space and by side to move, counted from the
+//! tablebase file itself, and the value of the start position.
+
+use crate::manifest::Manifest;
+use crate::summary::{LayerSummary, TablebaseSummary};
+use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+use retro_games::RetroGame;
+use retro_games::cc2::{Cc2, PLAYER_NAMES};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Counts of one scope. Values are player 1's: `wins` are positions won for
+/// player 1 whichever side is to move, `losses` those won for player 2.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    /// Positions in the scope.
+    pub positions: u64,
+    /// Won for player 1.
+    pub wins: u64,
+    /// Won for player 2.
+    pub losses: u64,
+    /// Neither side can force a win (repetition).
+    pub draws: u64,
+    /// The player to move already meets its win condition.
+    pub illegal: u64,
+}
+
+/// The start position and its value.
+#[derive(Clone, Debug, Serialize)]
+pub struct StartValue {
+    /// The start in the text notation.
+    pub position: String,
+    /// "win" (for player 1) | "loss" | "draw".
+    pub value: String,
+}
+
+/// The whole two-player summary.
+#[derive(Clone, Debug, Serialize)]
+pub struct TwoPlayerSummary {
+    /// Job name.
+    pub job: String,
+    /// Always `cc2`.
+    pub game: String,
+    /// Board side m.
+    pub size: u32,
+    /// Pieces per player.
+    pub pieces: u32,
+    /// Plan hash.
+    pub plan_hash: String,
+    /// Program version.
+    pub program_version: String,
+    /// Counts over every position (both sides to move, no symmetry), flattened
+    /// so the keys read `positions`, `wins`, `losses`, `draws`, `illegal`.
+    #[serde(flatten)]
+    pub all: Counts,
+    /// The same split by the player to move (`"1"`, `"2"`).
+    pub by_side_to_move: BTreeMap<String, Counts>,
+    /// The start position, player 1 to move.
+    pub start: StartValue,
+    /// Per computed layer.
+    pub layers: Vec<LayerSummary>,
+    /// The tablebase files.
+    pub tablebases: Vec<TablebaseSummary>,
+    /// Seconds spent counting.
+    pub analysis_seconds: f64,
+}
+
+/// Computes the summary from the `solo(1)` tablebase listed in `manifest`.
+pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerSummary, String> {
+    let started = std::time::Instant::now();
+    let rec = manifest
+        .layers
+        .iter()
+        .find(|l| l.question == "solo(1)")
+        .ok_or_else(|| "the plan does not compute solo(1), which the two-player summary needs".to_string())?;
+    let tb = rec.tablebase.as_ref().ok_or_else(|| "layer solo(1) has no tablebase yet".to_string())?;
+    let mut reader = TablebaseReader::open(&dir.join(&tb.file)).map_err(|e| e.to_string())?;
+    reader.verify().map_err(|e| e.to_string())?;
+    let packed = reader.read_all().map_err(|e| e.to_string())?;
+    let per_turn = game.per_turn();
+    let mut sides = [Counts::default(), Counts::default()];
+    for (side, counts) in sides.iter_mut().enumerate() {
+        let first = side as u64 * per_turn;
+        for rank in first..first + per_turn {
+            let c = match unpack_value(&packed, rank) {
+                VALUE_WIN => &mut counts.wins,
+                VALUE_LOSS => &mut counts.losses,
+                VALUE_DRAW => &mut counts.draws,
+                VALUE_ILLEGAL => &mut counts.illegal,
+                other => return Err(format!("rank {rank}: value {other} is not a tablebase value")),
+            };
+            *c += 1;
+            counts.positions += 1;
+        }
+    }
+    let mut all = Counts::default();
+    for s in &sides {
+        all.positions += s.positions;
+        all.wins += s.wins;
+        all.losses += s.losses;
+        all.draws += s.draws;
+        all.illegal += s.illegal;
+    }
+    if all.positions != game.position_count() {
+        return Err(format!("counted {} positions, the game has {}", all.positions, game.position_count()));
+    }
+    let start = game.start();
+    let value = match unpack_value(&packed, game.rank(&start)) {
+        VALUE_WIN => "win",
+        VALUE_LOSS => "loss",
+        VALUE_DRAW => "draw",
+        _ => "illegal",
+    };
+    Ok(TwoPlayerSummary {
+        job: manifest.job.clone(),
+        game: "cc2".into(),
+        size: game.board.size,
+        pieces: game.board.pieces,
+        plan_hash: manifest.plan_hash.clone(),
+        program_version: env!("CARGO_PKG_VERSION").into(),
+        all,
+        by_side_to_move: PLAYER_NAMES.iter().map(|p| p.to_string()).zip(sides).collect(),
+        start: StartValue { position: game.format(&start), value: value.into() },
+        layers: crate::summary::layer_summaries(manifest),
+        tablebases: crate::summary::tablebase_summaries(manifest),
+        analysis_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The short human table printed at the end of a two-player run.
+pub fn human_table(s: &TwoPlayerSummary) -> String {
+    let mut out = format!(
+        "{} (two-player Chinese checkers, {} x {}, {} per player): {} positions\n",
+        s.job, s.size, s.size, s.pieces, s.all.positions
+    );
+    out.push_str("side to move   won for 1     won for 2     draws   illegal\n");
+    let row = |name: &str, c: &Counts| {
+        format!("{name:<12} {:>11} {:>13} {:>9} {:>9}\n", c.wins, c.losses, c.draws, c.illegal)
+    };
+    for (side, c) in &s.by_side_to_move {
+        out.push_str(&row(&format!("player {side}"), c));
+    }
+    out.push_str(&row("both", &s.all));
+    out.push_str(&format!("start {}: {} for player 1\n", s.start.position, s.start.value));
+    for l in &s.layers {
+        out.push_str(&format!("layer {}: {} rounds, {:.1} s\n", l.question, l.rounds, l.seconds));
+    }
+    out
+}

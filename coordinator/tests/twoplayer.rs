@@ -1,0 +1,111 @@
+//! Two-player Chinese checkers through the whole job: the plans' embedded runs
+//! against Sturtevant's rows (tests/reference/cc2.tsv), and the same plan on two
+//! worker processes giving the same tablebase bytes.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// `(size, pieces, positions, wins, draws, illegal)` rows of the reference table.
+fn reference_rows() -> Vec<[u64; 6]> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc2.tsv");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split('\t').map(|x| x.trim().parse().unwrap()).collect::<Vec<u64>>().try_into().unwrap())
+        .collect()
+}
+
+fn plan_command(plan: &str, dir: &TempDir) -> Command {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join(plan));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    c
+}
+
+fn sha(dir: &TempDir) -> String {
+    retro_engine::tablebase::sha256_file(&dir.join("tb").join("solo_1.tb")).unwrap()
+}
+
+#[test]
+fn plans_reproduce_sturtevants_rows() {
+    let rows = reference_rows();
+    assert_eq!(rows.len(), 2, "the 7 x 7 rows for 1 and 2 pieces");
+    for [m, p, positions, wins, draws, illegal] in rows {
+        let dir = TempDir::new(&format!("cc2-m{m}p{p}"));
+        let out = run(plan_command(&format!("plans/cc2-m{m}p{p}.toml"), &dir), LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("tb/summary.json")).unwrap()).unwrap();
+        assert_eq!(s["game"], "cc2");
+        assert_eq!((s["size"].as_u64(), s["pieces"].as_u64()), (Some(m), Some(p)));
+        assert_eq!(s["positions"], positions);
+        assert_eq!(s["wins"], wins, "{m}x{m} {p}: won for player 1");
+        assert_eq!(s["losses"], wins, "{m}x{m} {p}: won for player 2 (as many, by colour symmetry)");
+        assert_eq!(s["draws"], draws);
+        assert_eq!(s["illegal"], illegal);
+        // The split by side to move adds up and mirrors (colour symmetry).
+        let (one, two) = (&s["by_side_to_move"]["1"], &s["by_side_to_move"]["2"]);
+        assert_eq!(one["wins"], two["losses"]);
+        assert_eq!(one["illegal"].as_u64().unwrap() + two["illegal"].as_u64().unwrap(), illegal);
+        assert_eq!(s["start"]["value"], "win", "every solved size is a first-player win from the start");
+        assert!(s["layers"][0]["rounds"].as_u64().unwrap() > 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("two-player Chinese checkers"), "{text}");
+    }
+}
+
+#[test]
+fn two_workers_match_embedded() {
+    let plan = "plans/cc2-m7p2.toml";
+    let embedded = TempDir::new("cc2-embedded");
+    let out = run(plan_command(plan, &embedded), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let dir = TempDir::new("cc2-cluster");
+    let mut c = plan_command(plan, &dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut workers: Vec<Proc> = (1..=2)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+            w.arg(dir.join(&format!("w{i}")));
+            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
+        })
+        .collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert_eq!(sha(&dir), sha(&embedded));
+}
+
+#[test]
+fn broken_two_player_plans_name_the_field() {
+    let dir = TempDir::new("cc2-bad-plans");
+    for (text, says) in [
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\n", "job.pieces"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 12\npieces = 1\n", "job.size"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\norder = 2\n", "job.order"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\nquestions = [\"solo(A)\"]\n", "solo(1)"),
+        ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\npieces = 1\n", "job.pieces"),
+    ] {
+        let path = dir.join("bad.toml");
+        std::fs::write(&path, text).unwrap();
+        let mut c = Command::new(coordinator());
+        c.arg("--plan").arg(&path).arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+        let out = run(c, LIMIT);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{text:?} should say {says}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
