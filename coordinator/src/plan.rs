@@ -75,6 +75,10 @@ pub struct JobSection {
     /// Pieces per player for `cc2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pieces: Option<u32>,
+    /// `cc2`: fold the rank space by colour symmetry (default true; half the
+    /// positions, the same results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour_symmetry: Option<bool>,
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -178,7 +182,7 @@ impl PlanError {
 
 /// The allowed fields of each section, in file order.
 const SCHEMA: [(&str, &[&str]); 4] = [
-    ("job", &["name", "game", "order", "size", "pieces", "questions"]),
+    ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
     ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs"]),
     ("output", &["dir", "checkpoints"]),
@@ -232,6 +236,20 @@ impl Reader<'_> {
         match &value.kind {
             ValueKind::String(s) => Ok(Some(s.clone())),
             _ => Err(self.invalid(&format!("{section}.{key}"), format!("expected a string, got {}", describe(value)))),
+        }
+    }
+
+    /// A boolean field.
+    fn boolean(&self, section: &str, key: &str) -> Result<Option<bool>, PlanError> {
+        let Some(value) = self.get(section, key) else {
+            return Ok(None);
+        };
+        match &value.kind {
+            ValueKind::Boolean(b) => Ok(Some(*b)),
+            _ => {
+                Err(self
+                    .invalid(&format!("{section}.{key}"), format!("expected true or false, got {}", describe(value))))
+            }
         }
     }
 
@@ -341,21 +359,22 @@ impl Plan {
         if !KNOWN_GAMES.contains(&game.as_str()) {
             return Err(r.invalid("job.game", format!("must be one of {KNOWN_GAMES:?}, got {game:?}")));
         }
-        let (order, size, pieces) = if game == "cc2" {
+        let (order, size, pieces, colour_symmetry) = if game == "cc2" {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
             }
             let size =
                 r.int("job", "size", MIN_SIZE.into(), MAX_SIZE.into())?.ok_or_else(|| r.missing("job.size"))? as u32;
             let pieces = r.int("job", "pieces", 1, MAX_PIECES.into())?.ok_or_else(|| r.missing("job.pieces"))? as u32;
-            (0, Some(size), Some(pieces))
+            let folded = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
+            (0, Some(size), Some(pieces), Some(folded))
         } else {
-            for key in ["size", "pieces"] {
+            for key in ["size", "pieces", "colour_symmetry"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
                 }
             }
-            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None)
+            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None)
         };
         let defaults: &[&str] = if game == "cc2" { &DEFAULT_QUESTIONS_CC2 } else { &DEFAULT_QUESTIONS };
         let questions = match r.strings("job", "questions")? {
@@ -366,9 +385,15 @@ impl Plan {
             return Err(r.invalid("job.questions", "must list at least one question"));
         }
         for (i, q) in questions.iter().enumerate() {
-            let valid = if game == "cc2" { Cc2::parse_question(q).is_some() } else { valid_question(q) };
+            let valid = match colour_symmetry {
+                Some(true) => q == "solo(1)",
+                Some(false) => Cc2::parse_question(q).is_some(),
+                None => valid_question(q),
+            };
             if !valid {
-                let hint = if game == "cc2" {
+                let hint = if colour_symmetry == Some(true) {
+                    "a space folded by colour symmetry answers solo(1) only"
+                } else if game == "cc2" {
                     "use solo(1) or solo(2)"
                 } else {
                     "use solo(X) or enable(X>Y) with X, Y in A, B, C and X != Y"
@@ -414,7 +439,7 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection { name, game, order, questions, size, pieces },
+            job: JobSection { name, game, order, questions, size, pieces, colour_symmetry },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs },
             output: OutputSection { dir, checkpoints },

@@ -5,7 +5,6 @@
 use crate::manifest::Manifest;
 use crate::summary::{LayerSummary, TablebaseSummary};
 use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
-use retro_games::RetroGame;
 use retro_games::cc2::{Cc2, PLAYER_NAMES};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -47,6 +46,9 @@ pub struct TwoPlayerSummary {
     pub size: u32,
     /// Pieces per player.
     pub pieces: u32,
+    /// True when the run stored player 1 to move only and derived the other
+    /// half by colour symmetry.
+    pub colour_symmetry: bool,
     /// Plan hash.
     pub plan_hash: String,
     /// Program version.
@@ -81,7 +83,10 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
     let packed = reader.read_all().map_err(|e| e.to_string())?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];
-    for (side, counts) in sides.iter_mut().enumerate() {
+    // Folded by colour symmetry, the file holds player 1 to move only; the
+    // positions with player 2 to move are their mirror images, negated.
+    let stored_sides = if game.is_folded() { 1 } else { 2 };
+    for (side, counts) in sides.iter_mut().enumerate().take(stored_sides) {
         let first = side as u64 * per_turn;
         for rank in first..first + per_turn {
             let c = match unpack_value(&packed, rank) {
@@ -95,6 +100,10 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
             counts.positions += 1;
         }
     }
+    if game.is_folded() {
+        let one = sides[0].clone();
+        sides[1] = Counts { wins: one.losses, losses: one.wins, ..one };
+    }
     let mut all = Counts::default();
     for s in &sides {
         all.positions += s.positions;
@@ -103,8 +112,8 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         all.draws += s.draws;
         all.illegal += s.illegal;
     }
-    if all.positions != game.position_count() {
-        return Err(format!("counted {} positions, the game has {}", all.positions, game.position_count()));
+    if all.positions != 2 * per_turn {
+        return Err(format!("counted {} positions, the game has {}", all.positions, 2 * per_turn));
     }
     let start = game.start();
     let value = match unpack_value(&packed, game.rank(&start)) {
@@ -118,6 +127,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         game: "cc2".into(),
         size: game.board.size,
         pieces: game.board.pieces,
+        colour_symmetry: game.is_folded(),
         plan_hash: manifest.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
         all,

@@ -97,6 +97,8 @@ fn broken_two_player_plans_name_the_field() {
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\norder = 2\n", "job.order"),
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\nquestions = [\"solo(A)\"]\n", "solo(1)"),
         ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\npieces = 1\n", "job.pieces"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\nquestions = [\"solo(2)\"]\n", "solo(1) only"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\ncolour_symmetry = 1\n", "true or false"),
     ] {
         let path = dir.join("bad.toml");
         std::fs::write(&path, text).unwrap();
@@ -107,5 +109,30 @@ fn broken_two_player_plans_name_the_field() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{text:?} should say {says}: {err}");
         assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// The plan without the colour fold (both sides to move stored, twice the
+/// positions) gives the same summary counts as the folded default.
+#[test]
+fn unfolded_space_gives_the_same_counts() {
+    let dir = TempDir::new("cc2-unfolded");
+    let folded = TempDir::new("cc2-folded");
+    let plan = std::fs::read_to_string(repo().join("plans/cc2-m7p2.toml")).unwrap();
+    let unfolded = plan.replace("colour_symmetry = true", "colour_symmetry = false");
+    assert_ne!(unfolded, plan);
+    std::fs::write(dir.join("plan.toml"), unfolded).unwrap();
+    let summary = |plan: &std::path::Path, d: &TempDir| -> Value {
+        let mut c = Command::new(coordinator());
+        c.arg("--plan").arg(plan).arg("--output").arg(d.join("tb")).arg("--checkpoints").arg(d.join("ck"));
+        let out = run(c, LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(&std::fs::read_to_string(d.join("tb/summary.json")).unwrap()).unwrap()
+    };
+    let a = summary(&dir.join("plan.toml"), &dir);
+    let b = summary(&repo().join("plans/cc2-m7p2.toml"), &folded);
+    assert_eq!((a["colour_symmetry"].as_bool(), b["colour_symmetry"].as_bool()), (Some(false), Some(true)));
+    for key in ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"] {
+        assert_eq!(a[key], b[key], "{key}");
     }
 }

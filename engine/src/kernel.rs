@@ -240,6 +240,7 @@ pub fn generate_filtered<G: RetroGame>(
     decided: &(dyn Fn(u64) -> bool + Sync),
 ) -> Generated {
     let prev = round - 1;
+    let negate = game.edges_negate();
     let ranges = split(bytes.len(), threads);
     let shards = layout.shards as usize;
     // Chunk numbers count from the start of the shard `bytes` belongs to.
@@ -263,7 +264,8 @@ pub fn generate_filtered<G: RetroGame>(
                         if chunks.last() != Some(&chunk) {
                             chunks.push(chunk);
                         }
-                        let loss_bit = (code == values::loss_new(prev)) as u64;
+                        // In a folded game the child's value counts negated.
+                        let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
                         game.for_each_predecessor(base + i as u64, &mut |p| {
                             if !decided(p) {
                                 buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit);

@@ -66,4 +66,12 @@ impl RetroGame for AnyGame {
             AnyGame::Cc2(g) => g.for_each_child(rank, f),
         }
     }
+
+    #[inline]
+    fn edges_negate(&self) -> bool {
+        match self {
+            AnyGame::Cc3(g) => g.edges_negate(),
+            AnyGame::Cc2(g) => g.edges_negate(),
+        }
+    }
 }

@@ -54,6 +54,13 @@ pub trait RetroGame: Sync {
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64));
     /// Calls `f` once per child of `rank` (none when terminal or illegal).
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64));
+    /// True when every edge joins positions seen from opposite sides: a game
+    /// folded by a symmetry that swaps the players stores every position with
+    /// the same player to move, so a child's value counts for its parent
+    /// negated (WIN as LOSS). Such a game needs three-valued questions.
+    fn edges_negate(&self) -> bool {
+        false
+    }
 }
 
 /// One two-sided question on a game graph: the players in `max_side` try to reach

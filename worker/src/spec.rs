@@ -21,6 +21,9 @@ pub struct JobSpec {
     /// Pieces per player (`cc2` only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pieces: u32,
+    /// `cc2` only: the rank space is folded by colour symmetry (player 1 to move).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub colour_symmetry: bool,
     /// The computed layers, by question name, in order.
     pub questions: Vec<String>,
     /// Number of shards.
@@ -58,7 +61,14 @@ impl JobSpec {
                 }
                 Ok(AnyGame::Cc3(g))
             }
-            "cc2" => Ok(AnyGame::Cc2(Cc2::new(self.size, self.pieces).map_err(|e| self.err(e.to_string()))?)),
+            "cc2" => {
+                let g = if self.colour_symmetry {
+                    Cc2::folded(self.size, self.pieces)
+                } else {
+                    Cc2::new(self.size, self.pieces)
+                };
+                Ok(AnyGame::Cc2(g.map_err(|e| self.err(e.to_string()))?))
+            }
             other => Err(self.err(format!("unknown game {other:?}"))),
         }
     }
@@ -66,7 +76,11 @@ impl JobSpec {
     /// The game's size parameters as tablebase headers record them.
     pub fn params(&self) -> serde_json::Value {
         match self.game.as_str() {
-            "cc2" => serde_json::json!({ "size": self.size, "pieces": self.pieces }),
+            "cc2" => serde_json::json!({
+                "size": self.size,
+                "pieces": self.pieces,
+                "colour_symmetry": self.colour_symmetry,
+            }),
             _ => serde_json::json!({ "order": self.order }),
         }
     }
@@ -80,7 +94,8 @@ impl JobSpec {
     pub fn question(&self, layer: u32) -> Result<Question, SpecError> {
         let name = self.questions.get(layer as usize).ok_or_else(|| self.err(format!("no layer {layer}")))?;
         let q = match self.game.as_str() {
-            "cc2" => Cc2::parse_question(name),
+            // A folded space stores player 1 to move only: solo(2) is solo(1) negated.
+            "cc2" => Cc2::parse_question(name).filter(|q| !self.colour_symmetry || q.target == 0),
             _ => retro_games::cc3::parse_question(name),
         };
         q.ok_or_else(|| self.err(format!("unknown question {name:?}")))

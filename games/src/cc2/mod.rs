@@ -9,6 +9,12 @@
 //! who waited then, so all predecessors lie in one block of `K` ranks and cost
 //! only a minor rank each.
 //!
+//! Folded by colour symmetry (the default of the plans), the rank space holds
+//! only the positions with player 1 to move (`turn = 0`, half the space): a
+//! position with player 2 to move is its mirror image ([`Position::mirrored`]),
+//! whose value for player 1 is the negation of the original's, so every edge
+//! negates ([`RetroGame::edges_negate`]), as in a negamax search.
+//!
 //! Text notation: `player-1-cells/player-2-cells turn`, cells by name, for
 //! example the 7 x 7, 1-piece start `a1/g7 1`.
 
@@ -60,6 +66,8 @@ pub struct Cc2 {
     major_table: Vec<u64>,
     /// Every p-subset of n - p elements in colex order (when small enough).
     minor_table: Vec<u64>,
+    /// Folded by colour symmetry: only player 1 to move is stored.
+    folded: bool,
 }
 
 /// A position text that does not parse.
@@ -130,8 +138,19 @@ pub fn children(board: &Board, pos: &Position) -> Vec<Position> {
 }
 
 impl Cc2 {
-    /// Builds the game on the `size` x `size` board with `pieces` per player.
+    /// Builds the game on the `size` x `size` board with `pieces` per player,
+    /// over both sides to move.
     pub fn new(size: u32, pieces: u32) -> Result<Cc2, BadBoard> {
+        Cc2::build(size, pieces, false)
+    }
+
+    /// The game folded by colour symmetry: ranks are the positions with player
+    /// 1 to move; the other half are their mirror images.
+    pub fn folded(size: u32, pieces: u32) -> Result<Cc2, BadBoard> {
+        Cc2::build(size, pieces, true)
+    }
+
+    fn build(size: u32, pieces: u32, folded: bool) -> Result<Cc2, BadBoard> {
         let board = Board::new(size, pieces)?;
         let binom = Binomials::new();
         let (n, p) = (board.cells, pieces as usize);
@@ -145,12 +164,28 @@ impl Cc2 {
         };
         let major_table = table(majors, n);
         let minor_table = table(block, n - p);
-        Ok(Cc2 { per_turn: majors * block, block, major_table, minor_table, board, binom })
+        Ok(Cc2 { per_turn: majors * block, block, major_table, minor_table, board, binom, folded })
     }
 
     /// Positions with one side to move.
     pub fn per_turn(&self) -> u64 {
         self.per_turn
+    }
+
+    /// True when the rank space is folded by colour symmetry.
+    pub fn is_folded(&self) -> bool {
+        self.folded
+    }
+
+    /// The rank of `pos`, or of its mirror image when the space is folded and
+    /// player 2 is to move; the flag says whether the value there counts
+    /// negated (WIN for player 1 there is LOSS here).
+    pub fn rank_of(&self, pos: &Position) -> (u64, bool) {
+        if self.folded && pos.turn == 1 {
+            (self.rank(&pos.mirrored(&self.board)), true)
+        } else {
+            (self.rank(pos), false)
+        }
     }
 
     /// The start position, player 1 to move.
@@ -227,7 +262,8 @@ impl Cc2 {
     }
 
     /// Parses a question name: `solo(1)` or `solo(2)` (that player plays to win;
-    /// three-valued: WIN, LOSS = the other player wins, DRAW).
+    /// three-valued: WIN, LOSS = the other player wins, DRAW). A folded space
+    /// answers only `solo(1)` (solo(2) is its negation).
     pub fn parse_question(name: &str) -> Option<Question> {
         let x = name.strip_prefix("solo(")?.strip_suffix(')')?;
         let p = PLAYER_NAMES.iter().position(|&n| n == x)?;
@@ -257,12 +293,16 @@ fn deposit(mut value: u64, mut mask: u64) -> u64 {
 
 impl RetroGame for Cc2 {
     fn position_count(&self) -> u64 {
-        2 * self.per_turn
+        if self.folded { self.per_turn } else { 2 * self.per_turn }
     }
 
     #[inline]
     fn side_to_move(&self, rank: u64) -> u8 {
         (rank / self.per_turn) as u8
+    }
+
+    fn edges_negate(&self) -> bool {
+        self.folded
     }
 
     fn classify(&self, rank: u64) -> Classification {
@@ -284,7 +324,12 @@ impl RetroGame for Cc2 {
     }
 
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
-        let pos = self.unrank(rank);
+        let mut pos = self.unrank(rank);
+        if self.folded {
+            // This rank stands for its mirror image too (player 2 to move),
+            // whose predecessors have player 1 to move: the stored positions.
+            pos = pos.mirrored(&self.board);
+        }
         let t = pos.turn as usize;
         let prev = 1 - t;
         // The predecessors keep our pieces (we waited), so they share one block.
@@ -310,7 +355,7 @@ impl RetroGame for Cc2 {
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         for child in children(&self.board, &self.unrank(rank)) {
-            f(self.rank(&child));
+            f(self.rank_of(&child).0);
         }
     }
 }

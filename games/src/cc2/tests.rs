@@ -78,8 +78,9 @@ fn one_piece_illegal_and_terminal_counts() {
 /// parent moves to it, and every predecessor is a position that moves to it.
 #[test]
 fn predecessors_invert_moves() {
-    for (m, p) in [(5, 2), (6, 3), (7, 2)] {
-        let g = Cc2::new(m, p).unwrap();
+    for (m, p, folded) in [(5, 2, false), (6, 3, false), (7, 2, false), (5, 2, true), (7, 3, true)] {
+        let g = if folded { Cc2::folded(m, p).unwrap() } else { Cc2::new(m, p).unwrap() };
+        assert_eq!(g.edges_negate(), folded);
         let mut rng = XorShift(0x9e37_79b9_7f4a_7c15 ^ m as u64);
         let n = g.position_count();
         for _ in 0..3_000 {
@@ -148,4 +149,21 @@ fn questions_parse() {
     assert_eq!(Cc2::parse_question("solo(1)"), Some(Question::solo(0)));
     assert_eq!(Cc2::parse_question("solo(2)"), Some(Question::solo(1)));
     assert_eq!(Cc2::parse_question("solo(A)"), None);
+}
+
+#[test]
+fn folded_space_is_player_one_to_move() {
+    let full = Cc2::new(6, 2).unwrap();
+    let g = Cc2::folded(6, 2).unwrap();
+    assert_eq!(2 * g.position_count(), full.position_count());
+    let mut rng = XorShift(99);
+    for _ in 0..10_000 {
+        let pos = full.unrank(rng.next_u64() % full.position_count());
+        let (r, negated) = g.rank_of(&pos);
+        assert!(r < g.position_count());
+        assert_eq!(negated, pos.turn == 1);
+        let stored = g.unrank(r);
+        assert_eq!(stored.turn, 0);
+        assert_eq!(if negated { stored.mirrored(&g.board) } else { stored }, pos);
+    }
 }
