@@ -223,21 +223,43 @@ pub fn generate<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    generate_filtered(game, layout, round, base, bytes, threads, &|_| false)
+    generate_filtered(game, layout, round, base, bytes, threads, &KeepAll)
 }
 
-/// [`generate`], leaving out updates to predecessors `decided(rank)` says are
-/// already decided (the apply step would ignore them). The filter must only
-/// ever answer `true` for decided positions; it saves buffering, sending and
-/// applying updates that change nothing, which late in a layer is most of them.
-pub fn generate_filtered<G: RetroGame>(
+/// What the generate step asks about a predecessor before sending it an update.
+pub trait DecidedFilter: Sync {
+    /// True only when `rank` is certainly decided (an update would change nothing).
+    fn is_decided(&self, rank: u64) -> bool;
+    /// Says that `is_decided(rank)` will be asked soon, so its memory can be
+    /// fetched meanwhile; the check is one cache miss into a large state, and
+    /// overlapping those misses is most of what batching buys.
+    fn prefetch(&self, _rank: u64) {}
+}
+
+/// The filter that keeps every update.
+pub struct KeepAll;
+
+impl DecidedFilter for KeepAll {
+    fn is_decided(&self, _rank: u64) -> bool {
+        false
+    }
+}
+
+/// Updates buffered per generate thread between the prefetch and the check.
+const PREFETCH_BATCH: usize = 64;
+
+/// [`generate`], leaving out updates to predecessors `filter` says are already
+/// decided (the apply step would ignore them). The filter must only ever answer
+/// `true` for decided positions; it saves buffering, sending and applying
+/// updates that change nothing, which late in a layer is most of them.
+pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
     game: &G,
     layout: &Layout,
     round: u32,
     base: u64,
     bytes: &[u8],
     threads: usize,
-    decided: &(dyn Fn(u64) -> bool + Sync),
+    filter: &F,
 ) -> Generated {
     let prev = round - 1;
     let negate = game.edges_negate();
@@ -254,6 +276,16 @@ pub fn generate_filtered<G: RetroGame>(
                     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
                     let mut chunks = Vec::new();
                     let mut frontier = 0u64;
+                    // Keys whose predecessor was prefetched and not yet checked.
+                    let mut pending: Vec<u64> = Vec::with_capacity(4 * PREFETCH_BATCH);
+                    let check = |keys: &mut Vec<u64>, upto: usize, buckets: &mut Vec<Vec<u64>>| {
+                        for &k in &keys[..upto] {
+                            if !filter.is_decided(k >> 1) {
+                                buckets[layout.shard_of(k >> 1) as usize].push(k);
+                            }
+                        }
+                        keys.drain(..upto);
+                    };
                     for i in r {
                         let code = bytes[i];
                         if !values::is_new_of(code, prev) {
@@ -267,11 +299,17 @@ pub fn generate_filtered<G: RetroGame>(
                         // In a folded game the child's value counts negated.
                         let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
                         game.for_each_predecessor(base + i as u64, &mut |p| {
-                            if !decided(p) {
-                                buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit);
-                            }
+                            filter.prefetch(p);
+                            pending.push(p << 1 | loss_bit);
                         });
+                        // Check the older half: its memory has had time to arrive.
+                        if pending.len() >= 2 * PREFETCH_BATCH {
+                            let upto = pending.len() - PREFETCH_BATCH;
+                            check(&mut pending, upto, &mut buckets);
+                        }
                     }
+                    let upto = pending.len();
+                    check(&mut pending, upto, &mut buckets);
                     (buckets, chunks, frontier)
                 })
             })

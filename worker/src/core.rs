@@ -272,11 +272,7 @@ impl WorkerCore {
                         }
                         let bytes = &store.shards[&s].bytes()[lo..hi];
                         // Updates to own positions that are already decided change nothing.
-                        let shard_len = self.layout.shard_len;
-                        let decided = |p: u64| {
-                            own[(p / shard_len) as usize]
-                                .is_some_and(|b: &[u8]| values::is_decided(b[(p % shard_len) as usize]))
-                        };
+                        let filter = OwnShards { own, shard_len: self.layout.shard_len };
                         kernel::generate_filtered(
                             &self.game,
                             &self.layout,
@@ -284,7 +280,7 @@ impl WorkerCore {
                             start + lo as u64,
                             bytes,
                             self.threads,
-                            &decided,
+                            &filter,
                         )
                     };
                     work.frontier += g.frontier;
@@ -551,4 +547,40 @@ fn apply_buffered(
         }
     }
     Ok(())
+}
+
+/// The state of the shards this worker owns, by shard number, as the generate
+/// step's filter: a predecessor in an own shard that is already decided needs
+/// no update.
+struct OwnShards<'a> {
+    own: Vec<Option<&'a [u8]>>,
+    shard_len: u64,
+}
+
+impl OwnShards<'_> {
+    #[inline]
+    fn cell(&self, rank: u64) -> Option<&u8> {
+        self.own[(rank / self.shard_len) as usize].map(|b| &b[(rank % self.shard_len) as usize])
+    }
+}
+
+impl kernel::DecidedFilter for OwnShards<'_> {
+    #[inline]
+    fn is_decided(&self, rank: u64) -> bool {
+        self.cell(rank).is_some_and(|&b| values::is_decided(b))
+    }
+
+    #[inline]
+    fn prefetch(&self, rank: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(cell) = self.cell(rank) {
+            // SAFETY: prefetching is a hint; it never faults and reads nothing
+            // into the program, and the address is inside a live mapping.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((cell as *const u8).cast::<i8>())
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = rank;
+    }
 }
