@@ -90,6 +90,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     for dir in [&opts.output, &opts.checkpoints] {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
+    let _lock = retro_worker::lock::DirLock::acquire(&opts.checkpoints)?;
     let manifest_path = opts.checkpoints.join("coordinator.json");
     let manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash)? {
         Some(m) => {

@@ -166,3 +166,35 @@ fn checkpoints_of_another_plan_are_refused() {
     c.arg("--plan").arg(&path).arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
     assert_clear_failure(&run(c, LIMIT), "belong to job");
 }
+
+/// The same command started twice on one checkpoint directory (the first still
+/// running, say under nohup after a dropped SSH session): the second stops
+/// with a clear error and leaves the first one's state alone. Likewise for a
+/// worker data directory.
+#[test]
+fn a_second_process_on_the_same_state_is_refused() {
+    let dir = TempDir::new("double-start");
+    let (mut first, addr) = token_coordinator(&dir, None);
+    assert_clear_failure(&run(embedded_command(&dir), LIMIT), "in use by another process");
+    // The first one still finishes the job, with one worker.
+    let w = Proc::start(
+        "worker",
+        {
+            let mut c = Command::new(worker());
+            c.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join("w"));
+            c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+            c
+        },
+        dir.join("w.log"),
+    );
+    // A second worker on the first worker's data directory is refused.
+    std::thread::sleep(Duration::from_millis(300));
+    let second = worker_run(&dir, &addr, &[], None);
+    if !second.status.success() {
+        assert_clear_failure(&second, "in use by another process");
+    }
+    let mut w = w;
+    assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert!(first.wait(LIMIT).success(), "{}", first.logs());
+    assert_eq!(checksums(&dir.join("tb")).len(), 3);
+}

@@ -217,6 +217,7 @@ impl WorkerCore {
                 shards.len(),
                 done as f64 / secs.max(1e-9) / 1e6
             );
+            Fault::check(&self.fault, "after-counts-shard", 0, n);
             Ok::<(), TaskError>(())
         })
     }

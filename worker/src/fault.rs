@@ -5,7 +5,9 @@
 //! Points: `after-apply` (worker: round committed, not yet reported),
 //! `mid-apply` (worker: undo written and the first shard modified, round not
 //! committed), `after-generate` (worker: batches sent, not reported),
-//! `after-commit` (coordinator: round committed in its manifest).
+//! `after-commit` (coordinator: round committed in its manifest),
+//! `after-counts-shard` (worker: the move counts of the n-th shard computed,
+//! not yet recorded as done; layer 0, round n).
 
 /// A parsed fault point.
 #[derive(Clone, Debug, PartialEq, Eq)]

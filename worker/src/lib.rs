@@ -14,6 +14,7 @@
 pub mod core;
 pub mod fault;
 pub mod link;
+pub mod lock;
 pub mod peer;
 pub mod run;
 pub mod spec;

@@ -286,6 +286,7 @@ async fn export<L: CoordinatorLink>(
 /// Runs a worker until the coordinator says the job is done.
 pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -> Result<(), WorkerError> {
     std::fs::create_dir_all(&opts.data).map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
+    let _lock = crate::lock::DirLock::acquire(&opts.data).map_err(WorkerError::Other)?;
     let progress = Arc::new(Mutex::new(Progress::default()));
     let listener = match opts.peer_listener {
         Some(addr) => Some(
