@@ -75,6 +75,9 @@ enum Command {
         /// Tablebase directory (default: the plan's output directory).
         #[arg(long)]
         tablebase: Option<PathBuf>,
+        /// Threads (default: the plan's [cluster] threads, 0 there meaning all cores).
+        #[arg(long)]
+        threads: Option<usize>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -180,8 +183,19 @@ async fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>, json: bool) -> Result<(), String> {
+fn explore(
+    plan: Option<PathBuf>,
+    depth: Option<u32>,
+    tablebase: Option<PathBuf>,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<(), String> {
     let plan = load_plan(&plan)?;
+    let threads = match threads {
+        Some(0) => return Err("--threads must be at least 1".into()),
+        Some(t) => t,
+        None => plan.threads(),
+    };
     let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
     if !game.ranker.fits_u64() {
         return Err(format!("order {} is too large to explore exhaustively", plan.job.order));
@@ -192,7 +206,7 @@ fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>
         Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
         _ => None,
     };
-    let reach = analysis::explore(&game, layers.as_ref(), depth);
+    let reach = analysis::explore(&game, layers.as_ref(), depth, threads);
     if json {
         let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
             "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });
@@ -239,7 +253,9 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Some(Command::Explore { plan, depth, tablebase, json }) => explore(plan, depth, tablebase, json),
+        Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
+            explore(plan, depth, tablebase, threads, json)
+        }
         Some(Command::Probe { tablebase, position, json }) => Prober::open(&tablebase).and_then(|mut p| {
             let pos = match &position {
                 Some(text) => p.game.parse(text).map_err(|e| e.to_string())?,
