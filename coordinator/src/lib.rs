@@ -9,6 +9,7 @@
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
 //! - [`probe`]: answers for one position from the tablebase files.
+//! - [`witness`]: positions that show each category, with the line that reaches them.
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
 
@@ -24,3 +25,4 @@ pub mod probe;
 pub mod scheduler;
 pub mod service;
 pub mod summary;
+pub mod witness;

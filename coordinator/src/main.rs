@@ -8,6 +8,7 @@ use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
 use retro_coordinator::probe::{self, Prober};
 use retro_coordinator::summary;
+use retro_coordinator::witness::{self, WitnessKind};
 use retro_engine::tablebase::TablebaseReader;
 use retro_games::cc3::Cc3;
 use std::io::Write;
@@ -88,8 +89,18 @@ enum Command {
         #[arg(long)]
         tablebase: PathBuf,
         /// Position in the text notation (see `coordinator board`); default: the start.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "witness")]
         position: Option<String>,
+        /// Instead of one position, find a witness of a category in the
+        /// tablebases: the shallowest solo-win or spoiler-draw position with
+        /// the line from the start, a kingmaker choosing the winner, or a
+        /// spoiler's drawing cycle ("none: ..." when there is none).
+        #[arg(long, value_enum, value_name = "KIND")]
+        witness: Option<WitnessKind>,
+        /// With --witness: search at most this many plies from the start
+        /// (default: every reachable position, if need be).
+        #[arg(long, value_name = "PLIES", requires = "witness")]
+        max_depth: Option<u32>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -256,7 +267,17 @@ fn main() -> ExitCode {
         Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
             explore(plan, depth, tablebase, threads, json)
         }
-        Some(Command::Probe { tablebase, position, json }) => Prober::open(&tablebase).and_then(|mut p| {
+        Some(Command::Probe { tablebase, witness: Some(kind), max_depth, json, .. }) => Prober::open(&tablebase)
+            .and_then(|mut p| {
+                let w = witness::find(&mut p, kind, max_depth)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
+                } else {
+                    print!("{}", witness::text(&w));
+                }
+                Ok(())
+            }),
+        Some(Command::Probe { tablebase, position, json, .. }) => Prober::open(&tablebase).and_then(|mut p| {
             let pos = match &position {
                 Some(text) => p.game.parse(text).map_err(|e| e.to_string())?,
                 None => p.game.start(),

@@ -102,6 +102,36 @@ impl Prober {
         analysis::answers_with(&self.game, pos, |layer, rank| readers[layer].probe(rank))
     }
 
+    /// The values of many `(layer, rank)` lookups (layer as in
+    /// [`COMPUTED_LAYERS`]), read in sorted order: each reader caches one block,
+    /// so every block is read and decompressed once per call instead of once
+    /// per lookup. A layer index above 2 is a programming error (it panics).
+    pub fn values(&mut self, requests: &[(usize, u64)]) -> Result<Vec<u8>, TablebaseError> {
+        let mut order: Vec<usize> = (0..requests.len()).collect();
+        order.sort_unstable_by_key(|&i| requests[i]);
+        let mut out = vec![0u8; requests.len()];
+        for i in order {
+            let (layer, rank) = requests[i];
+            out[i] = self.readers[layer].probe(rank)?;
+        }
+        Ok(out)
+    }
+
+    /// The 12 answers at each of `positions`, with sorted reads (see [`Prober::values`]).
+    pub fn answers_many(&mut self, positions: &[Position]) -> Result<Vec<Answers>, TablebaseError> {
+        let mut requests = Vec::with_capacity(9 * positions.len());
+        for pos in positions {
+            let ranks = analysis::rotation_ranks(&self.game, pos);
+            for layer in 0..3 {
+                requests.extend(ranks.map(|r| (layer, r)));
+            }
+        }
+        let v = self.values(&requests)?;
+        Ok(v.chunks_exact(9)
+            .map(|c| analysis::answers_from(&[[c[0], c[1], c[2]], [c[3], c[4], c[5]], [c[6], c[7], c[8]]], 0))
+            .collect())
+    }
+
     /// Describes one position.
     pub fn report(&mut self, pos: &Position) -> Result<PositionReport, TablebaseError> {
         let a = self.answers(pos)?;
@@ -151,7 +181,8 @@ impl Prober {
     }
 }
 
-fn answers_line(r: &PositionReport) -> String {
+/// solo and enable answers of a position on one line.
+pub fn answers_line(r: &PositionReport) -> String {
     let solo: Vec<String> = r.solo.iter().map(|(p, v)| format!("solo({p}) {v}")).collect();
     let enable: Vec<String> = r.enable.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect();
     format!("{}; enable: {}", solo.join(", "), enable.join(", "))
