@@ -91,8 +91,9 @@ pub struct Witness {
     pub searched: u64,
 }
 
-/// Positions classified per batch of lookups (nine lookups each at most).
-const BATCH: usize = 1 << 20;
+/// Positions per batch of lookups (three each, more for kingmaker candidates)
+/// and per chunk of a depth's expansion.
+const BATCH: usize = 1 << 21;
 
 /// Most positions the draw-cycle search visits in the draw subgraph.
 const CYCLE_LIMIT: usize = 50_000_000;
@@ -370,6 +371,32 @@ fn search<T>(
     }
 }
 
+/// The union of two sorted, duplicate-free vectors.
+fn merge_sorted(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                out.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(b[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 /// The positions first reached at each depth from the start, sorted by rank.
 struct Levels {
     depths: Vec<Vec<u64>>,
@@ -380,22 +407,28 @@ impl Levels {
         Levels { depths: vec![vec![game.rank(&game.start())]] }
     }
 
-    /// Adds the next depth; false when nothing new is reached.
+    /// Adds the next depth; false when nothing new is reached. The children
+    /// are gathered a chunk of the frontier at a time, sorted, filtered and
+    /// merged, so the memory is the next depth plus one chunk's children.
     fn grow(&mut self, game: &Cc3) -> bool {
         let d = self.depths.len() - 1;
         let mut next: Vec<u64> = Vec::new();
-        for &r in &self.depths[d] {
-            next.extend(children(&game.star, &game.unrank(r)).iter().map(|c| game.rank(c)));
-        }
-        next.sort_unstable();
-        next.dedup();
-        // Every move passes the turn on: a child of depth d was reached before
-        // only at a depth with the same player to move, d+1-3k.
-        let mut earlier = d as i64 - 2;
-        while earlier >= 0 {
-            let seen = &self.depths[earlier as usize];
-            next.retain(|r| seen.binary_search(r).is_err());
-            earlier -= 3;
+        for part in self.depths[d].chunks(BATCH) {
+            let mut kids: Vec<u64> = Vec::new();
+            for &r in part {
+                kids.extend(children(&game.star, &game.unrank(r)).iter().map(|c| game.rank(c)));
+            }
+            kids.sort_unstable();
+            kids.dedup();
+            // Every move passes the turn on: a child of depth d was reached
+            // before only at a depth with the same player to move, d+1-3k.
+            let mut earlier = d as i64 - 2;
+            while earlier >= 0 {
+                let seen = &self.depths[earlier as usize];
+                kids.retain(|r| seen.binary_search(r).is_err());
+                earlier -= 3;
+            }
+            next = merge_sorted(&next, &kids);
         }
         if next.is_empty() {
             return false;
@@ -584,6 +617,34 @@ mod tests {
         let g = [(0, &[1][..]), (1, &[2]), (2, &[3]), (3, &[1])];
         let c = find_cycle(0, graph(&g), 100).unwrap().unwrap();
         assert_eq!(c, Cycle { lead_in: vec![0, 1], cycle: vec![1, 2, 3, 1] });
+    }
+
+    #[test]
+    fn levels_are_the_breadth_first_depths() {
+        for (order, max_depth) in [(1, None), (2, Some(8))] {
+            let g = Cc3::new(order).unwrap();
+            let reach = analysis::explore(&g, None::<&analysis::Layers>, max_depth, 2);
+            let mut levels = Levels::new(&g);
+            while max_depth.is_none_or(|d| levels.depths.len() <= d as usize) && levels.grow(&g) {}
+            let sizes: Vec<u64> = levels.depths.iter().map(|d| d.len() as u64).collect();
+            assert_eq!(sizes, reach.depths.iter().map(|d| d.new).collect::<Vec<_>>(), "order {order}");
+            // Each line is a shortest one: its positions lie at depths 0, 1, 2, ...
+            let last = levels.depths.len() - 1;
+            for &target in levels.depths[last].iter().step_by(997) {
+                let line = levels.line_to(&g, last as u32, target).unwrap();
+                for (d, pos) in line.iter().enumerate() {
+                    assert!(levels.depths[d].binary_search(&g.rank(pos)).is_ok());
+                }
+                assert!(line.windows(2).all(|w| children(&g.star, &w[0]).contains(&w[1])));
+            }
+        }
+    }
+
+    #[test]
+    fn merge_keeps_order_and_drops_duplicates() {
+        assert_eq!(merge_sorted(&[1, 4, 9], &[2, 4, 10, 11]), vec![1, 2, 4, 9, 10, 11]);
+        assert_eq!(merge_sorted(&[], &[3]), vec![3]);
+        assert_eq!(merge_sorted(&[3], &[]), vec![3]);
     }
 
     #[test]
