@@ -2,8 +2,8 @@
 //! (layer values come from a hash of the rank, so only the computation and the
 //! bitsets are measured, not the layers' memory traffic).
 //!
-//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs]`
-//! (`bfs`: only the breadth-first figures).
+//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull]`
+//! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion).
 
 use retro_coordinator::analysis::{Bfs, LayerValues, Tally, answers, category, count_orbits};
 use retro_games::cc3::{Cc3, children};
@@ -26,6 +26,30 @@ fn rate(what: &str, items: u64, t: Instant) {
     println!("{what:<62} {items:>12} in {s:>7.3}s = {:>8.2} M/s", items as f64 / s / 1e6);
 }
 
+/// Bottom-up expansion into a slice of the B-to-move third, from random
+/// frontiers of A-to-move positions of several densities.
+fn pull(g: &Cc3, threads: usize) {
+    let third = g.ranker.placements() as u64;
+    let mut rng = XorShift(0x5851_f42d_4c95_7f2d);
+    for density in [0.01, 0.05, 0.2] {
+        let mut bfs = Bfs::new(g);
+        let mut seeded = 0u64;
+        let want = (third as f64 * density) as u64;
+        while seeded < want {
+            let batch: Vec<u64> = (0..(want - seeded).min(10_000_000)).map(|_| rng.next_u64() % third).collect();
+            bfs.seed(0, &batch).expect("A to move");
+            seeded += batch.len() as u64;
+        }
+        let chunks = 7000..7040;
+        let positions = (chunks.end - chunks.start) as u64 * 4096 * 64;
+        let t = Instant::now();
+        let found = bfs.pull_chunks(chunks, threads);
+        rate(&format!("pull, unvisited positions, frontier density {density} ({threads} threads)"), positions, t);
+        println!("  found {found} ({:.1}%)", found as f64 * 100.0 / positions as f64);
+    }
+    println!("peak RSS {:.0} MB", retro_coordinator::bench::peak_rss_bytes() as f64 / 1e6);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let samples: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
@@ -35,6 +59,10 @@ fn main() {
     let third = g.ranker.placements() as u64;
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
     let only_bfs = args.get(3).is_some_and(|a| a == "bfs");
+    if args.get(3).is_some_and(|a| a == "pull") {
+        pull(&g, threads);
+        return;
+    }
 
     // Ranking children: a full rank per child against the shared context.
     let samples_before = if only_bfs { 1 } else { samples };

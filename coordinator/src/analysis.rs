@@ -4,7 +4,7 @@
 //! per breadth-first depth from the start.
 
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
-use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, for_each_move};
+use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -397,6 +397,12 @@ fn atomic_words(words: &mut [u64]) -> &[AtomicU64] {
     unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
 }
 
+/// Relative costs of a top-down expansion per frontier position and of a
+/// bottom-up one per unvisited position (see [`Bfs::step`]), measured at
+/// order 2 with `examples/analysis_bench`.
+const PUSH_COST: u64 = 3;
+const PULL_COST: u64 = 1;
+
 /// Children per thread between two sorted applications (see [`Bfs::set_batch`]).
 const DEFAULT_BATCH: usize = 1 << 22;
 
@@ -448,7 +454,12 @@ pub fn explore(game: &Cc3, layers: Option<&impl LayerValues>, max_depth: Option<
         depths.push(Depth { depth, new, categories: layers.map(|_| tally.category_map()) });
         tracing::info!(
             "explore: depth {depth}: {new} new positions{}; {:.1}s",
-            if expand { format!(", {} at the next depth", bfs.frontier_len()) } else { String::new() },
+            if expand {
+                let how = if bfs.pulled() { "bottom-up" } else { "top-down" };
+                format!(", {} at the next depth ({how})", bfs.frontier_len())
+            } else {
+                String::new()
+            },
             started.elapsed().as_secs_f64()
         );
         if !expand || bfs.frontier_len() == 0 {
@@ -491,6 +502,11 @@ pub struct Bfs<'g> {
     frontier_len: u64,
     /// Children a thread collects before sorting and applying them.
     batch: usize,
+    /// Positions visited, per third.
+    reached: [u64; 3],
+    direction: Direction,
+    /// Whether the last step expanded bottom-up.
+    pulled: bool,
 }
 
 impl<'g> Bfs<'g> {
@@ -512,6 +528,9 @@ impl<'g> Bfs<'g> {
             depth: 0,
             frontier_len: 0,
             batch: DEFAULT_BATCH,
+            reached: [0; 3],
+            direction: Direction::Auto,
+            pulled: false,
         }
     }
 
@@ -542,6 +561,7 @@ impl<'g> Bfs<'g> {
                 self.frontier[0][w] |= bit;
                 self.flags[0][(i / 64) as usize / CHUNK_WORDS].store(true, Ordering::Relaxed);
                 self.frontier_len += 1;
+                self.reached[turn as usize] += 1;
             }
         }
         Ok(())
@@ -567,7 +587,43 @@ impl<'g> Bfs<'g> {
     /// its positions (counted only with `values`). With `expand`, every child
     /// not visited yet joins the next frontier, which becomes the current one
     /// at the next depth; without, the frontier is just emptied.
+    ///
+    /// A step expands top-down (each frontier position's children, see
+    /// [`Bfs`]) or bottom-up (each unvisited position of the next third looks
+    /// for a parent in the frontier, see [`Bfs::pull`]), whichever costs less
+    /// by the frontier's and the unvisited set's sizes, unless
+    /// [`Bfs::set_direction`] fixed one.
     pub fn step(&mut self, values: Option<&impl LayerValues>, expand: bool, threads: usize) -> Tally {
+        let next_third = ((self.depth + 1) % 3) as usize;
+        let unvisited = self.third - self.reached[next_third];
+        let pull = expand
+            && match self.direction {
+                Direction::Push => false,
+                Direction::Pull => true,
+                Direction::Auto => self.frontier_len.saturating_mul(PUSH_COST) > unvisited.saturating_mul(PULL_COST),
+            };
+        self.pulled = pull;
+        let (tally, found) = if pull {
+            let found = self.pull(threads);
+            // The frontier still needs its categories, and clearing.
+            (self.scan(values, false, threads).0, found)
+        } else {
+            self.scan(values, expand, threads)
+        };
+        if expand {
+            // The scan cleared the current frontier: it becomes the one after next.
+            self.frontier.swap(0, 1);
+            self.flags.swap(0, 1);
+            self.depth += 1;
+            self.reached[next_third] += found;
+        }
+        self.frontier_len = if expand { found } else { 0 };
+        tally
+    }
+
+    /// The top-down scan of [`Bfs::step`]: the tally of the frontier and the
+    /// number of new positions put in the next frontier.
+    fn scan(&mut self, values: Option<&impl LayerValues>, expand: bool, threads: usize) -> (Tally, u64) {
         let game = self.game;
         let ranker = &game.ranker;
         let (third_words, chunks) = (self.third_words, self.chunks);
@@ -692,15 +748,134 @@ impl<'g> Bfs<'g> {
                 found += f;
             }
         });
-        // The scan cleared the current frontier: it becomes the one after next.
-        if expand {
-            self.frontier.swap(0, 1);
-            self.flags.swap(0, 1);
-            self.depth += 1;
-        }
-        self.frontier_len = if expand { found } else { 0 };
-        tally
+        (tally, found)
     }
+
+    /// The bottom-up expansion of [`Bfs::step`]: every position of the next
+    /// third not visited yet joins the next frontier if one of its parents is
+    /// in the current one (and still in play); returns how many did.
+    ///
+    /// Moves are reversible, so the parents of a position are its previous
+    /// player's moves played backwards, and they all lie in one block of the
+    /// rank space: the search for a parent reads a few cache lines of the
+    /// frontier and stops at the first one found. Each thread owns whole
+    /// chunks of the next third, so bits are set without atomics or locks.
+    pub fn pull(&mut self, threads: usize) -> u64 {
+        self.pull_chunks(0..self.chunks, threads)
+    }
+
+    /// [`Bfs::pull`] restricted to a range of chunks (of `CHUNK_WORDS` words)
+    /// of the next third: for measurements and tests.
+    pub fn pull_chunks(&mut self, range: Range<usize>, threads: usize) -> u64 {
+        let game = self.game;
+        let (ranker, star) = (&game.ranker, &game.star);
+        let (third, third_words, chunks) = (self.third, self.third_words, self.chunks);
+        let prev = (self.depth % 3) as usize;
+        let turn = (prev + 1) % 3;
+        let cur_base = prev as u64 * third;
+        let next_base = turn as u64 * third;
+        let visited = atomic_words(&mut self.visited[turn]);
+        let [cur, next] = &mut self.frontier;
+        let (cur, next) = (atomic_words(cur), atomic_words(next));
+        let next_flags = &self.flags[1];
+        let goal = star.goal_mask;
+        let in_frontier = |r: u64| {
+            let i = r - cur_base;
+            cur[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+        };
+        // Whether the position `rank` (player `turn` to move) has a parent in
+        // the frontier whose game is on.
+        let reached = |rank: u64| {
+            let q = game.unrank(rank);
+            let block = ranker.block(&q, prev);
+            let others_done = (0..3).any(|p| p != prev && q.pieces[p] & goal[p] == goal[p]);
+            if others_done {
+                return false;
+            }
+            let parent_on = |pieces: u128| pieces & goal[prev] != goal[prev];
+            let occupied = q.occupied();
+            let mut own = q.pieces[prev];
+            let mut moved = false;
+            while own != 0 {
+                let from = own.trailing_zeros() as usize;
+                own &= own - 1;
+                let mut dests = destinations(star, prev, occupied, from);
+                moved |= dests != 0;
+                while dests != 0 {
+                    let to = dests.trailing_zeros() as usize;
+                    dests &= dests - 1;
+                    let parent = q.pieces[prev] ^ ((1u128 << from) | (1u128 << to));
+                    if parent_on(parent) && in_frontier(ranker.minor(&block, parent)) {
+                        return true;
+                    }
+                }
+            }
+            // The pass: the same placement, when its player had no move there.
+            !moved && parent_on(q.pieces[prev]) && in_frontier(ranker.minor(&block, q.pieces[prev]))
+        };
+        let chunk_at = AtomicUsize::new(range.start);
+        let end = range.end.min(chunks);
+        let work = || {
+            let mut found = 0u64;
+            loop {
+                let chunk = chunk_at.fetch_add(1, Ordering::Relaxed);
+                if chunk >= end {
+                    break;
+                }
+                let mut any = false;
+                let words = chunk * CHUNK_WORDS..((chunk + 1) * CHUNK_WORDS).min(third_words);
+                for w in words {
+                    let seen = visited[w].load(Ordering::Relaxed);
+                    // Bits past the end of the third are not positions.
+                    let valid = if (w as u64 + 1) * 64 <= third { u64::MAX } else { (1u64 << (third % 64)) - 1 };
+                    let mut open = !seen & valid;
+                    let mut new = 0u64;
+                    while open != 0 {
+                        let b = open.trailing_zeros();
+                        open &= open - 1;
+                        if reached(next_base + w as u64 * 64 + b as u64) {
+                            new |= 1 << b;
+                        }
+                    }
+                    if new != 0 {
+                        visited[w].store(seen | new, Ordering::Relaxed);
+                        next[w].store(next[w].load(Ordering::Relaxed) | new, Ordering::Relaxed);
+                        found += new.count_ones() as u64;
+                        any = true;
+                    }
+                }
+                if any {
+                    next_flags[chunk].store(true, Ordering::Relaxed);
+                }
+            }
+            found
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
+            handles.into_iter().map(|h| h.join().expect("explore thread panicked")).sum()
+        })
+    }
+
+    /// Whether the last step expanded bottom-up (see [`Bfs::step`]).
+    pub fn pulled(&self) -> bool {
+        self.pulled
+    }
+
+    /// Fixes the direction of the expansions (default: chosen per step).
+    pub fn set_direction(&mut self, direction: Direction) {
+        self.direction = direction;
+    }
+}
+
+/// How [`Bfs::step`] expands the frontier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Whichever costs less, by the frontier's and the unvisited set's sizes.
+    Auto,
+    /// Top-down: each frontier position's children.
+    Push,
+    /// Bottom-up: each unvisited position's parents ([`Bfs::pull`]).
+    Pull,
 }
 
 /// Calls `f` with the rank of every child of `pos` (each move's, or the pass
@@ -848,9 +1023,22 @@ mod tests {
         for (order, max_depth) in [(1, 1000), (2, 6)] {
             let g = Cc3::new(order).unwrap();
             let expect = naive_depths(&g, &v, max_depth);
-            for (threads, batch) in [(1, 1 << 22), (2, 3), (3, 1000)] {
+            for (threads, batch, direction) in [
+                (1, 1 << 22, Direction::Push),
+                (2, 3, Direction::Push),
+                (3, 1000, Direction::Push),
+                (1, 1 << 22, Direction::Pull),
+                (2, 1 << 22, Direction::Pull),
+                (2, 1000, Direction::Auto),
+            ] {
+                // Pulling scans the whole next third: too slow at order 2
+                // (see pull_equals_push for a pull at order 2).
+                if order == 2 && direction == Direction::Pull {
+                    continue;
+                }
                 let mut bfs = Bfs::from_start(&g);
                 bfs.set_batch(batch);
+                bfs.set_direction(direction);
                 let mut got = Vec::new();
                 loop {
                     let new = bfs.frontier_len();
@@ -860,7 +1048,7 @@ mod tests {
                         break;
                     }
                 }
-                assert_eq!(got, expect, "order {order}, {threads} threads, batch {batch}");
+                assert_eq!(got, expect, "order {order}, {threads} threads, batch {batch}, {direction:?}");
             }
             let reach = explore(&g, Some(&v), Some(max_depth), 2);
             let news: Vec<u64> = reach.depths.iter().map(|d| d.new).collect();
@@ -868,6 +1056,51 @@ mod tests {
             let mut total = Tally::default();
             expect.iter().for_each(|e| total.merge(&e.1));
             assert_eq!(reach.reachable, Some(total.to_scope()));
+        }
+    }
+
+    #[test]
+    fn pull_equals_push() {
+        // A frontier of B-to-move positions at order 2, packed in a narrow
+        // rank range (few pages), and a slice of the next third (C to move)
+        // where their children fall; some of those are visited already.
+        let g = Cc3::new(2).unwrap();
+        let third = g.ranker.placements() as u64;
+        let mut rng = retro_games::sample::XorShift(0x1234_5678_9abc_def1);
+        let lo = third + rng.next_u64() % (third - 50_000_000);
+        let mut frontier: Vec<u64> = (0..100_000).map(|_| lo + rng.next_u64() % 50_000_000).collect();
+        frontier.sort_unstable();
+        frontier.dedup();
+        let mut kids: Vec<u64> =
+            frontier.iter().flat_map(|&r| children(&g.star, &g.unrank(r))).map(|c| g.rank(&c) - 2 * third).collect();
+        kids.sort_unstable();
+        let chunk_of = |i: u64| (i / 64) as usize / CHUNK_WORDS;
+        let middle = chunk_of(kids[kids.len() / 2]);
+        let slice = middle - 4..middle + 4;
+        let in_slice: Vec<u64> = kids.iter().copied().filter(|&i| slice.contains(&chunk_of(i))).collect();
+        let old: Vec<u64> = in_slice.iter().step_by(3).map(|&i| 2 * third + i).collect();
+        let mut expect: Vec<u64> = in_slice.iter().map(|&i| 2 * third + i).filter(|r| !old.contains(r)).collect();
+        expect.dedup();
+        assert!(expect.len() > 100, "the slice holds children ({})", expect.len());
+
+        let mut bfs = Bfs::new(&g);
+        bfs.seed(2, &old).unwrap();
+        bfs.step(None::<&Hashed>, false, 1);
+        bfs.seed(1, &frontier).unwrap();
+        let found = bfs.pull_chunks(slice.clone(), 2);
+        let mut got = Vec::new();
+        for w in slice.start * CHUNK_WORDS..slice.end * CHUNK_WORDS {
+            let mut bits = bfs.frontier[1][w];
+            while bits != 0 {
+                got.push(2 * third + w as u64 * 64 + bits.trailing_zeros() as u64);
+                bits &= bits - 1;
+            }
+        }
+        assert_eq!(got, expect);
+        assert_eq!(found, expect.len() as u64);
+        for r in expect.iter().chain(&old) {
+            let i = r - 2 * third;
+            assert!(bfs.visited[2][(i / 64) as usize] & (1 << (i % 64)) != 0, "{r} visited");
         }
     }
 
