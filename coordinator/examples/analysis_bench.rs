@@ -2,8 +2,9 @@
 //! (layer values come from a hash of the rank, so only the computation and the
 //! bitsets are measured, not the layers' memory traffic).
 //!
-//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull]`
-//! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion).
+//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull|count]`
+//! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion;
+//! `count`: only the orbit count over SAMPLES ranks of A to move).
 
 use retro_coordinator::analysis::{Bfs, LayerValues, Tally, answers, category, count_orbits};
 use retro_games::cc3::{Cc3, children};
@@ -59,6 +60,15 @@ fn main() {
     let third = g.ranker.placements() as u64;
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
     let only_bfs = args.get(3).is_some_and(|a| a == "bfs");
+    if args.get(3).is_some_and(|a| a == "count") {
+        let base = 1_000_000_000;
+        for th in [1, threads] {
+            let t = Instant::now();
+            let c = count_orbits(&g, &Hashed, base..base + samples, th);
+            rate(&format!("count by orbits, positions counted ({th} threads)"), c.positions, t);
+        }
+        return;
+    }
     if args.get(3).is_some_and(|a| a == "pull") {
         pull(&g, threads);
         return;
