@@ -85,7 +85,7 @@ pub(crate) fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
 /// `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`). The rotation ranks
 /// of `R^j P` are those of `P` shifted by `j`, so one orbit's nine values give
 /// the answers at all three of its positions.
-pub(crate) fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
+fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
     let (i0, i1, i2) = (j % 3, (j + 1) % 3, (j + 2) % 3);
     let win = |layer: usize, i: usize| v[layer][i] == VALUE_WIN;
     let mut enable = [[false; 3]; 3];

@@ -117,21 +117,6 @@ impl Prober {
         Ok(out)
     }
 
-    /// The 12 answers at each of `positions`, with sorted reads (see [`Prober::values`]).
-    pub fn answers_many(&mut self, positions: &[Position]) -> Result<Vec<Answers>, TablebaseError> {
-        let mut requests = Vec::with_capacity(9 * positions.len());
-        for pos in positions {
-            let ranks = analysis::rotation_ranks(&self.game, pos);
-            for layer in 0..3 {
-                requests.extend(ranks.map(|r| (layer, r)));
-            }
-        }
-        let v = self.values(&requests)?;
-        Ok(v.chunks_exact(9)
-            .map(|c| analysis::answers_from(&[[c[0], c[1], c[2]], [c[3], c[4], c[5]], [c[6], c[7], c[8]]], 0))
-            .collect())
-    }
-
     /// Describes one position.
     pub fn report(&mut self, pos: &Position) -> Result<PositionReport, TablebaseError> {
         let a = self.answers(pos)?;
