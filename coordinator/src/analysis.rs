@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The three computed layers, in this order; rotation gives the other nine.
 pub const COMPUTED_LAYERS: [&str; 3] = ["solo(A)", "enable(A>B)", "enable(A>C)"];
@@ -264,25 +264,34 @@ impl Tally {
 /// Ranks per work item of the parallel passes (a few hundred blocks).
 const CHUNK_RANKS: u64 = 1 << 20;
 
-/// Logs `what`'s progress each time `done` crosses a multiple of 5 % of `total`.
-struct Progress<'a> {
-    what: &'a str,
+/// Logs `what`'s progress each time `done` crosses a multiple of 5 % of
+/// `total`, once `quiet` has passed (so that short passes stay silent).
+struct Progress {
+    what: String,
+    unit: &'static str,
     total: u64,
     done: AtomicU64,
     started: Instant,
+    quiet: Duration,
 }
 
-impl Progress<'_> {
+impl Progress {
+    fn new(what: String, unit: &'static str, total: u64, quiet: Duration) -> Progress {
+        Progress { what, unit, total, done: AtomicU64::new(0), started: Instant::now(), quiet }
+    }
+
     fn add(&self, n: u64) {
         let before = self.done.fetch_add(n, Ordering::Relaxed);
         let after = before + n;
-        if self.total > 0 && before * 20 / self.total != after * 20 / self.total {
-            let s = self.started.elapsed().as_secs_f64();
+        let elapsed = self.started.elapsed();
+        if self.total > 0 && before * 20 / self.total != after * 20 / self.total && elapsed >= self.quiet {
+            let s = elapsed.as_secs_f64();
             tracing::info!(
-                "{}: {}% ({after} of {} positions, {:.1} M/s, {s:.0}s)",
+                "{}: {}% ({after} of {} {}, {:.2} M/s, {s:.0}s)",
                 self.what,
                 after * 100 / self.total,
                 self.total,
+                self.unit,
                 after as f64 / s.max(1e-9) / 1e6
             );
         }
@@ -306,12 +315,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
     let end = range.end.min(ranker.placements() as u64);
     let range = range.start.min(end)..end;
     let next = AtomicU64::new(range.start);
-    let progress = Progress {
-        what: "count",
-        total: 3 * (range.end - range.start),
-        done: AtomicU64::new(0),
-        started: Instant::now(),
-    };
+    let progress = Progress::new("count".into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
     let goal = star.goal_mask;
     let work = || {
         let mut tally = Tally::default();
@@ -402,6 +406,9 @@ fn atomic_words(words: &mut [u64]) -> &[AtomicU64] {
 /// order 2 with `examples/analysis_bench`.
 const PUSH_COST: u64 = 3;
 const PULL_COST: u64 = 1;
+
+/// A step reports its progress only once it has run this long.
+const PROGRESS_QUIET: Duration = Duration::from_secs(30);
 
 /// Children per thread between two sorted applications (see [`Bfs::set_batch`]).
 const DEFAULT_BATCH: usize = 1 << 22;
@@ -672,6 +679,12 @@ impl<'g> Bfs<'g> {
             found
         };
         let batch_cap = self.batch;
+        let progress = Progress::new(
+            format!("explore: depth {} ({})", self.depth, if expand { "top-down" } else { "categories" }),
+            "frontier positions",
+            self.frontier_len,
+            PROGRESS_QUIET,
+        );
         let work = |thread: usize| {
             let mut tally = Tally::default();
             let mut found = 0u64;
@@ -690,6 +703,7 @@ impl<'g> Bfs<'g> {
                     continue;
                 }
                 let words = chunk * CHUNK_WORDS..((chunk + 1) * CHUNK_WORDS).min(third_words);
+                let mut in_chunk = 0;
                 for (w, word) in words.clone().zip(&cur[words]) {
                     // This thread owns the chunk: a load, and a store only where
                     // bits are set (an atomic swap per word costs more than the scan).
@@ -697,6 +711,7 @@ impl<'g> Bfs<'g> {
                     if bits != 0 {
                         word.store(0, Ordering::Relaxed);
                     }
+                    in_chunk += bits.count_ones() as u64;
                     if !expand && values.is_none() {
                         continue;
                     }
@@ -734,6 +749,7 @@ impl<'g> Bfs<'g> {
                         }
                     }
                 }
+                progress.add(in_chunk);
             }
             found += apply(&mut batch, &mut spare, first);
             (tally, found)
@@ -815,6 +831,12 @@ impl<'g> Bfs<'g> {
         };
         let chunk_at = AtomicUsize::new(range.start);
         let end = range.end.min(chunks);
+        let progress = Progress::new(
+            format!("explore: depth {} (bottom-up)", self.depth),
+            "positions",
+            (end.saturating_sub(range.start) * CHUNK_WORDS * 64) as u64,
+            PROGRESS_QUIET,
+        );
         let work = || {
             let mut found = 0u64;
             loop {
@@ -847,6 +869,7 @@ impl<'g> Bfs<'g> {
                 if any {
                     next_flags[chunk].store(true, Ordering::Relaxed);
                 }
+                progress.add((CHUNK_WORDS * 64) as u64);
             }
             found
         };
