@@ -4,9 +4,13 @@
 //! per breadth-first depth from the start.
 
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
-use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, children};
+use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The three computed layers, in this order; rotation gives the other nine.
 pub const COMPUTED_LAYERS: [&str; 3] = ["solo(A)", "enable(A>B)", "enable(A>C)"];
@@ -71,10 +75,27 @@ pub fn value_word(v: u8) -> &'static str {
 }
 
 /// Ranks of `pos`, `R(pos)` and `R^2(pos)` (R the 120-degree rotation).
-fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
+pub(crate) fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
     let r1 = pos.rotated(&game.star);
     let r2 = r1.rotated(&game.star);
     [game.rank(pos), game.rank(&r1), game.rank(&r2)]
+}
+
+/// The answers at `R^j P` from the three layers' values at the ranks of `P`,
+/// `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`). The rotation ranks
+/// of `R^j P` are those of `P` shifted by `j`, so one orbit's nine values give
+/// the answers at all three of its positions.
+fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
+    let (i0, i1, i2) = (j % 3, (j + 1) % 3, (j + 2) % 3);
+    let win = |layer: usize, i: usize| v[layer][i] == VALUE_WIN;
+    let mut enable = [[false; 3]; 3];
+    enable[0][1] = win(1, i0);
+    enable[1][2] = win(1, i2);
+    enable[2][0] = win(1, i1);
+    enable[0][2] = win(2, i0);
+    enable[1][0] = win(2, i2);
+    enable[2][1] = win(2, i1);
+    Answers { solo: [v[0][i0], v[0][i2], v[0][i1]], enable }
 }
 
 /// The 12 answers at `pos`, reading layer values through `value(layer, rank)`.
@@ -86,22 +107,33 @@ pub fn answers_with<E>(
     pos: &Position,
     mut value: impl FnMut(usize, u64) -> Result<u8, E>,
 ) -> Result<Answers, E> {
-    let [r0, r1, r2] = rotation_ranks(game, pos);
-    let solo = [value(0, r0)?, value(0, r2)?, value(0, r1)?];
-    let mut enable = [[false; 3]; 3];
-    enable[0][1] = value(1, r0)? == VALUE_WIN;
-    enable[1][2] = value(1, r2)? == VALUE_WIN;
-    enable[2][0] = value(1, r1)? == VALUE_WIN;
-    enable[0][2] = value(2, r0)? == VALUE_WIN;
-    enable[1][0] = value(2, r2)? == VALUE_WIN;
-    enable[2][1] = value(2, r1)? == VALUE_WIN;
-    Ok(Answers { solo, enable })
+    let ranks = rotation_ranks(game, pos);
+    let mut v = [[0u8; 3]; 3];
+    for (layer, row) in v.iter_mut().enumerate() {
+        for (i, &r) in ranks.iter().enumerate() {
+            row[i] = value(layer, r)?;
+        }
+    }
+    Ok(answers_from(&v, 0))
+}
+
+/// Where the analysis reads the three computed layers' values.
+pub trait LayerValues: Sync {
+    /// The value of layer `layer` (see [`COMPUTED_LAYERS`]) at `rank`.
+    fn value(&self, layer: usize, rank: u64) -> u8;
+}
+
+impl LayerValues for Layers {
+    #[inline]
+    fn value(&self, layer: usize, rank: u64) -> u8 {
+        unpack_value(&self.packed[layer], rank)
+    }
 }
 
 /// The 12 answers at `pos` from layers held in memory.
-pub fn answers(game: &Cc3, layers: &Layers, pos: &Position) -> Answers {
+pub fn answers(game: &Cc3, layers: &impl LayerValues, pos: &Position) -> Answers {
     let r: Result<Answers, std::convert::Infallible> =
-        answers_with(game, pos, |layer, rank| Ok(unpack_value(&layers.packed[layer], rank)));
+        answers_with(game, pos, |layer, rank| Ok(layers.value(layer, rank)));
     match r {
         Ok(a) => a,
         Err(never) => match never {},
@@ -110,7 +142,12 @@ pub fn answers(game: &Cc3, layers: &Layers, pos: &Position) -> Answers {
 
 /// The category of `pos` given its answers.
 pub fn category(game: &Cc3, pos: &Position, a: &Answers) -> Category {
-    if pos.outcome(&game.star) != Outcome::Ongoing {
+    category_of(pos.outcome(&game.star) == Outcome::Ongoing, a)
+}
+
+/// The category of a position given whether its game is still on and its answers.
+fn category_of(ongoing: bool, a: &Answers) -> Category {
+    if !ongoing {
         return Category::Terminal;
     }
     if a.solo.contains(&VALUE_WIN) {
@@ -124,6 +161,10 @@ pub fn category(game: &Cc3, pos: &Position, a: &Answers) -> Category {
     }
     Category::Other
 }
+
+/// The categories in [`Category`] order (the index of [`Tally::categories`]).
+const CATEGORIES: [Category; 5] =
+    [Category::Terminal, Category::SoloWin, Category::SpoilerDraw, Category::Kingmaker, Category::Other];
 
 /// Counts over a set of positions.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -140,82 +181,195 @@ pub struct ScopeCounts {
     pub categories: BTreeMap<String, u64>,
 }
 
-impl ScopeCounts {
-    fn new() -> ScopeCounts {
-        let mut s = ScopeCounts::default();
-        for p in PLAYER_NAMES {
-            let m = ["win", "loss", "draw"].iter().map(|k| (k.to_string(), 0)).collect();
-            s.solo.insert(p.to_string(), m);
-        }
-        for e in ENABLE_NAMES {
-            s.enable.insert(e.to_string(), 0);
-        }
-        for c in [Category::Terminal, Category::SoloWin, Category::SpoilerDraw, Category::Kingmaker, Category::Other] {
-            s.categories.insert(c.key().to_string(), 0);
-        }
-        s
-    }
+/// The counts of a [`ScopeCounts`] in flat arrays: adding a position is a few
+/// increments (the maps, keyed by strings, are built once at the end).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Positions (illegal included).
+    pub positions: u64,
+    /// Illegal placements.
+    pub illegal: u64,
+    /// `solo[player][value]`, value as in the tablebase (DRAW, WIN, LOSS; the
+    /// illegal slot stays 0 for consistent tablebases).
+    pub solo: [[u64; 4]; 3],
+    /// Forced enable questions, in [`ENABLE_PAIRS`] order.
+    pub enable: [u64; 6],
+    /// Per category, in [`Category`] order.
+    pub categories: [u64; 5],
+}
 
-    fn add(&mut self, a: &Answers, c: Category) {
+impl Tally {
+    /// Counts one position with answers `a` and category `c`.
+    #[inline]
+    pub fn add(&mut self, a: &Answers, c: Category) {
         self.positions += 1;
-        *self.categories.get_mut(c.key()).expect("known category") += 1;
+        self.categories[c as usize] += 1;
         if a.solo[0] == VALUE_ILLEGAL {
             self.illegal += 1;
             return;
         }
-        for (p, name) in PLAYER_NAMES.iter().enumerate() {
-            *self.solo.get_mut(&name.to_string()).expect("player").get_mut(value_word(a.solo[p])).expect("value") += 1;
+        for (p, &v) in a.solo.iter().enumerate() {
+            self.solo[p][v as usize & 3] += 1;
         }
         for (i, &(x, y)) in ENABLE_PAIRS.iter().enumerate() {
-            if a.enable[x][y] {
-                *self.enable.get_mut(ENABLE_NAMES[i]).expect("pair") += 1;
-            }
+            self.enable[i] += a.enable[x][y] as u64;
         }
     }
 
-    fn merge(&mut self, o: &ScopeCounts) {
+    /// Adds another tally.
+    pub fn merge(&mut self, o: &Tally) {
         self.positions += o.positions;
         self.illegal += o.illegal;
-        for (p, m) in &o.solo {
-            for (k, v) in m {
-                *self.solo.get_mut(p).expect("player").get_mut(k).expect("value") += v;
+        for p in 0..3 {
+            for v in 0..4 {
+                self.solo[p][v] += o.solo[p][v];
             }
         }
-        for (k, v) in &o.enable {
-            *self.enable.get_mut(k).expect("pair") += v;
+        for i in 0..6 {
+            self.enable[i] += o.enable[i];
         }
-        for (k, v) in &o.categories {
-            *self.categories.get_mut(k).expect("category") += v;
+        for i in 0..5 {
+            self.categories[i] += o.categories[i];
+        }
+    }
+
+    /// The category counts by name, as in summary.json.
+    pub fn category_map(&self) -> BTreeMap<String, u64> {
+        CATEGORIES.iter().map(|c| (c.key().to_string(), self.categories[*c as usize])).collect()
+    }
+
+    /// The counts in summary.json's shape.
+    pub fn to_scope(&self) -> ScopeCounts {
+        let solo = PLAYER_NAMES
+            .iter()
+            .enumerate()
+            .map(|(p, name)| {
+                let m = [VALUE_WIN, VALUE_LOSS, VALUE_DRAW]
+                    .iter()
+                    .map(|&v| (value_word(v).to_string(), self.solo[p][v as usize]))
+                    .collect();
+                (name.to_string(), m)
+            })
+            .collect();
+        ScopeCounts {
+            positions: self.positions,
+            illegal: self.illegal,
+            solo,
+            enable: ENABLE_NAMES.iter().enumerate().map(|(i, e)| (e.to_string(), self.enable[i])).collect(),
+            categories: self.category_map(),
         }
     }
 }
 
-/// Counts over every position of the space, in parallel.
-pub fn count_all(game: &Cc3, layers: &Layers, threads: usize) -> ScopeCounts {
-    let n = game.ranker.positions() as u64;
-    let threads = threads.max(1) as u64;
-    let step = n.div_ceil(threads);
-    let parts: Vec<ScopeCounts> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let mut c = ScopeCounts::new();
-                    for r in (t * step)..((t + 1) * step).min(n) {
-                        let pos = game.unrank(r);
-                        let a = answers(game, layers, &pos);
-                        c.add(&a, category(game, &pos, &a));
-                    }
-                    c
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("count thread panicked")).collect()
-    });
-    let mut total = ScopeCounts::new();
-    for p in &parts {
-        total.merge(p);
+/// Ranks per work item of the parallel passes (a few hundred blocks).
+const CHUNK_RANKS: u64 = 1 << 20;
+
+/// Logs `what`'s progress each time `done` crosses a multiple of 5 % of
+/// `total`, once `quiet` has passed (so that short passes stay silent).
+struct Progress {
+    what: String,
+    unit: &'static str,
+    total: u64,
+    done: AtomicU64,
+    started: Instant,
+    quiet: Duration,
+}
+
+impl Progress {
+    fn new(what: String, unit: &'static str, total: u64, quiet: Duration) -> Progress {
+        Progress { what, unit, total, done: AtomicU64::new(0), started: Instant::now(), quiet }
     }
+
+    fn add(&self, n: u64) {
+        let before = self.done.fetch_add(n, Ordering::Relaxed);
+        let after = before + n;
+        let elapsed = self.started.elapsed();
+        if self.total > 0 && before * 20 / self.total != after * 20 / self.total && elapsed >= self.quiet {
+            let s = elapsed.as_secs_f64();
+            tracing::info!(
+                "{}: {}% ({after} of {} {}, {:.2} M/s, {s:.0}s)",
+                self.what,
+                after * 100 / self.total,
+                self.total,
+                self.unit,
+                after as f64 / s.max(1e-9) / 1e6
+            );
+        }
+    }
+}
+
+/// Counts every position of a rotation orbit whose player-A position lies in
+/// a block (of player A to move) starting in `range`, over `threads` threads.
+///
+/// Rotation is a bijection from the positions with A to move onto those with
+/// B to move (and B onto C), so every orbit `{P, R P, R^2 P}` has exactly one
+/// position with A to move: visiting those and adding the three positions of
+/// each orbit counts every position once, and one orbit's nine layer values
+/// give all three positions' answers. Within a block the other two players'
+/// pieces are fixed, so the rotated positions of a block also fill one block
+/// each: their ranks cost only the mover's part, and the layer reads of a
+/// block stay within a few cache lines.
+pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, threads: usize) -> Tally {
+    let ranker = &game.ranker;
+    let star = &game.star;
+    let end = range.end.min(ranker.placements() as u64);
+    let range = range.start.min(end)..end;
+    let next = AtomicU64::new(range.start);
+    let progress = Progress::new("count".into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
+    let goal = star.goal_mask;
+    let work = || {
+        let mut tally = Tally::default();
+        loop {
+            let chunk = next.fetch_add(CHUNK_RANKS, Ordering::Relaxed);
+            if chunk >= range.end {
+                break;
+            }
+            let chunk_end = (chunk + CHUNK_RANKS).min(range.end);
+            // The blocks that start in this chunk.
+            let mut at = chunk;
+            let first = ranker.block(&game.unrank(at), 0);
+            if first.base < at {
+                at = first.base + ranker.block_len(&first);
+            }
+            let done_before = tally.positions;
+            while at < chunk_end {
+                let pos = game.unrank(at);
+                let block = ranker.block(&pos, 0);
+                debug_assert_eq!(block.base, at);
+                let rot1 = pos.rotated(star);
+                let rot2 = rot1.rotated(star);
+                let (block1, block2) = (ranker.block(&rot1, 1), ranker.block(&rot2, 2));
+                let others_done = pos.pieces[1] & goal[1] == goal[1] || pos.pieces[2] & goal[2] == goal[2];
+                ranker.for_each_in_block(&block, |r0, a| {
+                    let a1 = star.rotate_bits(a);
+                    let a2 = star.rotate_bits(a1);
+                    let r = [r0, ranker.minor(&block1, a1), ranker.minor(&block2, a2)];
+                    let v = [0, 1, 2].map(|layer| r.map(|r| values.value(layer, r)));
+                    let ongoing = !others_done && a & goal[0] != goal[0];
+                    for j in 0..3 {
+                        let ans = answers_from(&v, j);
+                        tally.add(&ans, category_of(ongoing, &ans));
+                    }
+                });
+                at = block.base + ranker.block_len(&block);
+            }
+            progress.add(tally.positions - done_before);
+        }
+        tally
+    };
+    let mut total = Tally::default();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
+        for h in handles {
+            total.merge(&h.join().expect("count thread panicked"));
+        }
+    });
     total
+}
+
+/// Counts over every position of the space, in parallel (see [`count_orbits`]).
+pub fn count_all(game: &Cc3, layers: &impl LayerValues, threads: usize) -> ScopeCounts {
+    count_orbits(game, layers, 0..game.ranker.placements() as u64, threads).to_scope()
 }
 
 /// One breadth-first depth from the start.
@@ -238,50 +392,534 @@ pub struct Reach {
     pub reachable: Option<ScopeCounts>,
 }
 
+/// Views a bitset's words as atomics, for threads that set bits concurrently.
+fn atomic_words(words: &mut [u64]) -> &[AtomicU64] {
+    const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+    // SAFETY: AtomicU64 has the same size and (checked above) alignment as u64,
+    // and the exclusive borrow keeps any non-atomic access away while the
+    // shared atomic view lives (this is the unstable AtomicU64::from_mut_slice).
+    unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
+}
+
+/// Relative costs of a top-down expansion per frontier position and of a
+/// bottom-up one per unvisited position (see [`Bfs::step`]), measured at
+/// order 2 with `examples/analysis_bench`.
+const PUSH_COST: u64 = 3;
+const PULL_COST: u64 = 1;
+
+/// A step reports its progress only once it has run this long.
+const PROGRESS_QUIET: Duration = Duration::from_secs(30);
+
+/// Children per thread between two sorted applications (see [`Bfs::set_batch`]).
+const DEFAULT_BATCH: usize = 1 << 22;
+
+/// Sorts `keys` (each below `2^bits`) with a least-significant-digit radix sort
+/// of 11-bit digits, using `spare` as the second buffer.
+fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: u32) {
+    const DIGIT: u32 = 11;
+    let mut shift = 0;
+    while shift < bits {
+        let mut counts = [0usize; 1 << DIGIT];
+        for &k in keys.iter() {
+            counts[((k >> shift) & ((1 << DIGIT) - 1)) as usize] += 1;
+        }
+        let mut at = 0;
+        for c in counts.iter_mut() {
+            (*c, at) = (at, at + *c);
+        }
+        spare.clear();
+        spare.resize(keys.len(), 0);
+        for &k in keys.iter() {
+            let d = ((k >> shift) & ((1 << DIGIT) - 1)) as usize;
+            spare[counts[d]] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(keys, spare);
+        shift += DIGIT;
+    }
+}
+
+/// Bitset words per work item of the breadth-first pass (2^18 positions).
+const CHUNK_WORDS: usize = 1 << 12;
+
 /// Breadth-first search from the start over at most `max_depth` plies (all, if
-/// `None`), with a visited bitset over the rank space. With `layers`, each depth
-/// gets its category counts and the reached set its full counts.
-pub fn explore(game: &Cc3, layers: Option<&Layers>, max_depth: Option<u32>) -> Reach {
-    let n = game.ranker.positions() as u64;
-    let mut visited = vec![0u64; n.div_ceil(64) as usize];
-    let start = game.rank(&game.start());
-    visited[(start / 64) as usize] |= 1 << (start % 64);
-    let mut frontier = vec![start];
+/// `None`), on `threads` threads. With `layers`, each depth gets its category
+/// counts and the reached set its full counts. See [`Bfs`] for the method.
+pub fn explore(game: &Cc3, layers: Option<&impl LayerValues>, max_depth: Option<u32>, threads: usize) -> Reach {
+    let started = Instant::now();
+    let mut bfs = Bfs::from_start(game);
     let mut depths = Vec::new();
-    let mut reachable = layers.map(|_| ScopeCounts::new());
-    let mut depth = 0;
-    while !frontier.is_empty() {
-        let mut cats = layers.map(|_| ScopeCounts::new());
-        if let (Some(l), Some(c)) = (layers, cats.as_mut()) {
-            for &r in &frontier {
-                let pos = game.unrank(r);
-                let a = answers(game, l, &pos);
-                c.add(&a, category(game, &pos, &a));
-            }
+    let mut reachable = layers.map(|_| Tally::default());
+    loop {
+        let (depth, new) = (bfs.depth(), bfs.frontier_len());
+        let expand = max_depth.is_none_or(|d| depth < d);
+        // The last depth of a search without tablebases needs no scan at all.
+        let tally = if expand || layers.is_some() { bfs.step(layers, expand, threads) } else { Tally::default() };
+        if let Some(total) = reachable.as_mut() {
+            total.merge(&tally);
         }
-        if let (Some(total), Some(c)) = (reachable.as_mut(), cats.as_ref()) {
-            total.merge(c);
-        }
-        depths.push(Depth { depth, new: frontier.len() as u64, categories: cats.map(|c| c.categories) });
-        if max_depth.is_some_and(|d| depth >= d) {
+        depths.push(Depth { depth, new, categories: layers.map(|_| tally.category_map()) });
+        tracing::info!(
+            "explore: depth {depth}: {new} new positions{}; {:.1}s",
+            if expand {
+                let how = if bfs.pulled() { "bottom-up" } else { "top-down" };
+                format!(", {} at the next depth ({how})", bfs.frontier_len())
+            } else {
+                String::new()
+            },
+            started.elapsed().as_secs_f64()
+        );
+        if !expand || bfs.frontier_len() == 0 {
             break;
         }
-        let mut next = Vec::new();
-        for &r in &frontier {
-            for child in children(&game.star, &game.unrank(r)) {
-                let c = game.rank(&child);
-                let (w, b) = ((c / 64) as usize, 1u64 << (c % 64));
-                if visited[w] & b == 0 {
-                    visited[w] |= b;
-                    next.push(c);
-                }
+    }
+    Reach { depths, reachable: reachable.map(|t| t.to_scope()) }
+}
+
+/// The state of a parallel breadth-first search over the whole rank space.
+///
+/// Every move passes the turn on, so the positions at depth `d` all have player
+/// `d mod 3` to move and lie in that player's third of the rank space. Memory is
+/// a visited bitset per third and two frontier bitsets (the current depth's and
+/// the next): 3.1 GB at order 2, whatever the frontier's size, allocated zeroed
+/// so that a shallow search touches few pages.
+///
+/// A step's threads take chunks of the current frontier (clearing them as they
+/// go) and collect the children's ranks in a batch. A full batch is sorted and
+/// applied range by range of the next third, each range under its own lock:
+/// sorted, the application sweeps both bitsets in order, which the prefetchers
+/// follow, and under the lock the bits are set with plain loads and stores
+/// (an atomic OR per child stalls on every cache miss: 10x slower at order 2).
+/// A map of non-empty chunks lets the scan skip the rest of the frontier.
+pub struct Bfs<'g> {
+    game: &'g Cc3,
+    /// Positions per player to move (the size of a third).
+    third: u64,
+    third_words: usize,
+    chunks: usize,
+    /// Visited positions, per third (indexed from the third's first rank).
+    visited: [Vec<u64>; 3],
+    /// One lock per chunk of a third's bitsets (see [`Bfs::step`]).
+    ranges: Vec<Mutex<()>>,
+    /// The current frontier's bitset (third `depth % 3`), then the next one's.
+    frontier: [Vec<u64>; 2],
+    /// Per chunk of `CHUNK_WORDS` frontier words: whether any bit may be set.
+    flags: [Vec<AtomicBool>; 2],
+    depth: u32,
+    frontier_len: u64,
+    /// Children a thread collects before sorting and applying them.
+    batch: usize,
+    /// Positions visited, per third.
+    reached: [u64; 3],
+    direction: Direction,
+    /// Whether the last step expanded bottom-up.
+    pulled: bool,
+}
+
+impl<'g> Bfs<'g> {
+    /// An empty search at depth 0 (nothing visited).
+    pub fn new(game: &'g Cc3) -> Bfs<'g> {
+        let third = game.ranker.placements() as u64;
+        let third_words = third.div_ceil(64) as usize;
+        let chunks = third_words.div_ceil(CHUNK_WORDS);
+        let flags = || (0..chunks).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
+        Bfs {
+            game,
+            third,
+            third_words,
+            chunks,
+            visited: [0, 1, 2].map(|_| vec![0u64; third_words]),
+            ranges: (0..chunks).map(|_| Mutex::new(())).collect(),
+            frontier: [vec![0u64; third_words], vec![0u64; third_words]],
+            flags: [flags(), flags()],
+            depth: 0,
+            frontier_len: 0,
+            batch: DEFAULT_BATCH,
+            reached: [0; 3],
+            direction: Direction::Auto,
+            pulled: false,
+        }
+    }
+
+    /// The search with the start position at depth 0.
+    pub fn from_start(game: &'g Cc3) -> Bfs<'g> {
+        let mut bfs = Bfs::new(game);
+        let start = game.rank(&game.start());
+        bfs.seed(0, &[start]).expect("the start has A to move");
+        bfs
+    }
+
+    /// Sets the depth and adds `ranks` (which must all have player `depth % 3`
+    /// to move) to the current frontier and to the visited set.
+    pub fn seed(&mut self, depth: u32, ranks: &[u64]) -> Result<(), String> {
+        let turn = (depth % 3) as u64;
+        if self.frontier_len > 0 && depth != self.depth {
+            return Err(format!("the frontier is at depth {}, not {depth}", self.depth));
+        }
+        self.depth = depth;
+        for &r in ranks {
+            if r / self.third != turn {
+                return Err(format!("rank {r} does not have player {} to move", PLAYER_NAMES[turn as usize]));
+            }
+            let i = r - turn * self.third;
+            let (w, bit) = ((i / 64) as usize, 1u64 << (i % 64));
+            if self.visited[turn as usize][w] & bit == 0 {
+                self.visited[turn as usize][w] |= bit;
+                self.frontier[0][w] |= bit;
+                self.flags[0][(i / 64) as usize / CHUNK_WORDS].store(true, Ordering::Relaxed);
+                self.frontier_len += 1;
+                self.reached[turn as usize] += 1;
             }
         }
-        next.sort_unstable();
-        frontier = next;
-        depth += 1;
+        Ok(())
     }
-    Reach { depths, reachable }
+
+    /// Sets how many children each thread collects before applying them
+    /// (default 2^22: 64 MB of buffers per thread).
+    pub fn set_batch(&mut self, children: usize) {
+        self.batch = children.max(1);
+    }
+
+    /// Depth of the current frontier.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Positions in the current frontier (first reached at [`Bfs::depth`]).
+    pub fn frontier_len(&self) -> u64 {
+        self.frontier_len
+    }
+
+    /// Scans the current frontier on `threads` threads and returns the tally of
+    /// its positions (counted only with `values`). With `expand`, every child
+    /// not visited yet joins the next frontier, which becomes the current one
+    /// at the next depth; without, the frontier is just emptied.
+    ///
+    /// A step expands top-down (each frontier position's children, see
+    /// [`Bfs`]) or bottom-up (each unvisited position of the next third looks
+    /// for a parent in the frontier, see [`Bfs::pull`]), whichever costs less
+    /// by the frontier's and the unvisited set's sizes, unless
+    /// [`Bfs::set_direction`] fixed one.
+    pub fn step(&mut self, values: Option<&impl LayerValues>, expand: bool, threads: usize) -> Tally {
+        let next_third = ((self.depth + 1) % 3) as usize;
+        let unvisited = self.third - self.reached[next_third];
+        let pull = expand
+            && match self.direction {
+                Direction::Push => false,
+                Direction::Pull => true,
+                Direction::Auto => self.frontier_len.saturating_mul(PUSH_COST) > unvisited.saturating_mul(PULL_COST),
+            };
+        self.pulled = pull;
+        let (tally, found) = if pull {
+            let found = self.pull(threads);
+            // The frontier still needs its categories, and clearing.
+            (self.scan(values, false, threads).0, found)
+        } else {
+            self.scan(values, expand, threads)
+        };
+        if expand {
+            // The scan cleared the current frontier: it becomes the one after next.
+            self.frontier.swap(0, 1);
+            self.flags.swap(0, 1);
+            self.depth += 1;
+            self.reached[next_third] += found;
+        }
+        self.frontier_len = if expand { found } else { 0 };
+        tally
+    }
+
+    /// The top-down scan of [`Bfs::step`]: the tally of the frontier and the
+    /// number of new positions put in the next frontier.
+    fn scan(&mut self, values: Option<&impl LayerValues>, expand: bool, threads: usize) -> (Tally, u64) {
+        let game = self.game;
+        let ranker = &game.ranker;
+        let (third_words, chunks) = (self.third_words, self.chunks);
+        let turn = (self.depth % 3) as usize;
+        let cur_base = turn as u64 * self.third;
+        let next_base = ((turn + 1) % 3) as u64 * self.third;
+        let visited = atomic_words(&mut self.visited[(turn + 1) % 3]);
+        let [cur, next] = &mut self.frontier;
+        let (cur, next) = (atomic_words(cur), atomic_words(next));
+        let [cur_flags, next_flags] = &self.flags;
+        let ranges = &self.ranges;
+        let chunk_at = AtomicUsize::new(0);
+        let index_bits = 64 - (self.third - 1).leading_zeros();
+        // Marks a batch of children (indices in the next third) visited and
+        // puts the new ones in the next frontier; returns how many were new.
+        // Thread `first` starts at its own range, so that threads seldom queue
+        // for the same lock.
+        let apply = |batch: &mut Vec<u64>, spare: &mut Vec<u64>, first: usize| {
+            radix_sort(batch, spare, index_bits);
+            let mut found = 0u64;
+            let chunk_of = |i: u64| (i / 64) as usize / CHUNK_WORDS;
+            let (low, high) = batch.split_at(batch.partition_point(|&i| chunk_of(i) < first));
+            for part in [high, low] {
+                for run in part.chunk_by(|&x, &y| chunk_of(x) == chunk_of(y)) {
+                    let chunk = chunk_of(run[0]);
+                    // The lock owns the chunk's words of `visited` and `next`:
+                    // plain loads and stores cannot lose another thread's bits.
+                    let _owned = ranges[chunk].lock().unwrap_or_else(|e| e.into_inner());
+                    let mut new = 0;
+                    for &i in run {
+                        let (w, bit) = ((i / 64) as usize, 1u64 << (i % 64));
+                        let seen = visited[w].load(Ordering::Relaxed);
+                        if seen & bit == 0 {
+                            visited[w].store(seen | bit, Ordering::Relaxed);
+                            next[w].store(next[w].load(Ordering::Relaxed) | bit, Ordering::Relaxed);
+                            new += 1;
+                        }
+                    }
+                    if new > 0 {
+                        next_flags[chunk].store(true, Ordering::Relaxed);
+                    }
+                    found += new;
+                }
+            }
+            batch.clear();
+            found
+        };
+        let batch_cap = self.batch;
+        let progress = Progress::new(
+            format!("explore: depth {} ({})", self.depth, if expand { "top-down" } else { "categories" }),
+            "frontier positions",
+            self.frontier_len,
+            PROGRESS_QUIET,
+        );
+        let work = |thread: usize| {
+            let mut tally = Tally::default();
+            let mut found = 0u64;
+            let (mut batch, mut spare) = (Vec::new(), Vec::new());
+            let first = thread * chunks / threads.max(1);
+            // The current block of the frontier position and its two rotated
+            // blocks: consecutive frontier positions of one block reuse them, so
+            // their rotated ranks cost only the mover's rotated pieces.
+            let mut blocks = None;
+            loop {
+                let chunk = chunk_at.fetch_add(1, Ordering::Relaxed);
+                if chunk >= chunks {
+                    break;
+                }
+                if !cur_flags[chunk].swap(false, Ordering::Relaxed) {
+                    continue;
+                }
+                let words = chunk * CHUNK_WORDS..((chunk + 1) * CHUNK_WORDS).min(third_words);
+                let mut in_chunk = 0;
+                for (w, word) in words.clone().zip(&cur[words]) {
+                    // This thread owns the chunk: a load, and a store only where
+                    // bits are set (an atomic swap per word costs more than the scan).
+                    let mut bits = word.load(Ordering::Relaxed);
+                    if bits != 0 {
+                        word.store(0, Ordering::Relaxed);
+                    }
+                    in_chunk += bits.count_ones() as u64;
+                    if !expand && values.is_none() {
+                        continue;
+                    }
+                    while bits != 0 {
+                        let r = cur_base + w as u64 * 64 + bits.trailing_zeros() as u64;
+                        bits &= bits - 1;
+                        let pos = game.unrank(r);
+                        if let Some(values) = values {
+                            if !matches!(&blocks, Some((lo, hi, _, _)) if (*lo..*hi).contains(&r)) {
+                                let block = ranker.block(&pos, turn);
+                                let rot1 = pos.rotated(&game.star);
+                                let rot2 = rot1.rotated(&game.star);
+                                blocks = Some((
+                                    block.base,
+                                    block.base + ranker.block_len(&block),
+                                    ranker.block(&rot1, (turn + 1) % 3),
+                                    ranker.block(&rot2, (turn + 2) % 3),
+                                ));
+                            }
+                            if let Some((_, _, block1, block2)) = &blocks {
+                                let a1 = game.star.rotate_bits(pos.pieces[turn]);
+                                let a2 = game.star.rotate_bits(a1);
+                                let rr = [r, ranker.minor(block1, a1), ranker.minor(block2, a2)];
+                                debug_assert_eq!(rr, rotation_ranks(game, &pos));
+                                let v = [0, 1, 2].map(|layer| rr.map(|x| values.value(layer, x)));
+                                let a = answers_from(&v, 0);
+                                tally.add(&a, category_of(pos.outcome(&game.star) == Outcome::Ongoing, &a));
+                            }
+                        }
+                        if expand {
+                            for_each_child_rank(game, &pos, |child| batch.push(child - next_base));
+                            if batch.len() >= batch_cap {
+                                found += apply(&mut batch, &mut spare, first);
+                            }
+                        }
+                    }
+                }
+                progress.add(in_chunk);
+            }
+            found += apply(&mut batch, &mut spare, first);
+            (tally, found)
+        };
+        let mut tally = Tally::default();
+        let mut found = 0;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1)).map(|t| s.spawn(move || work(t))).collect();
+            for h in handles {
+                let (t, f) = h.join().expect("explore thread panicked");
+                tally.merge(&t);
+                found += f;
+            }
+        });
+        (tally, found)
+    }
+
+    /// The bottom-up expansion of [`Bfs::step`]: every position of the next
+    /// third not visited yet joins the next frontier if one of its parents is
+    /// in the current one (and still in play); returns how many did.
+    ///
+    /// Moves are reversible, so the parents of a position are its previous
+    /// player's moves played backwards, and they all lie in one block of the
+    /// rank space: the search for a parent reads a few cache lines of the
+    /// frontier and stops at the first one found. Each thread owns whole
+    /// chunks of the next third, so bits are set without atomics or locks.
+    pub fn pull(&mut self, threads: usize) -> u64 {
+        self.pull_chunks(0..self.chunks, threads)
+    }
+
+    /// [`Bfs::pull`] restricted to a range of chunks (of `CHUNK_WORDS` words)
+    /// of the next third: for measurements and tests.
+    pub fn pull_chunks(&mut self, range: Range<usize>, threads: usize) -> u64 {
+        let game = self.game;
+        let (ranker, star) = (&game.ranker, &game.star);
+        let (third, third_words, chunks) = (self.third, self.third_words, self.chunks);
+        let prev = (self.depth % 3) as usize;
+        let turn = (prev + 1) % 3;
+        let cur_base = prev as u64 * third;
+        let next_base = turn as u64 * third;
+        let visited = atomic_words(&mut self.visited[turn]);
+        let [cur, next] = &mut self.frontier;
+        let (cur, next) = (atomic_words(cur), atomic_words(next));
+        let next_flags = &self.flags[1];
+        let goal = star.goal_mask;
+        let in_frontier = |r: u64| {
+            let i = r - cur_base;
+            cur[(i / 64) as usize].load(Ordering::Relaxed) & (1 << (i % 64)) != 0
+        };
+        // Whether the position `rank` (player `turn` to move) has a parent in
+        // the frontier whose game is on.
+        let reached = |rank: u64| {
+            let q = game.unrank(rank);
+            let block = ranker.block(&q, prev);
+            let others_done = (0..3).any(|p| p != prev && q.pieces[p] & goal[p] == goal[p]);
+            if others_done {
+                return false;
+            }
+            let parent_on = |pieces: u128| pieces & goal[prev] != goal[prev];
+            let occupied = q.occupied();
+            let mut own = q.pieces[prev];
+            let mut moved = false;
+            while own != 0 {
+                let from = own.trailing_zeros() as usize;
+                own &= own - 1;
+                let mut dests = destinations(star, prev, occupied, from);
+                moved |= dests != 0;
+                while dests != 0 {
+                    let to = dests.trailing_zeros() as usize;
+                    dests &= dests - 1;
+                    let parent = q.pieces[prev] ^ ((1u128 << from) | (1u128 << to));
+                    if parent_on(parent) && in_frontier(ranker.minor(&block, parent)) {
+                        return true;
+                    }
+                }
+            }
+            // The pass: the same placement, when its player had no move there.
+            !moved && parent_on(q.pieces[prev]) && in_frontier(ranker.minor(&block, q.pieces[prev]))
+        };
+        let chunk_at = AtomicUsize::new(range.start);
+        let end = range.end.min(chunks);
+        let progress = Progress::new(
+            format!("explore: depth {} (bottom-up)", self.depth),
+            "positions",
+            (end.saturating_sub(range.start) * CHUNK_WORDS * 64) as u64,
+            PROGRESS_QUIET,
+        );
+        let work = || {
+            let mut found = 0u64;
+            loop {
+                let chunk = chunk_at.fetch_add(1, Ordering::Relaxed);
+                if chunk >= end {
+                    break;
+                }
+                let mut any = false;
+                let words = chunk * CHUNK_WORDS..((chunk + 1) * CHUNK_WORDS).min(third_words);
+                for w in words {
+                    let seen = visited[w].load(Ordering::Relaxed);
+                    // Bits past the end of the third are not positions.
+                    let valid = if (w as u64 + 1) * 64 <= third { u64::MAX } else { (1u64 << (third % 64)) - 1 };
+                    let mut open = !seen & valid;
+                    let mut new = 0u64;
+                    while open != 0 {
+                        let b = open.trailing_zeros();
+                        open &= open - 1;
+                        if reached(next_base + w as u64 * 64 + b as u64) {
+                            new |= 1 << b;
+                        }
+                    }
+                    if new != 0 {
+                        visited[w].store(seen | new, Ordering::Relaxed);
+                        next[w].store(next[w].load(Ordering::Relaxed) | new, Ordering::Relaxed);
+                        found += new.count_ones() as u64;
+                        any = true;
+                    }
+                }
+                if any {
+                    next_flags[chunk].store(true, Ordering::Relaxed);
+                }
+                progress.add((CHUNK_WORDS * 64) as u64);
+            }
+            found
+        };
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
+            handles.into_iter().map(|h| h.join().expect("explore thread panicked")).sum()
+        })
+    }
+
+    /// Whether the last step expanded bottom-up (see [`Bfs::step`]).
+    pub fn pulled(&self) -> bool {
+        self.pulled
+    }
+
+    /// Fixes the direction of the expansions (default: chosen per step).
+    pub fn set_direction(&mut self, direction: Direction) {
+        self.direction = direction;
+    }
+}
+
+/// How [`Bfs::step`] expands the frontier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Whichever costs less, by the frontier's and the unvisited set's sizes.
+    Auto,
+    /// Top-down: each frontier position's children.
+    Push,
+    /// Bottom-up: each unvisited position's parents ([`Bfs::pull`]).
+    Pull,
+}
+
+/// Calls `f` with the rank of every child of `pos` (each move's, or the pass
+/// when the player to move has none; nothing when the game is over). The
+/// children share the pieces of two players, so each rank costs only the
+/// moving player's part ([`retro_games::cc3::Ranker::child_rank`]).
+#[inline]
+fn for_each_child_rank(game: &Cc3, pos: &Position, mut f: impl FnMut(u64)) {
+    if pos.outcome(&game.star) != Outcome::Ongoing {
+        return;
+    }
+    let p = pos.turn as usize;
+    let ctx = game.ranker.child_context(pos);
+    let mut moved = false;
+    for_each_move(&game.star, &pos.pieces, p, &mut |from, to| {
+        moved = true;
+        f(game.ranker.child_rank(&ctx, pos.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
+    });
+    if !moved {
+        f(game.ranker.child_rank(&ctx, pos.pieces[p]));
+    }
 }
 
 /// The answers at the start position in summary.json's words.
@@ -314,5 +952,188 @@ pub fn start_report(game: &Cc3, layers: &Layers) -> StartReport {
             .enumerate()
             .map(|(i, &(x, y))| (ENABLE_NAMES[i].to_string(), a.enable[x][y]))
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retro_games::cc3::children;
+    use std::collections::HashSet;
+
+    /// Pseudo-random values (all four, ILLEGAL included) for every rank.
+    struct Hashed(u64);
+    impl LayerValues for Hashed {
+        fn value(&self, layer: usize, rank: u64) -> u8 {
+            let mut x =
+                (rank ^ self.0).wrapping_add(layer as u64 * 0x51_7cc1_b727_220a).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            x ^= x >> 31;
+            (x % 4) as u8
+        }
+    }
+
+    fn tally_of(game: &Cc3, values: &Hashed, ranks: impl Iterator<Item = u64>) -> Tally {
+        let mut t = Tally::default();
+        for r in ranks {
+            let pos = game.unrank(r);
+            let a = answers(game, values, &pos);
+            t.add(&a, category(game, &pos, &a));
+        }
+        t
+    }
+
+    #[test]
+    fn orbit_count_equals_position_by_position() {
+        let g = Cc3::new(1).unwrap();
+        let n = g.ranker.positions() as u64;
+        for seed in [1, 2, 3] {
+            let v = Hashed(seed);
+            let expect = tally_of(&g, &v, 0..n);
+            assert_eq!(count_orbits(&g, &v, 0..n, 1), expect);
+            assert_eq!(count_orbits(&g, &v, 0..n, 3), expect);
+            assert_eq!(count_all(&g, &v, 2), expect.to_scope());
+        }
+        // Order 2: the orbits of the A-to-move blocks starting in a slice are
+        // exactly the slice's blocks and their rotations.
+        let g = Cc3::new(2).unwrap();
+        let v = Hashed(7);
+        let at = 1_234_567_890u64;
+        let first = g.ranker.block(&g.unrank(at), 0);
+        let lo = first.base + g.ranker.block_len(&first);
+        let last = g.ranker.block(&g.unrank(at + 50_000), 0);
+        let hi = last.base;
+        let mut ranks = Vec::new();
+        for r in lo..hi {
+            let p = g.unrank(r);
+            let r1 = p.rotated(&g.star);
+            ranks.extend([r, g.rank(&r1), g.rank(&r1.rotated(&g.star))]);
+        }
+        assert_eq!(count_orbits(&g, &v, lo..hi, 2), tally_of(&g, &v, ranks.into_iter()));
+    }
+
+    /// The plain breadth-first search the parallel one replaced.
+    fn naive_depths(g: &Cc3, v: &Hashed, max_depth: u32) -> Vec<(u64, Tally)> {
+        let mut seen = HashSet::new();
+        let start = g.rank(&g.start());
+        seen.insert(start);
+        let mut frontier = vec![start];
+        let mut out = Vec::new();
+        for depth in 0..=max_depth {
+            if frontier.is_empty() {
+                break;
+            }
+            out.push((frontier.len() as u64, tally_of(g, v, frontier.iter().copied())));
+            if depth == max_depth {
+                break;
+            }
+            let mut next = Vec::new();
+            for &r in &frontier {
+                for c in children(&g.star, &g.unrank(r)) {
+                    let c = g.rank(&c);
+                    if seen.insert(c) {
+                        next.push(c);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        out
+    }
+
+    #[test]
+    fn explore_equals_the_plain_search() {
+        let v = Hashed(11);
+        for (order, max_depth) in [(1, 1000), (2, 6)] {
+            let g = Cc3::new(order).unwrap();
+            let expect = naive_depths(&g, &v, max_depth);
+            for (threads, batch, direction) in [
+                (1, 1 << 22, Direction::Push),
+                (2, 3, Direction::Push),
+                (3, 1000, Direction::Push),
+                (1, 1 << 22, Direction::Pull),
+                (2, 1 << 22, Direction::Pull),
+                (2, 1000, Direction::Auto),
+            ] {
+                // Pulling scans the whole next third: too slow at order 2
+                // (see pull_equals_push for a pull at order 2).
+                if order == 2 && direction == Direction::Pull {
+                    continue;
+                }
+                let mut bfs = Bfs::from_start(&g);
+                bfs.set_batch(batch);
+                bfs.set_direction(direction);
+                let mut got = Vec::new();
+                loop {
+                    let new = bfs.frontier_len();
+                    let expand = bfs.depth() < max_depth;
+                    got.push((new, bfs.step(Some(&v), expand, threads)));
+                    if !expand || bfs.frontier_len() == 0 {
+                        break;
+                    }
+                }
+                assert_eq!(got, expect, "order {order}, {threads} threads, batch {batch}, {direction:?}");
+            }
+            let reach = explore(&g, Some(&v), Some(max_depth), 2);
+            let news: Vec<u64> = reach.depths.iter().map(|d| d.new).collect();
+            assert_eq!(news, expect.iter().map(|e| e.0).collect::<Vec<_>>());
+            let mut total = Tally::default();
+            expect.iter().for_each(|e| total.merge(&e.1));
+            assert_eq!(reach.reachable, Some(total.to_scope()));
+        }
+    }
+
+    #[test]
+    fn pull_equals_push() {
+        // A frontier of B-to-move positions at order 2, packed in a narrow
+        // rank range (few pages), and a slice of the next third (C to move)
+        // where their children fall; some of those are visited already.
+        let g = Cc3::new(2).unwrap();
+        let third = g.ranker.placements() as u64;
+        let mut rng = retro_games::sample::XorShift(0x1234_5678_9abc_def1);
+        let lo = third + rng.next_u64() % (third - 50_000_000);
+        let mut frontier: Vec<u64> = (0..100_000).map(|_| lo + rng.next_u64() % 50_000_000).collect();
+        frontier.sort_unstable();
+        frontier.dedup();
+        let mut kids: Vec<u64> =
+            frontier.iter().flat_map(|&r| children(&g.star, &g.unrank(r))).map(|c| g.rank(&c) - 2 * third).collect();
+        kids.sort_unstable();
+        let chunk_of = |i: u64| (i / 64) as usize / CHUNK_WORDS;
+        let middle = chunk_of(kids[kids.len() / 2]);
+        let slice = middle - 4..middle + 4;
+        let in_slice: Vec<u64> = kids.iter().copied().filter(|&i| slice.contains(&chunk_of(i))).collect();
+        let old: Vec<u64> = in_slice.iter().step_by(3).map(|&i| 2 * third + i).collect();
+        let mut expect: Vec<u64> = in_slice.iter().map(|&i| 2 * third + i).filter(|r| !old.contains(r)).collect();
+        expect.dedup();
+        assert!(expect.len() > 100, "the slice holds children ({})", expect.len());
+
+        let mut bfs = Bfs::new(&g);
+        bfs.seed(2, &old).unwrap();
+        bfs.step(None::<&Hashed>, false, 1);
+        bfs.seed(1, &frontier).unwrap();
+        let found = bfs.pull_chunks(slice.clone(), 2);
+        let mut got = Vec::new();
+        for w in slice.start * CHUNK_WORDS..slice.end * CHUNK_WORDS {
+            let mut bits = bfs.frontier[1][w];
+            while bits != 0 {
+                got.push(2 * third + w as u64 * 64 + bits.trailing_zeros() as u64);
+                bits &= bits - 1;
+            }
+        }
+        assert_eq!(got, expect);
+        assert_eq!(found, expect.len() as u64);
+        for r in expect.iter().chain(&old) {
+            let i = r - 2 * third;
+            assert!(bfs.visited[2][(i / 64) as usize] & (1 << (i % 64)) != 0, "{r} visited");
+        }
+    }
+
+    #[test]
+    fn seed_rejects_a_wrong_turn() {
+        let g = Cc3::new(1).unwrap();
+        let mut bfs = Bfs::new(&g);
+        let b_to_move = g.ranker.placements() as u64 + 3;
+        assert!(bfs.seed(0, &[b_to_move]).is_err());
+        assert!(bfs.seed(1, &[b_to_move]).is_ok());
+        assert!(bfs.seed(4, &[b_to_move]).is_err(), "the frontier is at depth 1");
     }
 }

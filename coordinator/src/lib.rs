@@ -10,6 +10,7 @@
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
 //! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
+//! - [`witness`]: positions that show each category, with the line that reaches them.
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
 
@@ -26,3 +27,4 @@ pub mod scheduler;
 pub mod service;
 pub mod summary;
 pub mod twoplayer;
+pub mod witness;

@@ -8,6 +8,7 @@ use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
 use retro_coordinator::probe::{self, Prober};
 use retro_coordinator::summary;
+use retro_coordinator::witness::{self, WitnessKind};
 use retro_engine::tablebase::TablebaseReader;
 use retro_games::cc3::Cc3;
 use std::io::Write;
@@ -75,6 +76,9 @@ enum Command {
         /// Tablebase directory (default: the plan's output directory).
         #[arg(long)]
         tablebase: Option<PathBuf>,
+        /// Threads (default: the plan's [cluster] threads, 0 there meaning all cores).
+        #[arg(long)]
+        threads: Option<usize>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -85,8 +89,18 @@ enum Command {
         #[arg(long)]
         tablebase: PathBuf,
         /// Position in the text notation (see `coordinator board`); default: the start.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "witness")]
         position: Option<String>,
+        /// Instead of one position, find a witness of a category in the
+        /// tablebases: the shallowest solo-win or spoiler-draw position with
+        /// the line from the start, a kingmaker choosing the winner, or a
+        /// spoiler's drawing cycle ("none: ..." when there is none).
+        #[arg(long, value_enum, value_name = "KIND")]
+        witness: Option<WitnessKind>,
+        /// With --witness: search at most this many plies from the start
+        /// (default: every reachable position, if need be).
+        #[arg(long, value_name = "PLIES", requires = "witness")]
+        max_depth: Option<u32>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -180,8 +194,19 @@ async fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>, json: bool) -> Result<(), String> {
+fn explore(
+    plan: Option<PathBuf>,
+    depth: Option<u32>,
+    tablebase: Option<PathBuf>,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<(), String> {
     let plan = load_plan(&plan)?;
+    let threads = match threads {
+        Some(0) => return Err("--threads must be at least 1".into()),
+        Some(t) => t,
+        None => plan.threads(),
+    };
     let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
     if !game.ranker.fits_u64() {
         return Err(format!("order {} is too large to explore exhaustively", plan.job.order));
@@ -192,7 +217,7 @@ fn explore(plan: Option<PathBuf>, depth: Option<u32>, tablebase: Option<PathBuf>
         Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
         _ => None,
     };
-    let reach = analysis::explore(&game, layers.as_ref(), depth);
+    let reach = analysis::explore(&game, layers.as_ref(), depth, threads);
     if json {
         let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
             "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });
@@ -239,8 +264,20 @@ fn main() -> ExitCode {
             }
             Ok(())
         }),
-        Some(Command::Explore { plan, depth, tablebase, json }) => explore(plan, depth, tablebase, json),
-        Some(Command::Probe { tablebase, position, json }) => Prober::open(&tablebase).and_then(|mut p| {
+        Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
+            explore(plan, depth, tablebase, threads, json)
+        }
+        Some(Command::Probe { tablebase, witness: Some(kind), max_depth, json, .. }) => Prober::open(&tablebase)
+            .and_then(|mut p| {
+                let w = witness::find(&mut p, kind, max_depth)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
+                } else {
+                    print!("{}", witness::text(&w));
+                }
+                Ok(())
+            }),
+        Some(Command::Probe { tablebase, position, json, .. }) => Prober::open(&tablebase).and_then(|mut p| {
             let pos = match &position {
                 Some(text) => p.game.parse(text).map_err(|e| e.to_string())?,
                 None => p.game.start(),

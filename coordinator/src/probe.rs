@@ -102,6 +102,21 @@ impl Prober {
         analysis::answers_with(&self.game, pos, |layer, rank| readers[layer].probe(rank))
     }
 
+    /// The values of many `(layer, rank)` lookups (layer as in
+    /// [`COMPUTED_LAYERS`]), read in sorted order: each reader caches one block,
+    /// so every block is read and decompressed once per call instead of once
+    /// per lookup. A layer index above 2 is a programming error (it panics).
+    pub fn values(&mut self, requests: &[(usize, u64)]) -> Result<Vec<u8>, TablebaseError> {
+        let mut order: Vec<usize> = (0..requests.len()).collect();
+        order.sort_unstable_by_key(|&i| requests[i]);
+        let mut out = vec![0u8; requests.len()];
+        for i in order {
+            let (layer, rank) = requests[i];
+            out[i] = self.readers[layer].probe(rank)?;
+        }
+        Ok(out)
+    }
+
     /// Describes one position.
     pub fn report(&mut self, pos: &Position) -> Result<PositionReport, TablebaseError> {
         let a = self.answers(pos)?;
@@ -151,7 +166,8 @@ impl Prober {
     }
 }
 
-fn answers_line(r: &PositionReport) -> String {
+/// solo and enable answers of a position on one line.
+pub fn answers_line(r: &PositionReport) -> String {
     let solo: Vec<String> = r.solo.iter().map(|(p, v)| format!("solo({p}) {v}")).collect();
     let enable: Vec<String> = r.enable.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect();
     format!("{}; enable: {}", solo.join(", "), enable.join(", "))
