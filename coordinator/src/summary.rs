@@ -146,7 +146,8 @@ pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> R
     })
 }
 
-fn thousands(n: u64) -> String {
+/// `n` with a comma every three digits.
+pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -213,6 +214,9 @@ pub fn depth_categories(d: &Depth) -> BTreeMap<String, u64> {
 
 /// A Markdown ledger of a summary.json (the file `docs/RESULTS.md` is made of).
 pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    if v["game"] == "cc2" {
+        return crate::twoplayer::ledger_markdown(v);
+    }
     let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
     let mut out = String::new();
     out.push_str(&format!(

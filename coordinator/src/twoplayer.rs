@@ -159,3 +159,58 @@ pub fn human_table(s: &TwoPlayerSummary) -> String {
     }
     out
 }
+
+/// The Markdown ledger of a two-player summary.json (`coordinator ledger`).
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let n = |x: &serde_json::Value| x.as_u64().map(crate::summary::thousands).unwrap_or_else(|| x.to_string());
+    let mut out = format!(
+        "## {} — two-player Chinese checkers, {} x {}, {} per player\n\nProduced by `coordinator ledger` from the \
+         run's summary.json (plan {}, program {}{}).\n\n",
+        v["job"].as_str().unwrap_or("?"),
+        v["size"],
+        v["size"],
+        v["pieces"],
+        v["plan_hash"].as_str().unwrap_or("?"),
+        v["program_version"].as_str().unwrap_or("?"),
+        if v["colour_symmetry"] == true { "; player 1 to move stored, the other half by colour symmetry" } else { "" }
+    );
+    out.push_str("| side to move | positions | won for player 1 | won for player 2 | draws | illegal |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|\n");
+    let row = |name: &str, c: &serde_json::Value| {
+        format!(
+            "| {name} | {} | {} | {} | {} | {} |\n",
+            n(&c["positions"]),
+            n(&c["wins"]),
+            n(&c["losses"]),
+            n(&c["draws"]),
+            n(&c["illegal"])
+        )
+    };
+    for side in ["1", "2"] {
+        out.push_str(&row(&format!("player {side}"), &v["by_side_to_move"][side]));
+    }
+    out.push_str(&row("both", v));
+    out.push_str(&format!(
+        "\nStart `{}`: {} for player 1.\n",
+        v["start"]["position"].as_str().unwrap_or("?"),
+        v["start"]["value"].as_str().unwrap_or("?")
+    ));
+    for l in v["layers"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "Layer {}: {} rounds, {:.1} s.\n",
+            l["question"].as_str().unwrap_or("?"),
+            l["rounds"],
+            l["seconds"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    for t in v["tablebases"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "Tablebase `{}`: {} bytes, sha256 `{}`.\n",
+            t["file"].as_str().unwrap_or("?"),
+            n(&t["bytes"]),
+            t["sha256"].as_str().unwrap_or("?")
+        ));
+    }
+    out.push('\n');
+    out
+}
