@@ -191,14 +191,13 @@ pub fn text(p: &Probe) -> String {
     } else {
         out.push_str(&format!("{} moves:\n", p.moves.len()));
         for m in &p.moves {
-            out.push_str(&format!(
-                "  {:<8} -> {} [{}] {}\n",
-                m.mv,
-                m.child.position,
-                m.child.category,
-                answers_line(&m.child)
-            ));
+            out.push_str(&move_line(m, "  "));
         }
     }
     out
+}
+
+/// One move and its child's answers on a line, after `indent`.
+pub fn move_line(m: &MoveReport, indent: &str) -> String {
+    format!("{indent}{:<8} -> {} [{}] {}\n", m.mv, m.child.position, m.child.category, answers_line(&m.child))
 }

@@ -568,13 +568,7 @@ pub fn text(w: &Witness) -> String {
     if !w.moves.is_empty() {
         out.push_str("the player to move chooses the winner:\n");
         for m in &w.moves {
-            out.push_str(&format!(
-                "      {:<8} -> {} [{}] {}\n",
-                m.mv,
-                m.child.position,
-                m.child.category,
-                answers_line(&m.child)
-            ));
+            out.push_str(&crate::probe::move_line(m, "      "));
         }
     }
     if !w.cycle.is_empty() {
