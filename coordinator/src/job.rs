@@ -37,7 +37,12 @@ pub struct RunOptions {
 
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
+    let rank_order = match plan.job.game.as_str() {
+        "cc2" => retro_games::cc2::RANK_ORDER,
+        _ => retro_games::cc3::RANK_ORDER,
+    };
     JobSpec {
+        rank_order,
         name: plan.job.name.clone(),
         game: plan.job.game.clone(),
         order: plan.job.order,
@@ -92,12 +97,12 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     }
     let _lock = retro_worker::lock::DirLock::acquire(&opts.checkpoints)?;
     let manifest_path = opts.checkpoints.join("coordinator.json");
-    let manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash)? {
+    let manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
         Some(m) => {
             tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
             m
         }
-        None => Manifest::new(&spec.name, &spec.plan_hash, &spec.questions),
+        None => Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions),
     };
     let embedded = opts.listen.is_none();
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };

@@ -213,7 +213,12 @@ fn explore(
     }
     let dir = tablebase.unwrap_or(plan.output.dir.clone());
     let manifest_path = plan.output.checkpoints.join("coordinator.json");
-    let layers = match retro_coordinator::manifest::Manifest::load(&manifest_path, &plan.job.name, &plan.hash()) {
+    let layers = match retro_coordinator::manifest::Manifest::load(
+        &manifest_path,
+        &plan.job.name,
+        &plan.hash(),
+        retro_games::cc3::RANK_ORDER,
+    ) {
         Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
         _ => None,
     };

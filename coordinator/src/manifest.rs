@@ -72,6 +72,10 @@ pub struct Manifest {
     pub job: String,
     /// Plan hash.
     pub plan_hash: String,
+    /// Rank order version of the game's files (absent in manifests older than
+    /// the field; filled in when such a job resumes).
+    #[serde(default)]
+    pub rank_order: Option<u32>,
     /// Shards of each worker, by worker id.
     pub workers: BTreeMap<String, Vec<u32>>,
     /// Number for the next new worker id.
@@ -82,11 +86,12 @@ pub struct Manifest {
 
 impl Manifest {
     /// A fresh manifest.
-    pub fn new(job: &str, plan_hash: &str, questions: &[String]) -> Manifest {
+    pub fn new(job: &str, plan_hash: &str, rank_order: u32, questions: &[String]) -> Manifest {
         Manifest {
             format_version: MANIFEST_FORMAT_VERSION,
             job: job.to_string(),
             plan_hash: plan_hash.to_string(),
+            rank_order: Some(rank_order),
             workers: BTreeMap::new(),
             next_worker: 1,
             layers: questions.iter().map(|q| LayerRecord { question: q.clone(), ..Default::default() }).collect(),
@@ -94,9 +99,20 @@ impl Manifest {
     }
 
     /// Loads the manifest at `path`, checking that it belongs to this plan.
-    pub fn load(path: &Path, job: &str, plan_hash: &str) -> Result<Option<Manifest>, String> {
-        let m: Option<Manifest> = read_checked_json(path).map_err(|e: DurableError| e.to_string())?;
-        if let Some(m) = &m {
+    pub fn load(path: &Path, job: &str, plan_hash: &str, rank_order: u32) -> Result<Option<Manifest>, String> {
+        let mut m: Option<Manifest> = read_checked_json(path).map_err(|e: DurableError| e.to_string())?;
+        if let Some(m) = &mut m {
+            match m.rank_order {
+                Some(r) if r != rank_order => {
+                    return Err(format!(
+                        "{}: these checkpoints were written with rank order {r}, this program uses {rank_order}; \
+                         finish the job with the program that started it, or remove the checkpoints",
+                        path.display()
+                    ));
+                }
+                Some(_) => {}
+                None => m.rank_order = Some(rank_order),
+            }
             if m.format_version != MANIFEST_FORMAT_VERSION {
                 return Err(format!(
                     "{}: manifest format {} (this build reads {MANIFEST_FORMAT_VERSION})",

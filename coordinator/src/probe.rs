@@ -69,6 +69,15 @@ impl Prober {
             readers.push(TablebaseReader::open(&path).map_err(|e| e.to_string())?);
         }
         let h0 = readers[0].header().clone();
+        if h0.params["rank_order"] != retro_games::cc3::RANK_ORDER {
+            return Err(format!(
+                "{}: written with rank order {}, this program uses {}: its values would be read at the wrong \
+                 positions; solve the plan again with this version",
+                readers[0].path().display(),
+                h0.params["rank_order"],
+                retro_games::cc3::RANK_ORDER
+            ));
+        }
         for (r, q) in readers.iter().zip(COMPUTED_LAYERS) {
             let h = r.header();
             if h.layer != q || h.game != "cc3" || h.params != h0.params || h.plan_hash != h0.plan_hash {

@@ -97,6 +97,7 @@ pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
     let load = |path: &Path| -> Result<Vec<u8>, String> {
         let started = std::time::Instant::now();
         let mut r = TablebaseReader::open(path).map_err(|e| e.to_string())?;
+        check_rank_order(&r, retro_games::cc3::RANK_ORDER)?;
         r.verify().map_err(|e| e.to_string())?;
         let packed = r.read_all().map_err(|e| e.to_string())?;
         tracing::info!("loaded {} ({} bytes) in {:.1}s", path.display(), packed.len(), started.elapsed().as_secs_f64());
@@ -324,4 +325,19 @@ pub fn tablebase_summaries(manifest: &Manifest) -> Vec<TablebaseSummary> {
             })
         })
         .collect()
+}
+
+/// Refuses a tablebase whose header records another rank order than `want`
+/// (or none): its values would be read at the wrong positions, and totals
+/// over the whole space would not even show it.
+pub fn check_rank_order(r: &TablebaseReader, want: u32) -> Result<(), String> {
+    let got = &r.header().params["rank_order"];
+    if *got != want {
+        return Err(format!(
+            "{}: written with rank order {got}, this program uses {want}; solve the plan again with this version \
+             (into a fresh checkpoint directory)",
+            r.path().display()
+        ));
+    }
+    Ok(())
 }

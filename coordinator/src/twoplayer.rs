@@ -79,6 +79,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         .ok_or_else(|| "the plan does not compute solo(1), which the two-player summary needs".to_string())?;
     let tb = rec.tablebase.as_ref().ok_or_else(|| "layer solo(1) has no tablebase yet".to_string())?;
     let mut reader = TablebaseReader::open(&dir.join(&tb.file)).map_err(|e| e.to_string())?;
+    crate::summary::check_rank_order(&reader, retro_games::cc2::RANK_ORDER)?;
     reader.verify().map_err(|e| e.to_string())?;
     let packed = reader.read_all().map_err(|e| e.to_string())?;
     let per_turn = game.per_turn();

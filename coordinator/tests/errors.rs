@@ -198,3 +198,37 @@ fn a_second_process_on_the_same_state_is_refused() {
     assert!(first.wait(LIMIT).success(), "{}", first.logs());
     assert_eq!(checksums(&dir.join("tb")).len(), 3);
 }
+
+/// Files written under another rank order (an older program) would be read as
+/// a silent permutation of the right values, which no total shows: a manifest
+/// or a tablebase that records another order is refused by name.
+#[test]
+fn files_of_another_rank_order_are_refused() {
+    use retro_engine::durable::{read_checked_json, write_checked_json};
+    use retro_engine::tablebase::{TablebaseReader, TablebaseWriter, unpack_value};
+    let dir = solved_stage1();
+    // The manifest.
+    let path = dir.join("ck").join("coordinator.json");
+    let mut m: serde_json::Value = read_checked_json(&path).unwrap().unwrap();
+    assert_eq!(m["rank_order"], retro_games::cc3::RANK_ORDER);
+    m["rank_order"] = serde_json::json!(retro_games::cc3::RANK_ORDER + 1);
+    write_checked_json(&path, &m).unwrap();
+    assert_clear_failure(&run(embedded_command(&dir), LIMIT), "written with rank order");
+    // A tablebase, rewritten with the same values under another recorded order.
+    let tb = dir.join("tb").join("solo_A.tb");
+    let mut r = TablebaseReader::open(&tb).unwrap();
+    let mut header = r.header().clone();
+    assert_eq!(header.params["rank_order"], retro_games::cc3::RANK_ORDER);
+    let packed = r.read_all().unwrap();
+    header.params["rank_order"] = serde_json::json!(1);
+    let (n, bp) = (header.positions, header.block_positions);
+    let mut w = TablebaseWriter::create(&tb, header).unwrap();
+    for start in (0..n).step_by(bp as usize) {
+        let values: Vec<u8> = (start..(start + bp).min(n)).map(|i| unpack_value(&packed, i)).collect();
+        w.push_values(&values).unwrap();
+    }
+    w.finish().unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("probe").arg("--tablebase").arg(dir.join("tb"));
+    assert_clear_failure(&run(c, LIMIT), "rank order 1");
+}

@@ -18,6 +18,14 @@ pub enum AnyGame {
 }
 
 impl AnyGame {
+    /// Version of this game's rank order (recorded in every file that holds ranks).
+    pub fn rank_order(&self) -> u32 {
+        match self {
+            AnyGame::Cc3(_) => crate::cc3::RANK_ORDER,
+            AnyGame::Cc2(_) => crate::cc2::RANK_ORDER,
+        }
+    }
+
     /// Parses a question name in this game's vocabulary.
     pub fn parse_question(&self, name: &str) -> Option<Question> {
         match self {

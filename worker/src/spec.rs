@@ -21,6 +21,10 @@ pub struct JobSpec {
     /// Pieces per player (`cc2` only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pieces: u32,
+    /// Version of the game's rank order this job's files use (0: unrecorded,
+    /// from a coordinator older than the field).
+    #[serde(default)]
+    pub rank_order: u32,
     /// `cc2` only: the rank space is folded by colour symmetry (player 1 to move).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub colour_symmetry: bool,
@@ -51,8 +55,22 @@ impl JobSpec {
         SpecError { job: self.name.clone(), why }
     }
 
-    /// Builds the game.
+    /// Builds the game, refusing a job whose rank order is not this build's.
     pub fn game(&self) -> Result<AnyGame, SpecError> {
+        let g = self.game_unchecked()?;
+        if self.rank_order != g.rank_order() {
+            return Err(self.err(format!(
+                "the job uses rank order {} of {}, this program uses {}: run workers and coordinator of the \
+                 same version",
+                self.rank_order,
+                self.game,
+                g.rank_order()
+            )));
+        }
+        Ok(g)
+    }
+
+    fn game_unchecked(&self) -> Result<AnyGame, SpecError> {
         match self.game.as_str() {
             "cc3" => {
                 let g = Cc3::new(self.order).map_err(|e| self.err(e.to_string()))?;
@@ -80,8 +98,9 @@ impl JobSpec {
                 "size": self.size,
                 "pieces": self.pieces,
                 "colour_symmetry": self.colour_symmetry,
+                "rank_order": self.rank_order,
             }),
-            _ => serde_json::json!({ "order": self.order }),
+            _ => serde_json::json!({ "order": self.order, "rank_order": self.rank_order }),
         }
     }
 

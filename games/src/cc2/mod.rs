@@ -27,6 +27,10 @@ pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 use crate::binom::Binomials;
 use crate::{Classification, Question, RetroGame};
 
+/// Version of the cc2 rank order (see [`crate::cc3::RANK_ORDER`] for why it is
+/// recorded). Bump it whenever the order changes.
+pub const RANK_ORDER: u32 = 1;
+
 /// Names of the two players in notation and summaries.
 pub const PLAYER_NAMES: [&str; 2] = ["1", "2"];
 

@@ -18,6 +18,11 @@ pub use star::{Cube, PLAYER_NAMES, Star};
 
 use crate::{Classification, RetroGame};
 
+/// Version of the cc3 rank order ([`Ranker`]). Tablebases, checkpoints and
+/// workers record it: files written under another order would be read as a
+/// silent permutation of the right values. Bump it whenever the order changes.
+pub const RANK_ORDER: u32 = 2;
+
 /// Three-player Chinese checkers of one star order, with its ranking tables.
 pub struct Cc3 {
     /// Board geometry.
