@@ -231,7 +231,14 @@ fn write_all_draw_tablebases(dir: &Path) {
         ("enable(A>B)", "enable_A_B.tb", &none),
         ("enable(A>C)", "enable_A_C.tb", &none),
     ] {
-        let header = TablebaseHeader::new("cc3", serde_json::json!({ "order": 1 }), layer, n, n, "synthetic");
+        let header = TablebaseHeader::new(
+            "cc3",
+            serde_json::json!({ "order": 1, "rank_order": retro_games::cc3::RANK_ORDER }),
+            layer,
+            n,
+            n,
+            "synthetic",
+        );
         let mut w = TablebaseWriter::create(&dir.join(file), header).unwrap();
         w.push_values(values).unwrap();
         w.finish().unwrap();
