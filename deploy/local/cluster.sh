@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# A multi-host cluster on one machine: the coordinator and N workers, each in
+# its own network namespace with its own address on a private bridge, started
+# the way the rented machines start them (coordinator --listen, worker --connect).
+#
+#   deploy/local/cluster.sh up N [--plan PLAN] [--bin DIR] [--state DIR]
+#   deploy/local/cluster.sh wait      # until the coordinator exits; its exit status
+#   deploy/local/cluster.sh status    # namespaces, processes, last log lines
+#   deploy/local/cluster.sh down      # stop everything, remove namespaces, links, bridge
+#
+# Needs root (ip netns, veth, bridge). Environment:
+#   RETRO_CLUSTER_NAME    prefix of every name it creates (default: retro; at most 6 characters)
+#   RETRO_CLUSTER_SUBNET  first three octets of the private /24 (default: 10.77.0)
+#   RETRO_TOKEN           cluster token (default: a random one, kept in the state directory)
+# The state directory (default: /tmp/<name>-cluster) holds the logs, the worker
+# data directories, the checkpoints, the tablebases (tb/) and the pids.
+# `up` cleans up everything it made when it fails part-way; `down` is safe to
+# run at any time, also twice.
+set -euo pipefail
+
+NAME=${RETRO_CLUSTER_NAME:-retro}
+SUBNET=${RETRO_CLUSTER_SUBNET:-10.77.0}
+STATE=/tmp/$NAME-cluster
+BIN=target/release
+PLAN=plans/stage1.toml
+BRIDGE=$NAME-br
+COORD_NS=$NAME-c
+PORT=50051
+
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+parse_opts() {
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --plan) PLAN=$2; shift 2 ;;
+      --bin) BIN=$2; shift 2 ;;
+      --state) STATE=$2; shift 2 ;;
+      -h|--help) usage 0 ;;
+      *) die "unknown option $1 (see --help)" ;;
+    esac
+  done
+}
+
+worker_ns() { echo "$NAME-w$1"; }
+
+# Every namespace this cluster made (by prefix), also after a crash of `up`.
+our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^$NAME-(c|w[0-9]+)$" || true; }
+
+# Creates namespace $1 with address $2 on the bridge (veth $1-v inside as eth0).
+add_host() {
+  local ns=$1 addr=$2 host_end="${1}h"
+  ip netns add "$ns"
+  ip link add "$host_end" type veth peer name "${ns}p"
+  ip link set "${ns}p" netns "$ns"
+  ip link set "$host_end" master "$BRIDGE" up
+  ip netns exec "$ns" ip link set "${ns}p" name eth0
+  ip netns exec "$ns" ip addr add "$addr/24" dev eth0
+  ip netns exec "$ns" ip link set eth0 up
+  ip netns exec "$ns" ip link set lo up
+}
+
+# Starts "$@" inside namespace $1 detached from this shell (as a systemd unit
+# would be), writing $STATE/$2.log, $STATE/$2.pid and, at exit, $STATE/$2.rc.
+start_in() {
+  local ns=$1 tag=$2; shift 2
+  ip netns exec "$ns" setsid bash -c '"$@" > "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "$@" < /dev/null &
+  echo $! > "$STATE/$tag.pid"
+}
+
+cmd_up() {
+  local n=${1:-}; shift || true
+  [[ "$n" =~ ^[0-9]+$ && "$n" -ge 1 ]] || die "up needs a worker count, e.g. up 3"
+  parse_opts "$@"
+  [[ ${#NAME} -le 6 ]] || die "RETRO_CLUSTER_NAME must have at most 6 characters (interface names are short)"
+  [[ $(id -u) -eq 0 ]] || die "needs root for network namespaces"
+  [[ -x "$BIN/coordinator" && -x "$BIN/worker" ]] || die "no binaries in $BIN (cargo build --release, or --bin DIR)"
+  [[ -f "$PLAN" ]] || die "no plan $PLAN"
+  if [[ -n "$(our_namespaces)" ]] || ip link show "$BRIDGE" >/dev/null 2>&1; then
+    die "a cluster named $NAME is already up (cluster.sh down first, or set RETRO_CLUSTER_NAME)"
+  fi
+  BIN=$(cd "$BIN" && pwd); PLAN=$(cd "$(dirname "$PLAN")" && pwd)/$(basename "$PLAN")
+  mkdir -p "$STATE"; STATE=$(cd "$STATE" && pwd)
+  echo "$STATE" > "/tmp/$NAME-cluster.state"
+  trap 'echo "cluster.sh: up failed; cleaning up" >&2; cmd_down >/dev/null 2>&1 || true' ERR
+  local token=${RETRO_TOKEN:-}
+  if [[ -z "$token" ]]; then
+    token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  fi
+  echo "$token" > "$STATE/token"; chmod 600 "$STATE/token"
+  export RETRO_TOKEN=$token
+
+  ip link add "$BRIDGE" type bridge
+  ip addr add "$SUBNET.254/24" dev "$BRIDGE"
+  ip link set "$BRIDGE" up
+  add_host "$COORD_NS" "$SUBNET.1"
+  start_in "$COORD_NS" coordinator "$BIN/coordinator" --plan "$PLAN" --listen "$SUBNET.1:$PORT" \
+    --expect-workers "$n" --output "$STATE/tb" --checkpoints "$STATE/ck"
+  for i in $(seq 1 "$n"); do
+    local ns; ns=$(worker_ns "$i")
+    add_host "$ns" "$SUBNET.$((10 + i))"
+    start_in "$ns" "worker$i" "$BIN/worker" --connect "$SUBNET.1:$PORT" --listen "$SUBNET.$((10 + i)):50052" \
+      --data "$STATE/w$i"
+  done
+  trap - ERR
+  echo "cluster $NAME up: coordinator $SUBNET.1:$PORT, $n workers; state in $STATE"
+}
+
+# The state directory of the running (or last) cluster of this name.
+state_dir() { cat "/tmp/$NAME-cluster.state" 2>/dev/null || echo "$STATE"; }
+
+cmd_wait() {
+  local st; st=$(state_dir)
+  [[ -f "$st/coordinator.pid" ]] || die "no cluster $NAME was started"
+  while [[ ! -f "$st/coordinator.rc" ]]; do
+    kill -0 "$(cat "$st/coordinator.pid")" 2>/dev/null || break
+    sleep 0.5
+  done
+  [[ -f "$st/coordinator.rc" ]] || die "the coordinator died without an exit status; see $st/coordinator.log"
+  local rc; rc=$(cat "$st/coordinator.rc")
+  echo "coordinator exited with status $rc (log: $st/coordinator.log)"
+  return "$rc"
+}
+
+cmd_status() {
+  local st; st=$(state_dir)
+  echo "namespaces: $(our_namespaces | tr '\n' ' ')"
+  ip link show "$BRIDGE" >/dev/null 2>&1 && echo "bridge: $BRIDGE" || echo "bridge: none"
+  for pidfile in "$st"/*.pid; do
+    [[ -f "$pidfile" ]] || continue
+    local tag; tag=$(basename "$pidfile" .pid)
+    local state
+    if [[ -f "$st/$tag.rc" ]]; then state="exited $(cat "$st/$tag.rc")"
+    elif kill -0 "$(cat "$pidfile")" 2>/dev/null; then state=running
+    else state=gone; fi
+    echo "$tag: $state"
+  done
+  [[ -f "$st/coordinator.log" ]] && tail -n 3 "$st/coordinator.log"
+  return 0
+}
+
+cmd_down() {
+  local st; st=$(state_dir)
+  # Stop the processes: each namespace's own, then whatever the pid files name.
+  for ns in $(our_namespaces); do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -TERM "$pid" 2>/dev/null || true; done
+  done
+  sleep 0.5
+  for ns in $(our_namespaces); do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+  done
+  for pidfile in "$st"/*.pid; do
+    [[ -f "$pidfile" ]] && { kill -KILL "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; }
+  done
+  # Deleting a namespace deletes its end of each veth, and with it the peer.
+  for ns in $(our_namespaces); do ip netns del "$ns"; done
+  for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^$NAME-(c|w[0-9]+)h$" || true); do
+    ip link del "$link" 2>/dev/null || true
+  done
+  ip link del "$BRIDGE" 2>/dev/null || true
+  rm -f "/tmp/$NAME-cluster.state"
+  echo "cluster $NAME down (logs and data kept in $st)"
+}
+
+case "${1:-}" in
+  up) shift; cmd_up "$@" ;;
+  wait) cmd_wait ;;
+  status) cmd_status ;;
+  down) cmd_down ;;
+  -h|--help|help) usage 0 ;;
+  *) usage ;;
+esac
