@@ -7,11 +7,16 @@
 #   deploy/local/cluster.sh wait      # until the coordinator exits; its exit status
 #   deploy/local/cluster.sh status    # namespaces, processes, last log lines
 #   deploy/local/cluster.sh down      # stop everything, remove namespaces, links, bridge
+#   deploy/local/cluster.sh kill TAG  # SIGKILL one process (TAG: coordinator, worker1, ...)
+#   deploy/local/cluster.sh start TAG # start it again with the same command
+#   deploy/local/cluster.sh cut TAG   # take its host's link down (a network partition)
+#   deploy/local/cluster.sh heal TAG  # and up again
 #
 # Needs root (ip netns, veth, bridge). Environment:
 #   RETRO_CLUSTER_NAME    prefix of every name it creates (default: retro; at most 6 characters)
 #   RETRO_CLUSTER_SUBNET  first three octets of the private /24 (default: 10.77.0)
 #   RETRO_TOKEN           cluster token (default: a random one, kept in the state directory)
+#   RETRO_FAULT_<TAG>     RETRO_FAULT for that process's first start only (fault injection)
 # The state directory (default: /tmp/<name>-cluster) holds the logs, the worker
 # data directories, the checkpoints, the tablebases (tb/) and the pids.
 # `up` cleans up everything it made when it fails part-way; `down` is safe to
@@ -27,7 +32,7 @@ BRIDGE=$NAME-br
 COORD_NS=$NAME-c
 PORT=50051
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 parse_opts() {
@@ -64,8 +69,51 @@ add_host() {
 # would be), writing $STATE/$2.log, $STATE/$2.pid and, at exit, $STATE/$2.rc.
 start_in() {
   local ns=$1 tag=$2; shift 2
-  ip netns exec "$ns" setsid bash -c '"$@" > "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "$@" < /dev/null &
+  printf '%q ' "$@" > "$STATE/$tag.cmd"
+  echo "$ns" > "$STATE/$tag.ns"
+  local fault_var="RETRO_FAULT_$tag"
+  local -a fault=(env -u RETRO_FAULT)
+  [[ -n "${!fault_var:-}" ]] && fault=(env "RETRO_FAULT=${!fault_var}")
+  rm -f "$STATE/$tag.rc"
+  "${fault[@]}" ip netns exec "$ns" setsid bash -c \
+    '"$@" >> "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "$@" < /dev/null 2> /dev/null &
   echo $! > "$STATE/$tag.pid"
+}
+
+# The namespace of process TAG in the running cluster.
+ns_of() {
+  local st; st=$(state_dir)
+  [[ -f "$st/$1.ns" ]] || die "no process $1 in cluster $NAME (coordinator, worker1, ...)"
+  cat "$st/$1.ns"
+}
+
+cmd_kill() {
+  local ns; ns=$(ns_of "$1")
+  local st; st=$(state_dir)
+  # The process itself, not its wrapper: the wrapper records the exit status.
+  for pid in $(ip netns pids "$ns"); do
+    if [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" != bash ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  while [[ ! -f "$st/$1.rc" ]]; do sleep 0.1; done
+  echo "$1 killed"
+}
+
+cmd_start() {
+  local ns; ns=$(ns_of "$1")
+  local st; st=$(state_dir)
+  STATE=$st
+  export RETRO_TOKEN; RETRO_TOKEN=$(cat "$st/token")
+  local -a argv
+  eval "argv=($(cat "$st/$1.cmd"))"
+  unset "RETRO_FAULT_$1"
+  start_in "$ns" "$1" "${argv[@]}"
+  echo "$1 started again"
+}
+
+cmd_link() {
+  local ns; ns=$(ns_of "$1")
+  ip netns exec "$ns" ip link set eth0 "$2"
+  echo "$1 link $2"
 }
 
 cmd_up() {
@@ -150,7 +198,7 @@ cmd_down() {
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
   done
   for pidfile in "$st"/*.pid; do
-    [[ -f "$pidfile" ]] && { kill -KILL "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile"; }
+    [[ -f "$pidfile" ]] && { kill -KILL "$(cat "$pidfile")" 2>/dev/null || true; rm -f "$pidfile" "${pidfile%.pid}.ns"; }
   done
   # Deleting a namespace deletes its end of each veth, and with it the peer.
   for ns in $(our_namespaces); do ip netns del "$ns"; done
@@ -167,6 +215,10 @@ case "${1:-}" in
   wait) cmd_wait ;;
   status) cmd_status ;;
   down) cmd_down ;;
+  kill) cmd_kill "${2:?kill needs a process tag}" ;;
+  start) cmd_start "${2:?start needs a process tag}" ;;
+  cut) cmd_link "${2:?cut needs a process tag}" down ;;
+  heal) cmd_link "${2:?heal needs a process tag}" up ;;
   -h|--help|help) usage 0 ;;
   *) usage ;;
 esac
