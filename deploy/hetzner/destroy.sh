@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Deletes everything labelled job=$JOB: servers, placement group, network, ssh key.
+# Works from the labels alone, so it also cleans up after a crash of the machine
+# that ran provision.sh; running it twice is harmless.
+#   deploy/hetzner/destroy.sh [--job NAME] [--dry-run]
+source "$(dirname "$0")/common.sh"
+parse_common "$@"
+need_token
+list() { # resource kind
+  if [[ "$DRY_RUN" == 1 ]]; then echo "<each-$1-labelled-job=$JOB>"; else
+    hcloud "$1" list --selector "job=$JOB" -o noheader -o columns=name
+  fi
+}
+# Best effort: one failed delete must not leave the rest running (and billing).
+failed=()
+for kind in server placement-group network ssh-key; do
+  for name in $(list "$kind"); do
+    run hcloud "$kind" delete "$name" || failed+=("$kind $name")
+  done
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "destroy.sh: could not delete: ${failed[*]}; run deploy/hetzner/destroy.sh --job $JOB again" >&2
+  exit 1
+fi
+echo "destroyed everything labelled job=$JOB"
