@@ -33,6 +33,8 @@ pub struct RunOptions {
     pub token: Option<String>,
     /// Called with the bound address once the server listens.
     pub on_listen: Option<fn(SocketAddr)>,
+    /// Serve `/healthz` and `/status` over HTTP on this address.
+    pub status_listen: Option<SocketAddr>,
 }
 
 /// The job description workers receive.
@@ -159,6 +161,16 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
                 let _ = rx.changed().await;
             })
             .await
+        }));
+    }
+    if let Some(addr) = opts.status_listen {
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot serve the status on {addr}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("status on http://{bound}/status (and /healthz)");
+        let mut rx = stop_rx.clone();
+        tokio::spawn(crate::status::serve_http(scheduler.clone(), listener, async move {
+            let _ = rx.changed().await;
         }));
     }
     // Heartbeat monitor.

@@ -8,6 +8,7 @@
 //! - [`merge`]: uploaded blocks to tablebase files.
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
+//! - [`status`]: `/healthz` and `/status` over HTTP.
 //! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`witness`]: positions that show each category, with the line that reaches them.
@@ -25,6 +26,7 @@ pub mod plan;
 pub mod probe;
 pub mod scheduler;
 pub mod service;
+pub mod status;
 pub mod summary;
 pub mod twoplayer;
 pub mod witness;

@@ -48,6 +48,9 @@ struct RunArgs {
     /// Number of remote workers to wait for.
     #[arg(long, value_name = "N")]
     expect_workers: Option<usize>,
+    /// Serve /healthz and /status (JSON progress) over HTTP on this address.
+    #[arg(long, value_name = "ADDR")]
+    status: Option<SocketAddr>,
     /// Print summary.json instead of the table.
     #[arg(long)]
     json: bool,
@@ -182,6 +185,7 @@ async fn run(args: RunArgs) -> Result<(), String> {
         expect_workers: expect,
         token: plan.token(),
         on_listen: Some(print_listen),
+        status_listen: args.status,
     };
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;

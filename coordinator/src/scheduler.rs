@@ -184,6 +184,66 @@ impl Scheduler {
         self.phase_tx.subscribe()
     }
 
+    /// The job's progress for `/status`.
+    pub fn status(&self) -> crate::status::JobStatus {
+        use crate::status::{JobStatus, LayerStatus, WorkerStatus};
+        let st = self.state.lock().expect("state lock");
+        let m = &st.manifest;
+        let phase = match &st.phase {
+            Phase::Registering => "registering".to_string(),
+            Phase::Init(l) => format!("init layer {l}"),
+            Phase::Generate(l, r) => format!("generate layer {l} round {r}"),
+            Phase::Apply(l, r) => format!("apply layer {l} round {r}"),
+            Phase::Export(l) => format!("export layer {l}"),
+            Phase::Finish => "analysis".to_string(),
+            Phase::Done => "done".to_string(),
+            Phase::Failed(why) => format!("failed: {why}"),
+        };
+        let workers = st
+            .slots
+            .iter()
+            .map(|(id, slot)| WorkerStatus {
+                id: id.clone(),
+                shards: m.workers.get(id).cloned().unwrap_or_default(),
+                address: slot.address.clone(),
+                seconds_since_seen: slot.last_seen.elapsed().as_secs_f64(),
+                lost: slot.lost,
+            })
+            .collect();
+        let layers: Vec<LayerStatus> = m
+            .layers
+            .iter()
+            .map(|l| LayerStatus {
+                question: l.question.clone(),
+                committed_round: l.committed_round,
+                solved: l.solved,
+                decided: l.rounds.iter().map(|r| r.win + r.loss).sum::<u64>()
+                    + l.init.map_or(0, |i| i.terminal + i.illegal),
+                seconds: l.seconds,
+                last_round_rate: l
+                    .rounds
+                    .last()
+                    .filter(|r| r.seconds > 0.0)
+                    .map(|r| (r.win + r.loss) as f64 / r.seconds),
+            })
+            .collect();
+        let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
+        let layers_left = layers.len() - solved.len();
+        let estimated_seconds_left =
+            (!solved.is_empty()).then(|| solved.iter().sum::<f64>() / solved.len() as f64 * layers_left as f64);
+        JobStatus {
+            job: m.job.clone(),
+            plan_hash: m.plan_hash.clone(),
+            positions: self.layout.positions,
+            phase,
+            expected_workers: self.expected_workers,
+            workers,
+            layers,
+            layers_left,
+            estimated_seconds_left,
+        }
+    }
+
     /// A copy of the manifest.
     pub fn manifest(&self) -> Manifest {
         self.state.lock().expect("state lock").manifest.clone()

@@ -140,3 +140,46 @@ fn embedded_run_killed_and_rerun_gives_the_same_bytes() {
         assert_eq!(checksums(&dir.join("tb")), want, "{fault}");
     }
 }
+
+fn http(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// `--status ADDR`: `/healthz` answers `ok`, `/status` the job's progress as JSON.
+#[test]
+fn status_page_reports_progress() {
+    let dir = TempDir::new("status-page");
+    let status = format!("127.0.0.1:{}", free_port());
+    let mut c = embedded_command(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1", "--status", &status]);
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(&status).is_err() {
+        assert!(std::time::Instant::now() < deadline, "status page never came up:\n{}", coord.logs());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let health = http(&status, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(health.starts_with("HTTP/1.1 200") && health.ends_with("ok\n"), "{health}");
+    let page = http(&status, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    let body = page.split("\r\n\r\n").nth(1).unwrap();
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert_eq!(v["job"], "stage1");
+    assert_eq!(v["phase"], "registering");
+    assert_eq!(v["expected_workers"], 1);
+    assert_eq!(v["positions"], 1662);
+    assert_eq!(v["layers"].as_array().unwrap().len(), 3);
+    assert_eq!(v["layers_left"], 3);
+    assert!(http(&status, "GET /nothing HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
+    assert!(http(&status, "POST /status HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+    assert!(http(&status, "\u{0}\u{1}garbage\r\n\r\n").starts_with("HTTP/1.1 405"));
+    let mut w = Proc::start("worker", worker_cmd(&dir, &addr, 1, None), dir.join("w1.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert!(coord.logs().contains("status on http://"), "{}", coord.logs());
+}
