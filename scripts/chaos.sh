@@ -11,7 +11,7 @@
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
 #   cargo build --release && scripts/chaos.sh [--bin DIR]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BIN=target/release
 [[ "${1:-}" == "--bin" ]] && BIN=$2
 PLAN=plans/chaos.toml

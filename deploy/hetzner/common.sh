@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared settings and helpers of the Hetzner scripts (sourced, not run).
 #
 # Settings (environment; flags of the scripts override them):
@@ -24,8 +25,10 @@ PLAN=${PLAN:-plans/stage2.toml}
 BIN=${BIN:-target/release}
 OUT=${OUT:-}
 DRY_RUN=${DRY_RUN:-0}
+# shellcheck disable=SC2034  # HERE and PORT are for the scripts that source this file
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SSH_OPTS=(-o StrictHostKeyChecking=accept-new -o ServerAliveInterval=15 -o ConnectTimeout=10)
+# shellcheck disable=SC2034
 PORT=50051
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }

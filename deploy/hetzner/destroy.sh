@@ -3,6 +3,7 @@
 # Works from the labels alone, so it also cleans up after a crash of the machine
 # that ran provision.sh; running it twice is harmless.
 #   deploy/hetzner/destroy.sh [--job NAME] [--dry-run]
+# shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
 need_token

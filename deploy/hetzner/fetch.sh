@@ -2,6 +2,7 @@
 # Copies the tablebases and summary.json from the coordinator machine to --out and
 # checks each file's SHA-256 against the summary (and every block with `coordinator verify`).
 #   deploy/hetzner/fetch.sh [--job NAME] [--out DIR] [--bin DIR] [--dry-run]
+# shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
 need_token

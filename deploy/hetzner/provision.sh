@@ -4,6 +4,7 @@
 # up by cloud-init.yaml (a retro user, /opt/retro, /var/lib/retro).
 #   deploy/hetzner/provision.sh [--job NAME] [--workers N] [--type ccx33] [--location fsn1] [--dry-run]
 # Settings: deploy/hetzner/common.sh. Undo with destroy.sh (same --job).
+# shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
 need_token

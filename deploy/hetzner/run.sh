@@ -5,6 +5,7 @@
 # from their checkpoints), then follows the coordinator's log until the job ends.
 #   deploy/hetzner/run.sh [--job NAME] [--workers N] [--plan PLAN] [--bin DIR] [--dry-run]
 # The cluster token is made here and kept only on the machines (/etc/retro/env, mode 600).
+# shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
 need_token

@@ -75,6 +75,7 @@ start_in() {
   local -a fault=(env -u RETRO_FAULT)
   [[ -n "${!fault_var:-}" ]] && fault=(env "RETRO_FAULT=${!fault_var}")
   rm -f "$STATE/$tag.rc"
+  # shellcheck disable=SC2016  # the inner script expands its own "$@" and "$0"
   "${fault[@]}" ip netns exec "$ns" setsid bash -c \
     '"$@" >> "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "$@" < /dev/null 2> /dev/null &
   echo $! > "$STATE/$tag.pid"
