@@ -3,7 +3,8 @@
 # Every number in the ledger comes from these runs' summary.json files.
 #   scripts/ledger.sh          stage 1, two-player 7x7 with 1 and 2 pieces (seconds)
 #   scripts/ledger.sh --long   also two-player 7x7 with 3 pieces (about 2 minutes on 2 cores)
-# Summaries of long runs kept under docs/results/ (stage 2) are appended as they are.
+# Summaries of long runs kept under docs/results/ (<job>-summary.json: stage 2, the
+# 3-piece game) are appended as they are unless this invocation ran them again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 plans=(stage1 cc2-m7p1 cc2-m7p2)
@@ -28,7 +29,8 @@ bin=target/release/coordinator
     if [[ "$p" == cc2-m7p3 ]]; then mkdir -p docs/results && cp "$out/$p/tb/summary.json" docs/results/cc2-m7p3-summary.json; fi
   done
   for kept in docs/results/*-summary.json; do
-    case "$kept" in *cc2-m7p3*) continue ;; esac   # regenerated above with --long
+    name=$(basename "$kept" -summary.json)
+    [[ " ${plans[*]} " == *" $name "* ]] && continue   # run again above
     if [[ -f "$kept" ]]; then "$bin" ledger --summary "$kept"; fi
   done
 } > docs/RESULTS.md
