@@ -160,12 +160,14 @@ pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<usize, DurableError
                 break;
             };
             let body = p + 16;
-            if body + len as usize > data.len() {
+            // Checked: lengths come from the file, which may be garbage.
+            let Some(end) = usize::try_from(len).ok().and_then(|l| body.checked_add(l)).filter(|&e| e <= data.len())
+            else {
                 torn = true;
                 break;
-            }
-            entries.push((c, len as usize, body));
-            p = body + len as usize;
+            };
+            entries.push((c, end - body, body));
+            p = end;
         }
         if torn || p + 12 > data.len() || &data[p + 4..p + 12] != UNDO_END {
             break;
@@ -182,8 +184,12 @@ pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<usize, DurableError
     }
     for (chunk_len, entries) in &segments {
         for &(c, len, body) in entries {
-            let lo = c.checked_mul(*chunk_len).ok_or_else(|| corrupt("undo log does not fit the shard"))? as usize;
-            let dst = bytes.get_mut(lo..lo + len).ok_or_else(|| corrupt("undo log does not fit the shard"))?;
+            let lo = c
+                .checked_mul(*chunk_len)
+                .and_then(|lo| usize::try_from(lo).ok())
+                .ok_or_else(|| corrupt("undo log does not fit the shard"))?;
+            let hi = lo.checked_add(len).ok_or_else(|| corrupt("undo log does not fit the shard"))?;
+            let dst = bytes.get_mut(lo..hi).ok_or_else(|| corrupt("undo log does not fit the shard"))?;
             dst.copy_from_slice(&data[body..body + len]);
         }
     }
@@ -231,5 +237,47 @@ mod tests {
         }
         drop(shard);
         assert!(matches!(ShardFile::open(&dir.path("s.bin"), 99), Err(DurableError::Corrupt { .. })));
+    }
+
+    /// A damaged undo log is an error or restores whole segments only; random
+    /// flips, garbage and absurd lengths never panic or write outside the shard.
+    #[test]
+    fn damaged_undo_logs_never_panic() {
+        let dir = crate::testutil::TestDir::new("undo-fuzz");
+        let mut shard = vec![7u8; 100];
+        let undo = dir.path("undo");
+        append_undo(&undo, &shard, 16, &[0, 6]).unwrap();
+        append_undo(&undo, &shard, 16, &[2]).unwrap();
+        let good = fs::read(&undo).unwrap();
+        let mut rng = crate::testutil::Rng(0x5eed);
+        for trial in 0..3_000 {
+            let mut bad = good.clone();
+            match trial % 3 {
+                0 => {
+                    let i = rng.below(bad.len() as u64) as usize;
+                    bad[i] ^= 1 << rng.below(8);
+                }
+                1 => {
+                    // An absurd length or chunk number where one is stored.
+                    let at = [8usize, 16, 24, 32][rng.below(4) as usize];
+                    bad[at..at + 8].copy_from_slice(&rng.next().to_le_bytes());
+                }
+                _ => {
+                    let n = rng.below(64) as usize;
+                    bad = (0..n).map(|_| rng.next() as u8).collect();
+                }
+            }
+            fs::write(&undo, &bad).unwrap();
+            let mut copy = shard.clone();
+            if let Ok(n) = restore_undo(&undo, &mut copy) {
+                assert!(n <= 2);
+            }
+            assert_eq!(copy.len(), 100);
+        }
+        shard[0] = 1;
+        // The intact log still restores both segments.
+        fs::write(&undo, &good).unwrap();
+        assert_eq!(restore_undo(&undo, &mut shard).unwrap(), 2);
+        assert_eq!(shard[0], 7);
     }
 }
