@@ -97,3 +97,25 @@ fn two_valued_enable_forces_the_same_positions_as_three_valued() {
         assert!(a.rounds.iter().all(|d| d.loss == 0));
     }
 }
+
+/// An update for a rank outside the receiving shard (a confused or hostile
+/// peer) is refused before anything is written: the shard is unchanged.
+#[test]
+fn updates_outside_the_shard_are_refused_untouched() {
+    let g = Cc3::new(1).unwrap();
+    let q = solo(0);
+    let n = g.position_count();
+    let mut bytes = vec![0u8; n as usize];
+    retro_engine::kernel::init_shard(&g, q, 0, &mut bytes, 1).unwrap();
+    let (base, len) = (64u64, 64usize);
+    let mut shard = bytes[base as usize..base as usize + len].to_vec();
+    let before = shard.clone();
+    for bad in [0u64, base - 1, base + len as u64, u64::MAX >> 1] {
+        // One good update first, then the foreign one: nothing may be applied.
+        let updates = [base << 1, bad << 1];
+        let err = retro_engine::kernel::apply_updates(&g, q, 1, base, &mut shard, &[&updates[..]], 2);
+        assert!(err.is_err(), "rank {bad} accepted");
+        assert!(err.unwrap_err().to_string().contains(&bad.to_string()));
+        assert_eq!(shard, before);
+    }
+}
