@@ -481,6 +481,11 @@ impl WorkerCore {
                 blocks += 1;
             }
         }
+        // The layer is complete: unmap it, so its pages (a whole layer at stage
+        // 2) leave this process's resident set before the next layer or the
+        // analysis. A retried export maps it again.
+        self.layer = None;
+        self.work = None;
         Ok(blocks)
     }
 
