@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub on_listen: Option<fn(SocketAddr)>,
     /// Serve `/healthz` and `/status` over HTTP on this address.
     pub status_listen: Option<SocketAddr>,
+    /// Serve the workers over TLS with this identity.
+    pub tls: Option<crate::service::ServerTls>,
 }
 
 /// The job description workers receive.
@@ -156,8 +158,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         let mut rx = stop_rx.clone();
         let s = scheduler.clone();
         let token = opts.token.clone();
+        let tls = opts.tls.clone();
         server_task = Some(tokio::spawn(async move {
-            crate::service::serve(s, token, listener, async move {
+            crate::service::serve(s, token, tls, listener, async move {
                 let _ = rx.changed().await;
             })
             .await

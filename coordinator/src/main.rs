@@ -153,6 +153,16 @@ fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
     }
 }
 
+/// The TLS identity the plan names, read from its files.
+fn server_tls(plan: &Plan) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
+    let (Some(cert), Some(key)) = (&plan.cluster.tls_cert, &plan.cluster.tls_key) else { return Ok(None) };
+    let read = |p: &PathBuf, what: &str| std::fs::read(p).map_err(|e| format!("[cluster] {what} {}: {e}", p.display()));
+    Ok(Some(retro_coordinator::service::ServerTls {
+        cert_pem: read(cert, "tls_cert")?,
+        key_pem: read(key, "tls_key")?,
+    }))
+}
+
 fn print_listen(addr: SocketAddr) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "listening on {addr}");
@@ -186,6 +196,7 @@ async fn run(args: RunArgs) -> Result<(), String> {
         token: plan.token(),
         on_listen: Some(print_listen),
         status_listen: args.status,
+        tls: server_tls(&plan)?,
     };
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;

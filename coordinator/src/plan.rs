@@ -108,6 +108,13 @@ pub struct ClusterSection {
     pub threads: u32,
     /// Seconds without a heartbeat before a worker is declared lost, 1..=3600.
     pub heartbeat_timeout_secs: u64,
+    /// TLS certificate chain (PEM file) the coordinator presents; with
+    /// `tls_key`, workers must connect with `--tls-ca`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM file; keep it out of the repo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// `[output]`: where finished tablebases and checkpoints go.
@@ -184,7 +191,7 @@ impl PlanError {
 const SCHEMA: [(&str, &[&str]); 4] = [
     ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
-    ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs"]),
+    ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"]),
     ("output", &["dir", "checkpoints"]),
 ];
 
@@ -427,6 +434,13 @@ impl Plan {
         let heartbeat_timeout_secs =
             r.int("cluster", "heartbeat_timeout_secs", 1, 3600)?.unwrap_or(DEFAULT_HEARTBEAT_SECS);
 
+        let tls_cert = r.string("cluster", "tls_cert")?.filter(|t| !t.is_empty()).map(PathBuf::from);
+        let tls_key = r.string("cluster", "tls_key")?.filter(|t| !t.is_empty()).map(PathBuf::from);
+        if tls_cert.is_some() != tls_key.is_some() {
+            let missing = if tls_cert.is_some() { "cluster.tls_key" } else { "cluster.tls_cert" };
+            return Err(r.invalid(missing, "TLS needs both tls_cert and tls_key"));
+        }
+
         // [output]
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
             match r.string("output", key)? {
@@ -441,7 +455,7 @@ impl Plan {
         Ok(Plan {
             job: JobSection { name, game, order, questions, size, pieces, colour_symmetry },
             shards: ShardSection { count, block_positions, chunk_bytes },
-            cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs },
+            cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key },
             output: OutputSection { dir, checkpoints },
         })
     }

@@ -50,10 +50,28 @@ impl Coordinator for CoordinatorService {
     }
 }
 
-/// Serves the Coordinator service on `listener` until `shutdown` completes.
+/// The coordinator's TLS identity (PEM certificate chain and private key).
+#[derive(Clone)]
+pub struct ServerTls {
+    /// Certificate chain, PEM.
+    pub cert_pem: Vec<u8>,
+    /// Private key, PEM.
+    pub key_pem: Vec<u8>,
+}
+
+impl std::fmt::Debug for ServerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        f.write_str("ServerTls { .. }")
+    }
+}
+
+/// Serves the Coordinator service on `listener` until `shutdown` completes,
+/// over TLS when `tls` is given.
 pub async fn serve(
     scheduler: Arc<Scheduler>,
     token: Option<String>,
+    tls: Option<ServerTls>,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
@@ -61,7 +79,12 @@ pub async fn serve(
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token));
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(t) = tls {
+        let identity = tonic::transport::Identity::from_pem(t.cert_pem, t.key_pem);
+        builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+    }
+    builder
         .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
         .add_service(svc)

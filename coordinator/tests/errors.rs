@@ -26,6 +26,7 @@ fn broken_plans_name_the_field() {
         (good.replace("[shards]", "[shards]\ncuont = 3"), "shards.cuont"),
         (good.replace("name = \"stage1\"", ""), "job.name"),
         (good.replace("[job]", "[job"), "not valid TOML"),
+        (good.replace("[cluster]", "[cluster]\ntls_cert = \"c.pem\""), "cluster.tls_key"),
     ] {
         let path = dir.join("plan.toml");
         std::fs::write(&path, edit).unwrap();

@@ -52,12 +52,32 @@ pub trait CoordinatorLink: Send + Sync + 'static {
     ) -> impl Future<Output = Result<UploadReply, LinkError>> + Send;
 }
 
+/// How a worker checks the coordinator's TLS certificate.
+#[derive(Clone, Debug)]
+pub struct ClientTls {
+    /// PEM of the certificate authority the coordinator's certificate chains to.
+    pub ca_pem: Vec<u8>,
+    /// The name the certificate must carry (the coordinator's host name).
+    pub domain: String,
+}
+
 /// Builds an endpoint with the keepalive and timeout settings every channel uses.
 pub fn endpoint(address: &str) -> Result<Endpoint, LinkError> {
-    let uri = if address.contains("://") { address.to_string() } else { format!("http://{address}") };
-    Ok(Endpoint::from_shared(uri)
-        .map_err(|e| LinkError::Rejected(format!("bad address {address:?}: {e}")))?
-        .connect_timeout(Duration::from_secs(5))
+    endpoint_with(address, None)
+}
+
+/// [`endpoint`], over TLS when `tls` is given.
+pub fn endpoint_with(address: &str, tls: Option<&ClientTls>) -> Result<Endpoint, LinkError> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let uri = if address.contains("://") { address.to_string() } else { format!("{scheme}://{address}") };
+    let mut e = Endpoint::from_shared(uri).map_err(|e| LinkError::Rejected(format!("bad address {address:?}: {e}")))?;
+    if let Some(t) = tls {
+        let cfg = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(&t.ca_pem))
+            .domain_name(t.domain.clone());
+        e = e.tls_config(cfg).map_err(|e| LinkError::Rejected(format!("TLS settings for {address}: {e}")))?;
+    }
+    Ok(e.connect_timeout(Duration::from_secs(5))
         .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
         .keep_alive_timeout(KEEPALIVE_TIMEOUT)
         .keep_alive_while_idle(true)
@@ -84,7 +104,12 @@ pub struct GrpcLink {
 impl GrpcLink {
     /// A lazily connecting client (the first call connects; failures retry).
     pub fn new(address: &str, token: Option<String>) -> Result<GrpcLink, LinkError> {
-        let channel = endpoint(address)?.connect_lazy();
+        GrpcLink::with_tls(address, token, None)
+    }
+
+    /// [`GrpcLink::new`], checking the coordinator's certificate when `tls` is given.
+    pub fn with_tls(address: &str, token: Option<String>, tls: Option<&ClientTls>) -> Result<GrpcLink, LinkError> {
+        let channel = endpoint_with(address, tls)?.connect_lazy();
         let client = CoordinatorClient::new(channel)
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);

@@ -34,6 +34,13 @@ struct Args {
     /// Cluster token (default: the RETRO_TOKEN environment variable).
     #[arg(long, env = "RETRO_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Talk TLS to the coordinator, trusting this CA certificate (PEM file); the
+    /// coordinator's plan then has `[cluster] tls_cert` and `tls_key`.
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// The name the coordinator's certificate carries (default: the host of --connect).
+    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    tls_domain: Option<String>,
     /// Protocol version to announce (tests only).
     #[arg(long, hide = true)]
     protocol_version: Option<u32>,
@@ -44,7 +51,21 @@ async fn main() -> std::process::ExitCode {
     retro_worker::init_logging();
     let args = Args::parse();
     let token = args.token.filter(|t| !t.is_empty());
-    let link = match GrpcLink::new(&args.connect, token.clone()) {
+    let tls = match &args.tls_ca {
+        None => None,
+        Some(path) => match std::fs::read(path) {
+            Ok(ca_pem) => {
+                let host = args.connect.rsplit_once(':').map_or(args.connect.as_str(), |(h, _)| h);
+                let domain = args.tls_domain.clone().unwrap_or_else(|| host.trim_matches(['[', ']']).to_string());
+                Some(retro_worker::link::ClientTls { ca_pem, domain })
+            }
+            Err(e) => {
+                eprintln!("error: --tls-ca {}: {e}", path.display());
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+    };
+    let link = match GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref()) {
         Ok(l) => Arc::new(l),
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,0 +1,89 @@
+//! TLS between workers and the coordinator: certificates made by the test (a
+//! CA and a server certificate for `localhost`); a worker that trusts the CA
+//! solves stage 1 with the embedded run's bytes, while a plain-text worker and
+//! one that trusts another CA never register.
+
+mod common;
+use common::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Writes `ca.pem`, `cert.pem`, `key.pem` (server for `localhost`) and `other-ca.pem`.
+fn make_certificates(dir: &TempDir) {
+    let ca = |name: &str| {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.distinguished_name.push(rcgen::DnType::CommonName, name);
+        let cert = params.self_signed(&key).unwrap();
+        (cert.pem(), rcgen::Issuer::new(params, key))
+    };
+    let (ca_pem, issuer) = ca("retro test CA");
+    let (other_pem, _) = ca("someone else's CA");
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+    std::fs::write(dir.join("ca.pem"), ca_pem).unwrap();
+    std::fs::write(dir.join("other-ca.pem"), other_pem).unwrap();
+    std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+}
+
+fn worker_with(dir: &TempDir, addr: &str, name: &str, tls: &[&str]) -> Command {
+    let mut c = Command::new(worker());
+    c.args(["--connect", addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join(name)).args(tls);
+    c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    c
+}
+
+#[test]
+fn workers_must_trust_the_coordinators_certificate() {
+    let want = {
+        let dir = TempDir::new("tls-embedded");
+        let out = run(embedded_command(&dir), LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        checksums(&dir.join("tb"))
+    };
+    let dir = TempDir::new("tls");
+    make_certificates(&dir);
+    let plan = std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap();
+    let plan = plan.replace(
+        "[cluster]",
+        &format!("[cluster]\ntls_cert = {:?}\ntls_key = {:?}", dir.join("cert.pem"), dir.join("key.pem")),
+    );
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(dir.join("plan.toml")).arg("--output").arg(dir.join("tb"));
+    c.arg("--checkpoints").arg(dir.join("ck")).args(["--listen", "127.0.0.1:0", "--expect-workers", "1"]);
+    c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let tls_addr = format!("localhost:{port}");
+
+    // Neither plain text nor a stranger's CA gets in.
+    let other = dir.join("other-ca.pem");
+    for (name, args) in [("plain", vec![]), ("wrong-ca", vec!["--tls-ca", other.to_str().unwrap()])] {
+        let p = Proc::start(name, worker_with(&dir, &tls_addr, name, &args), dir.join(&format!("{name}.log")));
+        let until = Instant::now() + Duration::from_secs(4);
+        while Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let log = p.logs();
+        assert!(!log.contains("registered as worker"), "{name} got in:\n{log}");
+        assert!(log.contains("coordinator unreachable"), "{name} should say why:\n{log}");
+        if name == "wrong-ca" {
+            assert!(log.contains("certificate"), "{log}");
+        }
+        drop(p);
+    }
+    assert!(!coord.logs().contains("registered (epoch"), "{}", coord.logs());
+
+    let ca = dir.join("ca.pem");
+    let args = ["--tls-ca", ca.to_str().unwrap()];
+    let mut w = Proc::start("worker", worker_with(&dir, &tls_addr, "w", &args), dir.join("w.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
