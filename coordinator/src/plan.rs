@@ -550,7 +550,9 @@ mod tests {
                 token: None,
                 listen: "0.0.0.0:50051".into(),
                 threads: 0,
-                heartbeat_timeout_secs: 30
+                heartbeat_timeout_secs: 30,
+                tls_cert: None,
+                tls_key: None,
             }
         );
         assert_eq!(p.output.dir, PathBuf::from("tablebases/t"));
