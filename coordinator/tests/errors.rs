@@ -68,9 +68,13 @@ fn worker_run(dir: &TempDir, addr: &str, extra: &[&str], token: Option<&str>) ->
 #[test]
 fn strangers_without_the_token_are_refused() {
     let dir = TempDir::new("token");
-    let (_coord, addr) = token_coordinator(&dir, Some("s3cret"));
+    let (coord, addr) = token_coordinator(&dir, Some("s3cret"));
     assert_clear_failure(&worker_run(&dir, &addr, &[], None), "missing cluster token");
     assert_clear_failure(&worker_run(&dir, &addr, &[], Some("guess")), "wrong cluster token");
+    // Each refusal is logged by the coordinator, with where it came from.
+    let log = coord.logs();
+    assert!(log.contains("refused a call from 127.0.0.1:") && log.contains("no cluster token"), "{log}");
+    assert!(log.contains("wrong cluster token"), "{log}");
     // The right token works, and the job completes.
     let ok = worker_run(&dir, &addr, &[], Some("s3cret"));
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));

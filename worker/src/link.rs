@@ -198,12 +198,19 @@ pub fn check_token(
     move |req: tonic::Request<()>| {
         let Some(expected) = &token else { return Ok(req) };
         let given = req.metadata().get(TOKEN_METADATA).and_then(|v| v.to_str().ok());
+        let from = req.remote_addr().map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
         match given.and_then(|g| g.strip_prefix("Bearer ")) {
             Some(g) if constant_time_eq(g.as_bytes(), expected.as_bytes()) => Ok(req),
-            Some(_) => Err(tonic::Status::unauthenticated("wrong cluster token")),
-            None => Err(tonic::Status::unauthenticated(
-                "missing cluster token (set RETRO_TOKEN or the plan's [cluster] token)",
-            )),
+            Some(_) => {
+                tracing::warn!("refused a call from {from}: wrong cluster token");
+                Err(tonic::Status::unauthenticated("wrong cluster token"))
+            }
+            None => {
+                tracing::warn!("refused a call from {from}: no cluster token");
+                Err(tonic::Status::unauthenticated(
+                    "missing cluster token (set RETRO_TOKEN or the plan's [cluster] token)",
+                ))
+            }
         }
     }
 }
