@@ -28,6 +28,37 @@ fn make_certificates(dir: &TempDir) {
     std::fs::write(dir.join("other-ca.pem"), other_pem).unwrap();
     std::fs::write(dir.join("cert.pem"), cert.pem()).unwrap();
     std::fs::write(dir.join("key.pem"), key.serialize_pem()).unwrap();
+    // One certificate for every worker's Peer service, by the name peers check.
+    let wkey = rcgen::KeyPair::generate().unwrap();
+    let wcert =
+        rcgen::CertificateParams::new(vec!["retro-worker".to_string()]).unwrap().signed_by(&wkey, &issuer).unwrap();
+    std::fs::write(dir.join("worker-cert.pem"), wcert.pem()).unwrap();
+    std::fs::write(dir.join("worker-key.pem"), wkey.serialize_pem()).unwrap();
+}
+
+/// The TLS plan in `dir` and a coordinator running it for `workers` workers.
+fn tls_coordinator(dir: &TempDir, workers: usize) -> (Proc, String) {
+    let plan = std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap();
+    let plan = plan.replace(
+        "[cluster]",
+        &format!("[cluster]\ntls_cert = {:?}\ntls_key = {:?}", dir.join("cert.pem"), dir.join("key.pem")),
+    );
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(dir.join("plan.toml")).arg("--output").arg(dir.join("tb"));
+    c.arg("--checkpoints").arg(dir.join("ck")).args(["--listen", "127.0.0.1:0", "--expect-workers"]);
+    c.arg(workers.to_string()).env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    let coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    (coord, format!("localhost:{port}"))
+}
+
+fn embedded_sums() -> std::collections::BTreeMap<String, String> {
+    let dir = TempDir::new("tls-embedded");
+    let out = run(embedded_command(&dir), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    checksums(&dir.join("tb"))
 }
 
 fn worker_with(dir: &TempDir, addr: &str, name: &str, tls: &[&str]) -> Command {
@@ -39,28 +70,10 @@ fn worker_with(dir: &TempDir, addr: &str, name: &str, tls: &[&str]) -> Command {
 
 #[test]
 fn workers_must_trust_the_coordinators_certificate() {
-    let want = {
-        let dir = TempDir::new("tls-embedded");
-        let out = run(embedded_command(&dir), LIMIT);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        checksums(&dir.join("tb"))
-    };
+    let want = embedded_sums();
     let dir = TempDir::new("tls");
     make_certificates(&dir);
-    let plan = std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap();
-    let plan = plan.replace(
-        "[cluster]",
-        &format!("[cluster]\ntls_cert = {:?}\ntls_key = {:?}", dir.join("cert.pem"), dir.join("key.pem")),
-    );
-    std::fs::write(dir.join("plan.toml"), plan).unwrap();
-    let mut c = Command::new(coordinator());
-    c.arg("--plan").arg(dir.join("plan.toml")).arg("--output").arg(dir.join("tb"));
-    c.arg("--checkpoints").arg(dir.join("ck")).args(["--listen", "127.0.0.1:0", "--expect-workers", "1"]);
-    c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
-    let addr = listening_address(&coord);
-    let port = addr.rsplit(':').next().unwrap().to_string();
-    let tls_addr = format!("localhost:{port}");
+    let (mut coord, tls_addr) = tls_coordinator(&dir, 1);
 
     // Neither plain text nor a stranger's CA gets in.
     let other = dir.join("other-ca.pem");
@@ -85,5 +98,37 @@ fn workers_must_trust_the_coordinators_certificate() {
     let mut w = Proc::start("worker", worker_with(&dir, &tls_addr, "w", &args), dir.join("w.log"));
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
+
+/// Two workers: TLS to the coordinator and between themselves (the update
+/// streams), one worker certificate for both; the same bytes as embedded.
+#[test]
+fn workers_talk_tls_to_each_other() {
+    let want = embedded_sums();
+    let dir = TempDir::new("tls-peers");
+    make_certificates(&dir);
+    let (mut coord, tls_addr) = tls_coordinator(&dir, 2);
+    let (ca, cert, key) = (dir.join("ca.pem"), dir.join("worker-cert.pem"), dir.join("worker-key.pem"));
+    let args = [
+        "--tls-ca",
+        ca.to_str().unwrap(),
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--threads",
+        "1",
+    ];
+    let mut workers: Vec<Proc> = (1..=2)
+        .map(|i| {
+            let name = format!("w{i}");
+            Proc::start(&name, worker_with(&dir, &tls_addr, &name, &args), dir.join(&format!("{name}.log")))
+        })
+        .collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
     assert_eq!(checksums(&dir.join("tb")), want);
 }

@@ -144,12 +144,14 @@ pub struct PeerStream {
 
 impl PeerStream {
     /// Opens the stream (connects in the background; call from async context).
-    pub fn open(address: &str, token: &Option<String>, header: UpdateBatch) -> PeerStream {
+    pub fn open(address: &str, token: &Option<String>, tls: Option<&ClientTls>, header: UpdateBatch) -> PeerStream {
         let (tx, rx) = mpsc::channel::<UpdateBatch>(8);
-        let (addr, token) = (address.to_string(), token.clone());
+        let (addr, token, tls) = (address.to_string(), token.clone(), tls.cloned());
         let handle = tokio::spawn(async move {
-            let channel =
-                endpoint(&addr)?.connect().await.map_err(|e| LinkError::Unavailable(format!("{addr}: {e}")))?;
+            let channel = endpoint_with(&addr, tls.as_ref())?
+                .connect()
+                .await
+                .map_err(|e| LinkError::Unavailable(format!("{addr}: {e}")))?;
             let mut client = PeerClient::new(channel)
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES);

@@ -41,6 +41,16 @@ struct Args {
     /// The name the coordinator's certificate carries (default: the host of --connect).
     #[arg(long, value_name = "NAME", requires = "tls_ca")]
     tls_domain: Option<String>,
+    /// TLS between workers too: this worker's certificate (PEM) for its Peer
+    /// service, signed by the --tls-ca authority and carrying --tls-peer-name.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_ca", "tls_key"])]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// The name every worker certificate carries (one certificate can serve all workers).
+    #[arg(long, value_name = "NAME", default_value = "retro-worker")]
+    tls_peer_name: String,
     /// Protocol version to announce (tests only).
     #[arg(long, hide = true)]
     protocol_version: Option<u32>,
@@ -85,6 +95,20 @@ async fn main() -> std::process::ExitCode {
     }
     opts.token = token;
     opts.fault = Fault::from_env();
+    if let (Some(cert), Some(key), Some(client)) = (&args.tls_cert, &args.tls_key, &tls) {
+        let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+        match (read(cert), read(key)) {
+            (Ok(cert_pem), Ok(key_pem)) => {
+                let client =
+                    retro_worker::link::ClientTls { ca_pem: client.ca_pem.clone(), domain: args.tls_peer_name };
+                opts.peer_tls = Some(retro_worker::run::PeerTls { cert_pem, key_pem, client });
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                eprintln!("error: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        }
+    }
     match run_worker(link, opts).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

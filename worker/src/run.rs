@@ -2,7 +2,7 @@
 
 use crate::core::{Progress, TaskError, TaskOutcome, WorkerCore};
 use crate::fault::Fault;
-use crate::link::{CoordinatorLink, LinkError, PeerStream};
+use crate::link::{ClientTls, CoordinatorLink, LinkError, PeerStream};
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
 use crate::store::{self, Identity};
@@ -39,6 +39,27 @@ pub struct WorkerOptions {
     pub token: Option<String>,
     /// Fault injection.
     pub fault: Option<Fault>,
+    /// TLS between workers: this worker's Peer server identity and how it checks
+    /// the other workers' (none: plain text on the private network).
+    pub peer_tls: Option<PeerTls>,
+}
+
+/// TLS for the worker-to-worker update streams.
+#[derive(Clone)]
+pub struct PeerTls {
+    /// This worker's certificate chain (PEM), presented to the other workers.
+    pub cert_pem: Vec<u8>,
+    /// Its private key (PEM).
+    pub key_pem: Vec<u8>,
+    /// The CA and the name every worker certificate carries.
+    pub client: ClientTls,
+}
+
+impl std::fmt::Debug for PeerTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the key.
+        write!(f, "PeerTls {{ name: {:?}, .. }}", self.client.domain)
+    }
 }
 
 impl WorkerOptions {
@@ -54,6 +75,7 @@ impl WorkerOptions {
             protocol_version: PROTOCOL_VERSION,
             token: None,
             fault: None,
+            peer_tls: None,
         }
     }
 }
@@ -174,7 +196,7 @@ async fn execute<L: CoordinatorLink>(
     core: Arc<Mutex<WorkerCore>>,
     link: Arc<L>,
     session: (String, u64, String),
-    token: Option<String>,
+    (token, peer_tls): (Option<String>, Option<ClientTls>),
     task: Task,
 ) -> RoundReport {
     let started = Instant::now();
@@ -203,7 +225,7 @@ async fn execute<L: CoordinatorLink>(
             let streams: BTreeMap<String, PeerStream> = addresses
                 .iter()
                 .filter(|(w, _)| **w != worker_id)
-                .map(|(w, a)| (w.clone(), PeerStream::open(a, &token, header.clone())))
+                .map(|(w, a)| (w.clone(), PeerStream::open(a, &token, peer_tls.as_ref(), header.clone())))
                 .collect();
             let c = core.clone();
             let joined = tokio::task::spawn_blocking(move || {
@@ -333,6 +355,13 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
         let svc = PeerService { data: opts.data.clone(), job: spec.name.clone(), progress };
         let token = opts.token.clone();
         let mut rx = shutdown_rx.clone();
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(t) = &opts.peer_tls {
+            let identity = tonic::transport::Identity::from_pem(&t.cert_pem, &t.key_pem);
+            builder = builder
+                .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+                .map_err(|e| WorkerError::Other(format!("peer TLS: {e}")))?;
+        }
         tokio::spawn(async move {
             let server = tonic::service::interceptor::InterceptedService::new(
                 retro_proto::peer_server::PeerServer::new(svc)
@@ -340,7 +369,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
                 crate::link::check_token(token),
             );
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-            let _ = tonic::transport::Server::builder()
+            let _ = builder
                 .http2_keepalive_interval(Some(crate::KEEPALIVE_INTERVAL))
                 .http2_keepalive_timeout(Some(crate::KEEPALIVE_TIMEOUT))
                 .add_service(server)
@@ -427,7 +456,13 @@ async fn pull_loop<L: CoordinatorLink>(
                 if running.is_none() {
                     let s = (session.worker_id.clone(), session.epoch, session.job.clone());
                     let id = task.task_id;
-                    let h = tokio::spawn(execute(core.clone(), link.clone(), s, opts.token.clone(), task));
+                    let h = tokio::spawn(execute(
+                        core.clone(),
+                        link.clone(),
+                        s,
+                        (opts.token.clone(), opts.peer_tls.as_ref().map(|t| t.client.clone())),
+                        task,
+                    ));
                     running = Some((id, h));
                 }
                 report = take_finished(&mut running, HEARTBEAT_INTERVAL).await?;
