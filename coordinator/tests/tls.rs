@@ -85,7 +85,10 @@ fn workers_must_trust_the_coordinators_certificate() {
         }
         let log = p.logs();
         assert!(!log.contains("registered as worker"), "{name} got in:\n{log}");
-        assert!(log.contains("coordinator unreachable"), "{name} should say why:\n{log}");
+        // Plain text to a TLS port fails as a connection or protocol error (which
+        // one depends on timing); either way the worker says so.
+        let said_why = log.contains("coordinator unreachable") || log.contains("refused this worker");
+        assert!(said_why, "{name} should say why:\n{log}");
         if name == "wrong-ca" {
             assert!(log.contains("certificate"), "{log}");
         }
