@@ -27,6 +27,8 @@ use tokio::sync::{Notify, watch};
 
 /// How long a pull with nothing to do is held before answering WAIT.
 pub const LONG_POLL: Duration = Duration::from_millis(1000);
+/// How often the log repeats that the job waits for a lost worker.
+pub const LOST_REMINDER: Duration = Duration::from_secs(300);
 /// Pause before a task that failed for a retryable reason is handed out again.
 pub const RETRY_PAUSE: Duration = Duration::from_millis(500);
 /// Consecutive failed attempts at one step before the job is aborted.
@@ -77,6 +79,8 @@ struct Slot {
     address: String,
     last_seen: Instant,
     lost: bool,
+    /// When the job last said (in the log) that it waits for this lost worker.
+    last_warned: Instant,
     /// No new task before this instant (after a retryable failure).
     retry_after: Instant,
 }
@@ -307,6 +311,7 @@ impl Scheduler {
                 address: req.peer_address.clone(),
                 last_seen: Instant::now(),
                 lost: false,
+                last_warned: Instant::now(),
                 retry_after: Instant::now(),
             },
         );
@@ -642,11 +647,25 @@ impl Scheduler {
         let mut st = self.state.lock().expect("state lock");
         let timeout = self.heartbeat_timeout;
         let mut lost = Vec::new();
+        let mut still_lost = Vec::new();
         for (id, slot) in st.slots.iter_mut() {
             if !slot.lost && slot.last_seen.elapsed() > timeout {
                 slot.lost = true;
+                slot.last_warned = Instant::now();
                 lost.push(id.clone());
+            } else if slot.lost && slot.last_warned.elapsed() > LOST_REMINDER {
+                // A job that waits says so now and then, not once and then silence.
+                slot.last_warned = Instant::now();
+                still_lost.push((id.clone(), slot.last_seen.elapsed()));
             }
+        }
+        for (id, silent) in still_lost {
+            let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
+            tracing::warn!(
+                "still waiting for worker {id} (shards {shards:?}), silent for {} min: restart it with the same --data \
+                 directory or start a replacement with a copy of it",
+                silent.as_secs() / 60
+            );
         }
         for id in lost {
             let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
