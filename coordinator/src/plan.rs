@@ -393,8 +393,7 @@ impl Plan {
         }
         for (i, q) in questions.iter().enumerate() {
             let valid = match colour_symmetry {
-                Some(true) => q == "solo(1)",
-                Some(false) => Cc2::parse_question(q).is_some(),
+                Some(folded) => Cc2::question(q, folded).is_some(),
                 None => valid_question(q),
             };
             if !valid {

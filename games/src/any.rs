@@ -4,7 +4,7 @@
 
 use crate::cc2::Cc2;
 use crate::cc3::Cc3;
-use crate::{Classification, Question, RetroGame};
+use crate::{Classification, RetroGame};
 
 /// A game chosen by a job's plan.
 // One value per process: the variants' size difference costs nothing, and a box
@@ -23,14 +23,6 @@ impl AnyGame {
         match self {
             AnyGame::Cc3(_) => crate::cc3::RANK_ORDER,
             AnyGame::Cc2(_) => crate::cc2::RANK_ORDER,
-        }
-    }
-
-    /// Parses a question name in this game's vocabulary.
-    pub fn parse_question(&self, name: &str) -> Option<Question> {
-        match self {
-            AnyGame::Cc3(_) => crate::cc3::parse_question(name),
-            AnyGame::Cc2(_) => Cc2::parse_question(name),
         }
     }
 }

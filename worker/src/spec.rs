@@ -113,8 +113,7 @@ impl JobSpec {
     pub fn question(&self, layer: u32) -> Result<Question, SpecError> {
         let name = self.questions.get(layer as usize).ok_or_else(|| self.err(format!("no layer {layer}")))?;
         let q = match self.game.as_str() {
-            // A folded space stores player 1 to move only: solo(2) is solo(1) negated.
-            "cc2" => Cc2::parse_question(name).filter(|q| !self.colour_symmetry || q.target == 0),
+            "cc2" => Cc2::question(name, self.colour_symmetry),
             _ => retro_games::cc3::parse_question(name),
         };
         q.ok_or_else(|| self.err(format!("unknown question {name:?}")))

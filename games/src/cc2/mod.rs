@@ -266,12 +266,18 @@ impl Cc2 {
     }
 
     /// Parses a question name: `solo(1)` or `solo(2)` (that player plays to win;
-    /// three-valued: WIN, LOSS = the other player wins, DRAW). A folded space
-    /// answers only `solo(1)` (solo(2) is its negation).
+    /// three-valued: WIN, LOSS = the other player wins, DRAW).
     pub fn parse_question(name: &str) -> Option<Question> {
         let x = name.strip_prefix("solo(")?.strip_suffix(')')?;
         let p = PLAYER_NAMES.iter().position(|&n| n == x)?;
         Some(Question::solo(p as u8))
+    }
+
+    /// The question a space answers: [`Cc2::parse_question`], and only
+    /// `solo(1)` when the space is folded by colour symmetry (it stores player 1
+    /// to move only; solo(2) is solo(1) negated).
+    pub fn question(name: &str, folded: bool) -> Option<Question> {
+        Cc2::parse_question(name).filter(|q| !folded || q.target == 0)
     }
 }
 

@@ -149,6 +149,9 @@ fn questions_parse() {
     assert_eq!(Cc2::parse_question("solo(1)"), Some(Question::solo(0)));
     assert_eq!(Cc2::parse_question("solo(2)"), Some(Question::solo(1)));
     assert_eq!(Cc2::parse_question("solo(A)"), None);
+    assert_eq!(Cc2::question("solo(2)", false), Some(Question::solo(1)));
+    assert_eq!(Cc2::question("solo(2)", true), None);
+    assert_eq!(Cc2::question("solo(1)", true), Some(Question::solo(0)));
 }
 
 #[test]
