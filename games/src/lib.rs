@@ -11,6 +11,7 @@ mod any;
 pub mod binom;
 pub mod cc2;
 pub mod cc3;
+pub mod peg;
 pub mod sample;
 
 pub use any::AnyGame;
