@@ -9,6 +9,7 @@
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
 //! - [`status`]: `/healthz` and `/status` over HTTP.
+//! - [`peg`]: peg solitaire: the breadth-first ledger and the single-vacancy problems.
 //! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`witness`]: positions that show each category, with the line that reaches them.
@@ -22,6 +23,7 @@ pub mod inproc;
 pub mod job;
 pub mod manifest;
 pub mod merge;
+pub mod peg;
 pub mod plan;
 pub mod probe;
 pub mod scheduler;

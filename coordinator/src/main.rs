@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use retro_coordinator::analysis;
 use retro_coordinator::estimate::{bytes_human, estimate};
 use retro_coordinator::job::{self, RunOptions};
+use retro_coordinator::peg;
 use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
 use retro_coordinator::probe::{self, Prober};
 use retro_coordinator::summary;
@@ -177,6 +178,9 @@ async fn run(args: RunArgs) -> Result<(), String> {
             plan.job.name, plan.job.order
         ));
     }
+    if plan.job.game == "peg" {
+        return run_peg(&plan, &args).await;
+    }
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let listen = if cluster {
         let text = plan.cluster.listen.clone();
@@ -205,6 +209,28 @@ async fn run(args: RunArgs) -> Result<(), String> {
     } else {
         print!("{}", s.human_table());
         println!("tablebases and summary.json in {}", output.display());
+    }
+    Ok(())
+}
+
+/// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
+async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
+    let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
+    let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
+    let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let plan2 = plan.clone();
+    let (out2, ck2) = (output.clone(), checkpoints.clone());
+    let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
+        .await
+        .map_err(|e| e.to_string())??;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", summary.text());
+        println!("summary.json in {}", output.display());
+    }
+    if !summary.oeis_ok() {
+        return Err("the ledger does not match the OEIS (see the MISMATCH lines)".into());
     }
     Ok(())
 }

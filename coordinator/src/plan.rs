@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use config::{Value, ValueKind};
 use retro_games::cc2::{Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
+use retro_games::peg::{Board as PegBoard, BoardKind, parse_hole};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -37,7 +38,9 @@ const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
 /// Default `cluster.heartbeat_timeout_secs`.
 const DEFAULT_HEARTBEAT_SECS: u64 = 30;
 /// The games a plan may name.
-const KNOWN_GAMES: [&str; 2] = ["cc3", "cc2"];
+const KNOWN_GAMES: [&str; 3] = ["cc3", "cc2", "peg"];
+/// What a `peg` plan computes.
+const PEG_TASKS: [&str; 2] = ["ledger", "problems"];
 /// Default `job.questions` of `cc2`: player 1 plays to win (three-valued).
 const DEFAULT_QUESTIONS_CC2: [&str; 1] = ["solo(1)"];
 
@@ -79,6 +82,16 @@ pub struct JobSection {
     /// positions, the same results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour_symmetry: Option<bool>,
+    /// `peg`: the board, `english` or `european`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
+    /// `peg` ledger: the start's vacant hole (`a1`..`g7`, default `d4`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacancy: Option<String>,
+    /// `peg`: `ledger` (levels from one start) or `problems` (every
+    /// single-vacancy start and single-survivor finish decided).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -189,7 +202,7 @@ impl PlanError {
 
 /// The allowed fields of each section, in file order.
 const SCHEMA: [(&str, &[&str]); 4] = [
-    ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions"]),
+    ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions", "board", "vacancy", "task"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
     ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"]),
     ("output", &["dir", "checkpoints"]),
@@ -366,7 +379,47 @@ impl Plan {
         if !KNOWN_GAMES.contains(&game.as_str()) {
             return Err(r.invalid("job.game", format!("must be one of {KNOWN_GAMES:?}, got {game:?}")));
         }
-        let (order, size, pieces, colour_symmetry) = if game == "cc2" {
+        for key in ["board", "vacancy", "task"] {
+            if game != "peg" && r.get("job", key).is_some() {
+                return Err(r.invalid(&format!("job.{key}"), "is for peg plans"));
+            }
+        }
+        let (board, vacancy, task) = if game == "peg" {
+            for key in ["order", "size", "pieces", "colour_symmetry", "questions"] {
+                if r.get("job", key).is_some() {
+                    return Err(
+                        r.invalid(&format!("job.{key}"), "is not a peg setting (peg plans have board, vacancy, task)")
+                    );
+                }
+            }
+            let board = r.string("job", "board")?.unwrap_or_else(|| "english".into());
+            let Some(kind) = BoardKind::parse(&board) else {
+                return Err(r.invalid("job.board", format!("must be \"english\" or \"european\", got {board:?}")));
+            };
+            let task = r.string("job", "task")?.unwrap_or_else(|| "ledger".into());
+            if !PEG_TASKS.contains(&task.as_str()) {
+                return Err(r.invalid("job.task", format!("must be one of {PEG_TASKS:?}, got {task:?}")));
+            }
+            let vacancy = r.string("job", "vacancy")?;
+            if let Some(v) = &vacancy {
+                if task != "ledger" {
+                    return Err(r.invalid("job.vacancy", "is for the ledger task (problems try every vacancy)"));
+                }
+                let board_holes = PegBoard::new(kind);
+                if !parse_hole(v).is_some_and(|h| board_holes.has_hole(h)) {
+                    return Err(
+                        r.invalid("job.vacancy", format!("must be a hole of the {board} board (a1..g7), got {v:?}"))
+                    );
+                }
+            }
+            let vacancy = (task == "ledger").then(|| vacancy.unwrap_or_else(|| "d4".into()));
+            (Some(kind.name().to_owned()), vacancy, Some(task))
+        } else {
+            (None, None, None)
+        };
+        let (order, size, pieces, colour_symmetry) = if game == "peg" {
+            (0, None, None, None)
+        } else if game == "cc2" {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
             }
@@ -383,12 +436,16 @@ impl Plan {
             }
             (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None)
         };
-        let defaults: &[&str] = if game == "cc2" { &DEFAULT_QUESTIONS_CC2 } else { &DEFAULT_QUESTIONS };
+        let defaults: &[&str] = match game.as_str() {
+            "cc2" => &DEFAULT_QUESTIONS_CC2,
+            "peg" => &[],
+            _ => &DEFAULT_QUESTIONS,
+        };
         let questions = match r.strings("job", "questions")? {
             Some(qs) => qs,
             None => defaults.iter().map(|q| (*q).to_owned()).collect(),
         };
-        if questions.is_empty() {
+        if questions.is_empty() && game != "peg" {
             return Err(r.invalid("job.questions", "must list at least one question"));
         }
         for (i, q) in questions.iter().enumerate() {
@@ -452,7 +509,7 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection { name, game, order, questions, size, pieces, colour_symmetry },
+            job: JobSection { name, game, order, questions, size, pieces, colour_symmetry, board, vacancy, task },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key },
             output: OutputSection { dir, checkpoints },
@@ -476,7 +533,7 @@ impl Plan {
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
         match self.job.game.as_str() {
-            "cc2" => true,
+            "cc2" | "peg" => true,
             _ => retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64()),
         }
     }

@@ -9,6 +9,8 @@
 //! - [`shardfile`] maps shard state files and keeps the undo log that makes a
 //!   round restartable; [`durable`] writes checked manifests atomically.
 //! - [`tablebase`] writes and probes the compressed 2-bit result files.
+//! - [`levels`] expands breadth-first levels of canonical keys with sequence
+//!   weights (peg solitaire) and keeps each level's shards as checked files.
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
@@ -18,6 +20,7 @@ pub mod batch;
 pub mod durable;
 pub mod kernel;
 pub mod layout;
+pub mod levels;
 pub mod memsolve;
 pub mod shardfile;
 pub mod tablebase;

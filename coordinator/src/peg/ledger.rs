@@ -1,0 +1,207 @@
+//! The ledger of a single-vacancy start: per jump count, positions (with and
+//! without symmetry), jump sequences, dead ends and the positions that can
+//! still finish with one peg in the vacated hole; and the solutions by
+//! finishing hole.
+//!
+//! "Still winnable" uses the complement duality (RULES.md section 3): a
+//! position P can be reduced to a lone peg on the start's vacancy v exactly
+//! when complement(P) is reachable from complement({v}), which is the start
+//! itself. So it is a lookup of complement(P) in the level with the matching
+//! peg count, never a backward search.
+
+use super::levels::{self, Level};
+use retro_engine::levels::LevelShard;
+use retro_games::peg::symmetry::{canonical, orbit_size};
+use retro_games::peg::{Board, Pegs, hole_name};
+use serde::{Deserialize, Serialize};
+
+/// One row of the ledger: the positions after `jumps` jumps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelRow {
+    /// Jumps made.
+    pub jumps: u32,
+    /// Pegs left.
+    pub pegs: u32,
+    /// Distinct positions.
+    pub positions: u64,
+    /// Distinct positions up to the 8 symmetries.
+    pub up_to_symmetry: u64,
+    /// Jump sequences of this length from the start.
+    pub sequences: u128,
+    /// Positions with no jump left.
+    pub dead_ends: u64,
+    /// Positions that can still finish with one peg in the start's vacancy.
+    pub winnable: u64,
+    /// The same, up to symmetry.
+    pub winnable_up_to_symmetry: u64,
+}
+
+/// Solutions (jump sequences down to one peg) ending on one hole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HoleCount {
+    /// Hole name.
+    pub hole: String,
+    /// Jump sequences from the start that leave one peg here.
+    pub solutions: u128,
+}
+
+/// The whole ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Board name.
+    pub board: String,
+    /// The start's vacant hole.
+    pub vacancy: String,
+    /// One row per jump count, from 0 to the last non-empty level.
+    pub levels: Vec<LevelRow>,
+    /// Solutions by finishing hole (holes with at least one).
+    pub solutions_by_hole: Vec<HoleCount>,
+}
+
+/// Sums over one shard of one level.
+#[derive(Default)]
+struct Partial {
+    positions: u64,
+    dead_ends: u64,
+    winnable: u64,
+    winnable_reps: u64,
+}
+
+fn shard_row(board: &Board, all: &[Level], start_pegs: u32, shard: &LevelShard) -> Result<Partial, String> {
+    let mut p = Partial::default();
+    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+        let orbit = u64::from(orbit_size(key));
+        // Every member of the orbit is reached by the same number of sequences,
+        // so the orbit total must divide exactly; anything else is a bug.
+        if weight % u128::from(orbit) != 0 {
+            return Err(format!("sequence count {weight} of {key:#x} is not divisible by its orbit size {orbit}"));
+        }
+        p.positions += orbit;
+        if board.is_dead_end(key) {
+            p.dead_ends += orbit;
+        }
+        let dual = canonical(board.complement(key));
+        let dual_level = start_pegs.checked_sub(dual.count_ones()).map(|m| m as usize);
+        if let Some(m) = dual_level.filter(|&m| m < all.len())
+            && levels::contains(&all[m], dual)
+        {
+            p.winnable += orbit;
+            p.winnable_reps += 1;
+        }
+    }
+    Ok(p)
+}
+
+/// Builds the ledger from the levels of `start` (a single-vacancy position).
+pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, String> {
+    let start_pegs = start.count_ones();
+    let vacancy = board.complement(start);
+    if vacancy.count_ones() != 1 {
+        return Err("the ledger needs a single-vacancy start".into());
+    }
+    let mut rows = Vec::with_capacity(all.len());
+    for (n, level) in all.iter().enumerate() {
+        let cursor = std::sync::atomic::AtomicUsize::new(0);
+        let partials: Vec<Result<Partial, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut sum = Partial::default();
+                        loop {
+                            let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(shard) = level.get(i) else { return Ok(sum) };
+                            let p = shard_row(board, all, start_pegs, shard)?;
+                            sum.positions += p.positions;
+                            sum.dead_ends += p.dead_ends;
+                            sum.winnable += p.winnable;
+                            sum.winnable_reps += p.winnable_reps;
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("ledger thread panicked")).collect()
+        });
+        let mut row = LevelRow {
+            jumps: n as u32,
+            pegs: start_pegs - n as u32,
+            positions: 0,
+            up_to_symmetry: level.iter().map(|s| s.len() as u64).sum(),
+            sequences: 0,
+            dead_ends: 0,
+            winnable: 0,
+            winnable_up_to_symmetry: 0,
+        };
+        for p in partials {
+            let p = p?;
+            row.positions += p.positions;
+            row.dead_ends += p.dead_ends;
+            row.winnable += p.winnable;
+            row.winnable_up_to_symmetry += p.winnable_reps;
+        }
+        row.sequences = level
+            .iter()
+            .flat_map(|s| &s.weights)
+            .try_fold(0u128, |acc, &w| acc.checked_add(w))
+            .ok_or(format!("the number of jump sequences after {n} jumps overflows 128 bits"))?;
+        rows.push(row);
+    }
+    let mut solutions_by_hole = Vec::new();
+    if let Some(last) = all.get(start_pegs as usize - 1) {
+        for hole in 0..64u8 {
+            if !board.has_hole(hole) {
+                continue;
+            }
+            let lone: Pegs = 1 << hole;
+            let total = levels::weight(last, canonical(lone));
+            let orbit = u128::from(orbit_size(lone));
+            if total % orbit != 0 {
+                return Err(format!("solutions ending on {} do not divide by its orbit size", hole_name(hole)));
+            }
+            if total > 0 {
+                solutions_by_hole.push(HoleCount { hole: hole_name(hole), solutions: total / orbit });
+            }
+        }
+    }
+    Ok(Ledger {
+        board: board.kind().name().into(),
+        vacancy: hole_name(vacancy.trailing_zeros() as u8),
+        levels: rows,
+        solutions_by_hole,
+    })
+}
+
+impl Ledger {
+    /// Sum of a column over all levels.
+    pub fn total(&self, column: impl Fn(&LevelRow) -> u64) -> u64 {
+        self.levels.iter().map(column).sum()
+    }
+
+    /// The ledger as a Markdown table (for `docs/RESULTS.md` and the terminal).
+    pub fn markdown(&self) -> String {
+        let mut out = String::from(
+            "| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        );
+        for r in &self.levels {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                r.jumps,
+                r.pegs,
+                r.positions,
+                r.up_to_symmetry,
+                r.sequences,
+                r.dead_ends,
+                r.winnable,
+                r.winnable_up_to_symmetry
+            ));
+        }
+        out.push_str(&format!(
+            "| total | | {} | {} | | {} | {} | {} |\n",
+            self.total(|r| r.positions),
+            self.total(|r| r.up_to_symmetry),
+            self.total(|r| r.dead_ends),
+            self.total(|r| r.winnable),
+            self.total(|r| r.winnable_up_to_symmetry)
+        ));
+        out
+    }
+}

@@ -1,0 +1,144 @@
+//! Runs the breadth-first levels of a peg-solitaire start, with a checkpoint
+//! after every level: `DIR/levels.json` names the job, `DIR/NNN/shard-KKKKK.bin`
+//! holds each shard of level NNN, and `DIR/NNN/COMPLETE` is written only after
+//! every shard of that level is durable. A killed run reloads the complete
+//! levels and recomputes from the first incomplete one.
+
+use retro_engine::durable::{read_checked_json, sync_dir, write_atomic, write_checked_json};
+use retro_engine::levels::{self, LevelShard};
+use retro_games::peg::symmetry::canonical;
+use retro_games::peg::{Board, Pegs};
+use retro_worker::fault::Fault;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One level: its shards, in shard order.
+pub type Level = Vec<LevelShard>;
+
+/// What a checkpoint directory belongs to; a mismatch refuses to resume.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelsIdentity {
+    /// Board name.
+    pub board: String,
+    /// The start position (bitboard).
+    pub start: u64,
+    /// Shard count.
+    pub shards: usize,
+}
+
+/// How to run the levels.
+#[derive(Clone, Debug)]
+pub struct LevelOptions {
+    /// Shards per level.
+    pub shards: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Checkpoint directory; `None` keeps everything in memory only.
+    pub checkpoints: Option<PathBuf>,
+}
+
+/// The levels of a start, with how long each took.
+#[derive(Debug)]
+pub struct Levels {
+    /// `levels[n]`: the canonical positions after n jumps.
+    pub levels: Vec<Level>,
+    /// Seconds spent computing each level (0 for levels loaded from checkpoints).
+    pub seconds: Vec<f64>,
+    /// Levels that were loaded from checkpoints instead of computed.
+    pub resumed: usize,
+}
+
+fn level_dir(root: &Path, n: usize) -> PathBuf {
+    root.join(format!("{n:03}"))
+}
+
+fn shard_path(root: &Path, n: usize, k: usize) -> PathBuf {
+    level_dir(root, n).join(format!("shard-{k:05}.bin"))
+}
+
+/// Computes every level reachable from `start`, resuming from checkpoints.
+pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, String> {
+    let shards = opts.shards.max(1);
+    let identity = LevelsIdentity { board: board.kind().name().into(), start, shards };
+    let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0 };
+    if let Some(root) = &opts.checkpoints {
+        std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        let id_path = root.join("levels.json");
+        match read_checked_json::<LevelsIdentity>(&id_path).map_err(|e| e.to_string())? {
+            Some(found) if found != identity => {
+                return Err(format!(
+                    "{} belongs to another job ({} start {:#x}, {} shards); use another checkpoint directory or delete it",
+                    root.display(),
+                    found.board,
+                    found.start,
+                    found.shards
+                ));
+            }
+            Some(_) => {}
+            None => write_checked_json(&id_path, &identity).map_err(|e| e.to_string())?,
+        }
+        while level_dir(root, out.levels.len()).join("COMPLETE").exists() {
+            let n = out.levels.len();
+            let level = (0..shards)
+                .map(|k| levels::read_shard(&shard_path(root, n, k)).map_err(|e| e.to_string()))
+                .collect::<Result<Level, String>>()?;
+            out.levels.push(level);
+            out.seconds.push(0.0);
+        }
+        out.resumed = out.levels.len();
+        if out.resumed > 0 {
+            tracing::info!("resuming after level {} from {}", out.resumed - 1, root.display());
+        }
+    }
+    let fault = Fault::from_env();
+    if out.levels.is_empty() {
+        let began = Instant::now();
+        let first = levels::start_level(canonical(start), shards);
+        save(opts, 0, &first, &fault)?;
+        out.levels.push(first);
+        out.seconds.push(began.elapsed().as_secs_f64());
+    }
+    loop {
+        let n = out.levels.len();
+        let began = Instant::now();
+        let (next, _) = levels::next_level(board, out.levels.last().expect("level 0 exists"), opts.threads)
+            .map_err(|e| e.to_string())?;
+        let size: usize = next.iter().map(LevelShard::len).sum();
+        if size == 0 {
+            break;
+        }
+        save(opts, n, &next, &fault)?;
+        let seconds = began.elapsed().as_secs_f64();
+        tracing::debug!("level {n}: {size} positions up to symmetry, {seconds:.3}s");
+        out.levels.push(next);
+        out.seconds.push(seconds);
+    }
+    Ok(out)
+}
+
+fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> Result<(), String> {
+    let Some(root) = &opts.checkpoints else { return Ok(()) };
+    let dir = level_dir(root, n);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (k, shard) in level.iter().enumerate() {
+        levels::write_shard(&shard_path(root, n, k), shard).map_err(|e| e.to_string())?;
+        if k == 0 {
+            // A kill here leaves a level with some shards written and no COMPLETE.
+            Fault::check(fault, "peg-mid-level", 0, n as u32);
+        }
+    }
+    sync_dir(&dir).map_err(|e| e.to_string())?;
+    write_atomic(&dir.join("COMPLETE"), b"").map_err(|e| e.to_string())
+}
+
+/// True when `key` is in `level`.
+pub fn contains(level: &Level, key: u64) -> bool {
+    level[levels::shard_of(key, level.len())].contains(key)
+}
+
+/// The weight of `key` in `level` (0 when absent).
+pub fn weight(level: &Level, key: u64) -> u128 {
+    let shard = &level[levels::shard_of(key, level.len())];
+    shard.keys.binary_search(&key).map_or(0, |i| shard.weights[i])
+}

@@ -1,0 +1,155 @@
+//! Peg solitaire jobs: the breadth-first ledger of a single-vacancy start
+//! ([`levels`], [`ledger`], checked against the OEIS by [`oeis`]) and the
+//! table of single-vacancy problems ([`problems`]).
+
+pub mod ledger;
+pub mod levels;
+pub mod oeis;
+pub mod problems;
+
+use crate::plan::Plan;
+use retro_engine::durable::write_atomic;
+use retro_games::peg::class::feasible;
+use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Instant;
+
+/// The summary of a ledger run, written as `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct LedgerSummary {
+    /// Always `peg`.
+    pub game: &'static str,
+    /// Job name.
+    pub job: String,
+    /// The ledger: `board`, `vacancy`, `levels[]`, `solutions_by_hole`.
+    #[serde(flatten)]
+    pub ledger: ledger::Ledger,
+    /// Holes whose position class equals the start's: the only places a lone peg can finish.
+    pub finishing_holes: Vec<String>,
+    /// Column totals.
+    pub totals: Totals,
+    /// The OEIS checks (central English game only; empty otherwise).
+    pub oeis: Vec<oeis::SequenceCheck>,
+    /// Shards per level.
+    pub shards: usize,
+    /// Threads used.
+    pub threads: usize,
+    /// Levels loaded from checkpoints rather than computed in this run.
+    pub levels_resumed: usize,
+    /// Wall seconds of the levels and of the ledger pass, in this run.
+    pub seconds_levels: f64,
+    /// Wall seconds of the ledger pass.
+    pub seconds_ledger: f64,
+}
+
+/// Sums over all levels.
+#[derive(Clone, Debug, Serialize)]
+pub struct Totals {
+    /// All positions.
+    pub positions: u64,
+    /// All positions up to symmetry.
+    pub up_to_symmetry: u64,
+    /// All dead ends.
+    pub dead_ends: u64,
+    /// All still-winnable positions.
+    pub winnable: u64,
+    /// The same up to symmetry.
+    pub winnable_up_to_symmetry: u64,
+    /// Jump sequences that leave one peg anywhere.
+    pub solutions: u128,
+}
+
+impl LedgerSummary {
+    /// True when every OEIS term checked matched.
+    pub fn oeis_ok(&self) -> bool {
+        self.oeis.iter().all(|c| c.mismatches.is_empty())
+    }
+
+    /// A terminal report: the table, the totals, the OEIS verdicts.
+    pub fn text(&self) -> String {
+        let mut out = format!("peg solitaire, {} board, vacancy {}\n", self.ledger.board, self.ledger.vacancy);
+        out.push_str(&self.ledger.markdown());
+        let t = &self.totals;
+        out.push_str(&format!(
+            "positions {} ({} up to symmetry), dead ends {}, still winnable {} ({} up to symmetry)\n",
+            t.positions, t.up_to_symmetry, t.dead_ends, t.winnable, t.winnable_up_to_symmetry
+        ));
+        out.push_str(&format!("solutions (one peg left) {}\n", t.solutions));
+        for h in &self.ledger.solutions_by_hole {
+            out.push_str(&format!("  ending on {}: {}\n", h.hole, h.solutions));
+        }
+        out.push_str(&format!("class-feasible finishing holes: {}\n", self.finishing_holes.join(" ")));
+        for c in &self.oeis {
+            let verdict = if c.mismatches.is_empty() {
+                "ok".to_string()
+            } else {
+                let (n, want, got) = c.mismatches[0];
+                format!("MISMATCH at n = {n}: published {want}, computed {got} ({} terms differ)", c.mismatches.len())
+            };
+            out.push_str(&format!("{} ({}, {} terms): {verdict}\n", c.id, c.what, c.terms));
+        }
+        out.push_str(&format!(
+            "levels {:.2}s ({} resumed), ledger {:.2}s, {} shards, {} threads\n",
+            self.seconds_levels, self.levels_resumed, self.seconds_ledger, self.shards, self.threads
+        ));
+        out
+    }
+}
+
+/// The board a peg plan names.
+pub fn plan_board(plan: &Plan) -> Result<Board, String> {
+    let name = plan.job.board.as_deref().unwrap_or("english");
+    BoardKind::parse(name).map(Board::new).ok_or_else(|| format!("unknown peg board {name:?}"))
+}
+
+/// Runs a peg ledger plan embedded: levels (checkpointed in `checkpoints`),
+/// ledger, OEIS check; writes `summary.json` into `output`.
+pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, String> {
+    let board = plan_board(plan)?;
+    let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
+    let vacancy = parse_hole(vacancy_name)
+        .filter(|&h| board.has_hole(h))
+        .ok_or_else(|| format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))?;
+    let start = board.single_vacancy(vacancy);
+    let threads = plan.threads();
+    let opts = levels::LevelOptions {
+        shards: plan.shards.count as usize,
+        threads,
+        checkpoints: Some(checkpoints.join("levels")),
+    };
+    let began = Instant::now();
+    let computed = levels::run(&board, start, &opts)?;
+    let seconds_levels = began.elapsed().as_secs_f64();
+    let began = Instant::now();
+    let ledger = ledger::ledger(&board, start, &computed.levels, threads)?;
+    let seconds_ledger = began.elapsed().as_secs_f64();
+    let central = board.kind() == BoardKind::English && vacancy_name == "d4";
+    let totals = Totals {
+        positions: ledger.total(|r| r.positions),
+        up_to_symmetry: ledger.total(|r| r.up_to_symmetry),
+        dead_ends: ledger.total(|r| r.dead_ends),
+        winnable: ledger.total(|r| r.winnable),
+        winnable_up_to_symmetry: ledger.total(|r| r.winnable_up_to_symmetry),
+        solutions: ledger.solutions_by_hole.iter().map(|h| h.solutions).sum(),
+    };
+    let finishing_holes =
+        (0..64u8).filter(|&h| board.has_hole(h) && feasible(start, h)).map(hole_name).collect::<Vec<_>>();
+    let summary = LedgerSummary {
+        game: "peg",
+        job: plan.job.name.clone(),
+        oeis: if central { oeis::check(&ledger) } else { Vec::new() },
+        ledger,
+        finishing_holes,
+        totals,
+        shards: opts.shards,
+        threads,
+        levels_resumed: computed.resumed,
+        seconds_levels,
+        seconds_ledger,
+    };
+    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let json = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
+    write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;
+    Ok(summary)
+}

@@ -1,0 +1,358 @@
+//! Breadth-first levels over canonical keys: the second kind of cluster work.
+//!
+//! A level is a set of canonical positions (`u64` keys), each carrying a
+//! weight: the number of move sequences from the start that end anywhere in
+//! the key's symmetry orbit. Keys are cut into shards by a hash of the key;
+//! whoever owns a shard of level n expands it ([`expand`]), sends each child to
+//! the owner of the child's shard, and the owner merges what it receives into
+//! its shard of level n + 1 ([`merge`]): sorted, deduplicated, weights added.
+//!
+//! Why orbit weights need no division: the sequences ending in the orbit of
+//! T are the sum, over parent orbits R and over the moves from R's
+//! representative that land in T's orbit, of the sequences ending in R's
+//! orbit. Each member of R's orbit has the same number of such moves, so
+//! expanding the representative once with weight W(R) counts them all. The
+//! per-position count is `W / orbit size`, which callers check is exact.
+//!
+//! A shard of a level is written once, atomically, as a checked file
+//! ([`write_shard`] / [`read_shard`]), so a killed run resumes at the last
+//! level whose shards are all on disk.
+
+use crate::durable::{DurableError, write_atomic};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A game whose positions are expanded level by level.
+pub trait LevelGame: Sync {
+    /// Calls `f` with the canonical key of every child of `key`, once per move
+    /// (a child reached by two moves is reported twice).
+    fn for_each_child(&self, key: u64, f: impl FnMut(u64));
+}
+
+/// One shard of one level: sorted distinct keys and their orbit weights.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LevelShard {
+    /// Canonical keys, strictly increasing.
+    pub keys: Vec<u64>,
+    /// `weights[i]`: move sequences from the start ending in the orbit of `keys[i]`.
+    pub weights: Vec<u128>,
+}
+
+impl LevelShard {
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when the shard holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// True when `key` is in the shard.
+    pub fn contains(&self, key: u64) -> bool {
+        self.keys.binary_search(&key).is_ok()
+    }
+}
+
+/// A child on its way to its owner: key and weight, 24 bytes (a `u128` field
+/// would pad it to 32 and cost a third more memory traffic in the sort).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Successor {
+    /// Canonical key of the child.
+    pub key: u64,
+    /// Low half of the weight.
+    pub lo: u64,
+    /// High half of the weight.
+    pub hi: u64,
+}
+
+impl Successor {
+    /// A successor with a full weight.
+    pub fn new(key: u64, weight: u128) -> Successor {
+        Successor { key, lo: weight as u64, hi: (weight >> 64) as u64 }
+    }
+
+    /// The weight.
+    pub fn weight(&self) -> u128 {
+        (u128::from(self.hi) << 64) | u128::from(self.lo)
+    }
+}
+
+/// The shard that owns `key` among `shards`.
+#[inline]
+pub fn shard_of(key: u64, shards: usize) -> usize {
+    // Canonical keys are the least image, so low bits cluster; mix before cutting.
+    let mixed = (key ^ (key >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let mixed = mixed ^ (mixed >> 32);
+    ((u128::from(mixed) * shards as u128) >> 64) as usize
+}
+
+/// Expands one shard: every child of every key, with its parent's weight,
+/// appended to `outbox[shard_of(child)]`. Returns the keys with no child.
+pub fn expand(game: &impl LevelGame, shard: &LevelShard, outbox: &mut [Vec<Successor>]) -> u64 {
+    let shards = outbox.len();
+    let mut childless = 0;
+    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+        let mut any = false;
+        game.for_each_child(key, |child| {
+            any = true;
+            outbox[shard_of(child, shards)].push(Successor::new(child, weight));
+        });
+        childless += u64::from(!any);
+    }
+    childless
+}
+
+/// Merges the successors sent to one shard into that shard of the next level.
+///
+/// Fails only when a weight overflows `u128`, which would mean the counts
+/// are wrong (no published sequence comes near).
+pub fn merge(mut received: Vec<Successor>) -> Result<LevelShard, LevelError> {
+    received.sort_unstable_by_key(|s| s.key);
+    let mut out = LevelShard::default();
+    for s in received {
+        match out.keys.last() {
+            Some(&last) if last == s.key => {
+                let total = out.weights.last_mut().expect("weights follow keys");
+                *total = total.checked_add(s.weight()).ok_or(LevelError::Overflow { key: s.key })?;
+            }
+            _ => {
+                out.keys.push(s.key);
+                out.weights.push(s.weight());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Errors from level work and level files.
+#[derive(Debug, thiserror::Error)]
+pub enum LevelError {
+    /// A weight passed `u128::MAX`.
+    #[error("sequence count overflowed 128 bits at key {key:#x}")]
+    Overflow {
+        /// The key whose weight overflowed.
+        key: u64,
+    },
+    /// A level file could not be read or written.
+    #[error(transparent)]
+    Io(#[from] DurableError),
+    /// A level file failed its checks.
+    #[error(
+        "level file {path} is damaged: {problem}; delete that level's directory and run the same command again to recompute it"
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// Computes the next level from `current` on `threads` threads, in memory.
+///
+/// The same two steps a cluster runs with the exchange in between: every
+/// thread expands whole shards into per-destination outboxes, then every
+/// destination shard is merged from all outboxes. Returns the new shards and
+/// how many keys of `current` had no child.
+pub fn next_level(
+    game: &impl LevelGame,
+    current: &[LevelShard],
+    threads: usize,
+) -> Result<(Vec<LevelShard>, u64), LevelError> {
+    let shards = current.len();
+    let threads = threads.clamp(1, shards.max(1));
+    let cursor = AtomicUsize::new(0);
+    let outboxes: Vec<Mutex<Vec<Vec<Successor>>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
+    let childless = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (cursor, outboxes) = (&cursor, &outboxes);
+                scope.spawn(move || {
+                    let mut outbox: Vec<Vec<Successor>> = vec![Vec::new(); shards];
+                    let mut childless = 0;
+                    loop {
+                        let i = cursor.fetch_add(1, Ordering::Relaxed);
+                        if i >= shards {
+                            break;
+                        }
+                        childless += expand(game, &current[i], &mut outbox);
+                    }
+                    *outboxes[t].lock().unwrap_or_else(|e| e.into_inner()) = outbox;
+                    childless
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("expand thread panicked")).sum::<u64>()
+    });
+    let mut outboxes: Vec<Vec<Vec<Successor>>> =
+        outboxes.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+    // Hand each destination its incoming vectors, then merge destinations in parallel.
+    let mut inboxes: Vec<Vec<Vec<Successor>>> = (0..shards).map(|_| Vec::new()).collect();
+    for outbox in &mut outboxes {
+        for (dest, v) in outbox.drain(..).enumerate() {
+            inboxes[dest].push(v);
+        }
+    }
+    let inboxes: Vec<Mutex<Option<Vec<Vec<Successor>>>>> = inboxes.into_iter().map(|v| Mutex::new(Some(v))).collect();
+    let results: Vec<Mutex<Option<Result<LevelShard, LevelError>>>> = (0..shards).map(|_| Mutex::new(None)).collect();
+    let cursor = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let i = cursor.fetch_add(1, Ordering::Relaxed);
+                    if i >= shards {
+                        break;
+                    }
+                    let parts = inboxes[i].lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
+                    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+                    for part in parts {
+                        all.extend_from_slice(&part);
+                    }
+                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge(all));
+                }
+            });
+        }
+    });
+    let next = results
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every shard merged"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((next, childless))
+}
+
+/// Splits the start key into a level of `shards` shards.
+pub fn start_level(key: u64, shards: usize) -> Vec<LevelShard> {
+    let mut level = vec![LevelShard::default(); shards];
+    let home = &mut level[shard_of(key, shards)];
+    home.keys.push(key);
+    home.weights.push(1);
+    level
+}
+
+const MAGIC: &[u8; 8] = b"RETROLV1";
+
+/// Writes one shard of a level atomically: magic, count, keys, weights, crc32.
+pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(), LevelError> {
+    let mut bytes = Vec::with_capacity(20 + shard.len() * 24);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&(shard.len() as u64).to_le_bytes());
+    for k in &shard.keys {
+        bytes.extend_from_slice(&k.to_le_bytes());
+    }
+    for w in &shard.weights {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&crc.to_le_bytes());
+    write_atomic(path, &bytes)?;
+    Ok(())
+}
+
+/// Reads a shard written by [`write_shard`], checking length, checksum and order.
+pub fn read_shard(path: &Path) -> Result<LevelShard, LevelError> {
+    let corrupt = |problem: &str| LevelError::Corrupt { path: path.to_path_buf(), problem: problem.to_string() };
+    let bytes = std::fs::read(path).map_err(|e| LevelError::Io(crate::durable::io_err(path)(e)))?;
+    if bytes.len() < 20 || &bytes[..8] != MAGIC {
+        return Err(corrupt("not a level file (bad magic or too short)"));
+    }
+    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+    let expected = count.checked_mul(24).and_then(|b| b.checked_add(20));
+    if expected != Some(bytes.len() as u64) {
+        return Err(corrupt("length does not match the key count"));
+    }
+    let body = bytes.len() - 4;
+    let crc = u32::from_le_bytes(bytes[body..].try_into().expect("4 bytes"));
+    if crc32fast::hash(&bytes[..body]) != crc {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let count = count as usize;
+    let keys_end = 16 + count * 8;
+    let keys: Vec<u64> =
+        bytes[16..keys_end].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+    let weights: Vec<u128> =
+        bytes[keys_end..body].chunks_exact(16).map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes"))).collect();
+    if keys.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(corrupt("keys are not strictly increasing"));
+    }
+    Ok(LevelShard { keys, weights })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Positions are subsets of 0..6 (bits); a move removes one element.
+    /// Canonical form: none (identity), so the weight of a set of size k after
+    /// 6 - k moves is (6 - k)!, the orderings of the removed elements.
+    struct Removal;
+    impl LevelGame for Removal {
+        fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
+            let mut rest = key;
+            while rest != 0 {
+                let bit = rest & rest.wrapping_neg();
+                f(key ^ bit);
+                rest ^= bit;
+            }
+        }
+    }
+
+    #[test]
+    fn levels_count_subsets_and_orderings() {
+        for shards in [1, 3, 8] {
+            let mut level = start_level(0b11_1111, shards);
+            let mut factorial = 1u128;
+            for depth in 1..=6u32 {
+                let (next, childless) = next_level(&Removal, &level, 2).unwrap();
+                assert_eq!(childless, 0);
+                level = next;
+                factorial *= u128::from(depth);
+                let size: usize = level.iter().map(LevelShard::len).sum();
+                let binom = (0..depth).fold(1usize, |acc, i| acc * (6 - i as usize) / (i as usize + 1));
+                assert_eq!(size, binom, "depth {depth}");
+                assert!(level.iter().flat_map(|s| &s.weights).all(|&w| w == factorial));
+                for (i, s) in level.iter().enumerate() {
+                    assert!(s.keys.iter().all(|&k| shard_of(k, shards) == i));
+                }
+            }
+            let (last, childless) = next_level(&Removal, &level, 2).unwrap();
+            assert_eq!((last.iter().map(LevelShard::len).sum::<usize>(), childless), (0, 1));
+        }
+    }
+
+    #[test]
+    fn shard_files_round_trip_and_damage_is_refused() {
+        let dir = std::env::temp_dir().join(format!("levels-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("shard.bin");
+        let shard = LevelShard { keys: vec![1, 5, 9], weights: vec![1, u128::MAX, 1 << 100] };
+        write_shard(&path, &shard).unwrap();
+        assert_eq!(read_shard(&path).unwrap(), shard);
+        let good = std::fs::read(&path).unwrap();
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x10;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(read_shard(&path).is_err(), "flip at byte {i} not caught");
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert!(matches!(read_shard(&path), Err(LevelError::Corrupt { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn merge_refuses_overflow() {
+        let s = vec![Successor::new(7, u128::MAX), Successor::new(7, 1)];
+        assert!(matches!(merge(s), Err(LevelError::Overflow { key: 7 })));
+    }
+}
+
+impl LevelGame for retro_games::peg::Board {
+    #[inline]
+    fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {
+        self.for_each_canonical_child(key, f);
+    }
+}
