@@ -14,8 +14,8 @@
 //! expanding the representative once with weight W(R) counts them all. The
 //! per-position count is `W / orbit size`, which callers check is exact.
 //!
-//! A shard of a level is written once, atomically, as a checked file
-//! ([`write_shard`] / [`read_shard`]), so a killed run resumes at the last
+//! The shards of a level a writer owns are written once, atomically, as one
+//! checked file ([`write_part`] / [`read_part`]), so a killed run resumes at the last
 //! level whose shards are all on disk.
 
 use crate::durable::{DurableError, write_atomic};
@@ -89,8 +89,112 @@ pub fn shard_of(key: u64, shards: usize) -> usize {
     ((u128::from(mixed) * shards as u128) >> 64) as usize
 }
 
+/// Successors bound for one shard, added up as they arrive: an open-addressing
+/// table of (key, weight). Children of a level repeat many times over (every
+/// position has several parents), so adding them up at once keeps memory
+/// traffic to one entry per distinct child instead of one per move.
+#[derive(Clone, Debug, Default)]
+pub struct Accumulator {
+    slots: Vec<Successor>,
+    len: usize,
+    overflow: Option<u64>,
+}
+
+/// Marks a free slot; no canonical key is all ones (keys use at most 56 bits).
+const FREE: u64 = u64::MAX;
+
+impl Accumulator {
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no key was added.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    fn slot_of(key: u64, mask: usize) -> usize {
+        // A different mixer from `shard_of`, whose bits are equal within a shard.
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize & mask
+    }
+
+    /// A table with room for `n` keys before it grows.
+    pub fn with_capacity(n: usize) -> Accumulator {
+        let slots = (n * 2).next_power_of_two().max(1024);
+        Accumulator { slots: vec![Successor { key: FREE, lo: 0, hi: 0 }; slots], len: 0, overflow: None }
+    }
+
+    fn grow(&mut self) {
+        let capacity = (self.slots.len() * 2).max(1024);
+        let old = std::mem::replace(&mut self.slots, vec![Successor { key: FREE, lo: 0, hi: 0 }; capacity]);
+        self.len = 0;
+        for s in old.into_iter().filter(|s| s.key != FREE) {
+            self.add_weight(s.key, s.weight());
+        }
+    }
+
+    /// Adds `weight` to `key`'s entry (creating it).
+    #[inline]
+    pub fn add_weight(&mut self, key: u64, weight: u128) {
+        debug_assert_ne!(key, FREE);
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = Self::slot_of(key, mask);
+        loop {
+            let slot = &mut self.slots[i];
+            if slot.key == key {
+                match slot.weight().checked_add(weight) {
+                    Some(w) => *slot = Successor::new(key, w),
+                    None => self.overflow = Some(key),
+                }
+                return;
+            }
+            if slot.key == FREE {
+                *slot = Successor::new(key, weight);
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds every entry of `other`.
+    pub fn absorb(&mut self, other: Accumulator) {
+        if let Some(key) = other.overflow {
+            self.overflow = Some(key);
+        }
+        for s in other.slots.into_iter().filter(|s| s.key != FREE) {
+            self.add_weight(s.key, s.weight());
+        }
+    }
+
+    /// The entries, in no particular order (what crosses the wire to an owner).
+    pub fn into_successors(self) -> Result<Vec<Successor>, LevelError> {
+        if let Some(key) = self.overflow {
+            return Err(LevelError::Overflow { key });
+        }
+        Ok(self.slots.into_iter().filter(|s| s.key != FREE).collect())
+    }
+
+    /// The entries as a sorted level shard.
+    pub fn into_shard(self) -> Result<LevelShard, LevelError> {
+        let mut entries = self.into_successors()?;
+        entries.sort_unstable_by_key(|s| s.key);
+        Ok(LevelShard {
+            keys: entries.iter().map(|s| s.key).collect(),
+            weights: entries.iter().map(Successor::weight).collect(),
+        })
+    }
+}
+
 /// Expands one shard: every child of every key, with its parent's weight,
-/// appended to `outbox[shard_of(child)]`. Returns the keys with no child.
+/// appended to `outbox[shard_of(child)]` (appending keeps the writes
+/// sequential; adding up happens per destination, where the table is small
+/// enough to stay in cache). Returns the number of keys with no child.
 pub fn expand(game: &impl LevelGame, shard: &LevelShard, outbox: &mut [Vec<Successor>]) -> u64 {
     let shards = outbox.len();
     let mut childless = 0;
@@ -125,6 +229,20 @@ pub fn merge(mut received: Vec<Successor>) -> Result<LevelShard, LevelError> {
         }
     }
     Ok(out)
+}
+
+/// Merges the successors several expanders sent to one shard.
+pub fn merge_parts(parts: Vec<Vec<Successor>>) -> Result<LevelShard, LevelError> {
+    let total: usize = parts.iter().map(Vec::len).sum();
+    // Each position has several parents; a quarter of the moves is a generous
+    // first guess at the distinct children, and the table grows if not.
+    let mut table = Accumulator::with_capacity(total / 4);
+    for part in parts {
+        for s in part {
+            table.add_weight(s.key, s.weight());
+        }
+    }
+    table.into_shard()
 }
 
 /// Errors from level work and level files.
@@ -187,16 +305,14 @@ pub fn next_level(
             .collect();
         handles.into_iter().map(|h| h.join().expect("expand thread panicked")).sum::<u64>()
     });
-    let mut outboxes: Vec<Vec<Vec<Successor>>> =
-        outboxes.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
     // Hand each destination its incoming vectors, then merge destinations in parallel.
     let mut inboxes: Vec<Vec<Vec<Successor>>> = (0..shards).map(|_| Vec::new()).collect();
-    for outbox in &mut outboxes {
-        for (dest, v) in outbox.drain(..).enumerate() {
-            inboxes[dest].push(v);
+    for outbox in outboxes {
+        for (dest, table) in outbox.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().enumerate() {
+            inboxes[dest].push(table);
         }
     }
-    let inboxes: Vec<Mutex<Option<Vec<Vec<Successor>>>>> = inboxes.into_iter().map(|v| Mutex::new(Some(v))).collect();
+    let inboxes: Vec<Mutex<Vec<Vec<Successor>>>> = inboxes.into_iter().map(Mutex::new).collect();
     let results: Vec<Mutex<Option<Result<LevelShard, LevelError>>>> = (0..shards).map(|_| Mutex::new(None)).collect();
     let cursor = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -207,12 +323,8 @@ pub fn next_level(
                     if i >= shards {
                         break;
                     }
-                    let parts = inboxes[i].lock().unwrap_or_else(|e| e.into_inner()).take().unwrap_or_default();
-                    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-                    for part in parts {
-                        all.extend_from_slice(&part);
-                    }
-                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge(all));
+                    let parts = std::mem::take(&mut *inboxes[i].lock().unwrap_or_else(|e| e.into_inner()));
+                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge_parts(parts));
                 }
             });
         }
@@ -233,18 +345,25 @@ pub fn start_level(key: u64, shards: usize) -> Vec<LevelShard> {
     level
 }
 
-const MAGIC: &[u8; 8] = b"RETROLV1";
+const MAGIC: &[u8; 8] = b"RETROLV2";
 
-/// Writes one shard of a level atomically: magic, count, keys, weights, crc32.
-pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(), LevelError> {
-    let mut bytes = Vec::with_capacity(20 + shard.len() * 24);
+/// Writes some shards of a level into one file, atomically: magic, shard
+/// count, then per shard its index, key count, keys and weights; crc32 last.
+/// One file per level and writer keeps the fsyncs to one per level.
+pub fn write_part(path: &Path, shards: &[(u32, &LevelShard)]) -> Result<(), LevelError> {
+    let keys: usize = shards.iter().map(|(_, s)| s.len()).sum();
+    let mut bytes = Vec::with_capacity(16 + shards.len() * 12 + keys * 24);
     bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&(shard.len() as u64).to_le_bytes());
-    for k in &shard.keys {
-        bytes.extend_from_slice(&k.to_le_bytes());
-    }
-    for w in &shard.weights {
-        bytes.extend_from_slice(&w.to_le_bytes());
+    bytes.extend_from_slice(&(shards.len() as u32).to_le_bytes());
+    for (index, shard) in shards {
+        bytes.extend_from_slice(&index.to_le_bytes());
+        bytes.extend_from_slice(&(shard.len() as u64).to_le_bytes());
+        for k in &shard.keys {
+            bytes.extend_from_slice(&k.to_le_bytes());
+        }
+        for w in &shard.weights {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
     }
     let crc = crc32fast::hash(&bytes);
     bytes.extend_from_slice(&crc.to_le_bytes());
@@ -252,33 +371,51 @@ pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(), LevelError> {
     Ok(())
 }
 
-/// Reads a shard written by [`write_shard`], checking length, checksum and order.
-pub fn read_shard(path: &Path) -> Result<LevelShard, LevelError> {
+/// Reads a file written by [`write_part`], checking lengths, checksum and key order.
+pub fn read_part(path: &Path) -> Result<Vec<(u32, LevelShard)>, LevelError> {
     let corrupt = |problem: &str| LevelError::Corrupt { path: path.to_path_buf(), problem: problem.to_string() };
     let bytes = std::fs::read(path).map_err(|e| LevelError::Io(crate::durable::io_err(path)(e)))?;
-    if bytes.len() < 20 || &bytes[..8] != MAGIC {
+    if bytes.len() < 16 || &bytes[..8] != MAGIC {
         return Err(corrupt("not a level file (bad magic or too short)"));
-    }
-    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-    let expected = count.checked_mul(24).and_then(|b| b.checked_add(20));
-    if expected != Some(bytes.len() as u64) {
-        return Err(corrupt("length does not match the key count"));
     }
     let body = bytes.len() - 4;
     let crc = u32::from_le_bytes(bytes[body..].try_into().expect("4 bytes"));
     if crc32fast::hash(&bytes[..body]) != crc {
         return Err(corrupt("checksum mismatch"));
     }
-    let count = count as usize;
-    let keys_end = 16 + count * 8;
-    let keys: Vec<u64> =
-        bytes[16..keys_end].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
-    let weights: Vec<u128> =
-        bytes[keys_end..body].chunks_exact(16).map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes"))).collect();
-    if keys.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(corrupt("keys are not strictly increasing"));
+    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+    let u64_at = |at: usize| bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+    let parts = u32_at(8).ok_or_else(|| corrupt("truncated header"))?;
+    let mut at = 12usize;
+    let mut out = Vec::new();
+    for _ in 0..parts {
+        let index = u32_at(at).ok_or_else(|| corrupt("truncated shard header"))?;
+        let count = u64_at(at + 4).ok_or_else(|| corrupt("truncated shard header"))?;
+        at += 12;
+        let end = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(24))
+            .and_then(|b| b.checked_add(at))
+            .filter(|&e| e <= body)
+            .ok_or_else(|| corrupt("a shard's key count runs past the end of the file"))?;
+        let count = count as usize;
+        let keys_end = at + count * 8;
+        let keys: Vec<u64> =
+            bytes[at..keys_end].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+        let weights: Vec<u128> = bytes[keys_end..end]
+            .chunks_exact(16)
+            .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
+            .collect();
+        if keys.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(corrupt("keys are not strictly increasing"));
+        }
+        out.push((index, LevelShard { keys, weights }));
+        at = end;
     }
-    Ok(LevelShard { keys, weights })
+    if at != body {
+        return Err(corrupt("bytes left over after the last shard"));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -329,17 +466,18 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("shard.bin");
         let shard = LevelShard { keys: vec![1, 5, 9], weights: vec![1, u128::MAX, 1 << 100] };
-        write_shard(&path, &shard).unwrap();
-        assert_eq!(read_shard(&path).unwrap(), shard);
+        let empty = LevelShard::default();
+        write_part(&path, &[(3, &shard), (7, &empty)]).unwrap();
+        assert_eq!(read_part(&path).unwrap(), vec![(3, shard.clone()), (7, empty)]);
         let good = std::fs::read(&path).unwrap();
         for i in 0..good.len() {
             let mut bad = good.clone();
             bad[i] ^= 0x10;
             std::fs::write(&path, &bad).unwrap();
-            assert!(read_shard(&path).is_err(), "flip at byte {i} not caught");
+            assert!(read_part(&path).is_err(), "flip at byte {i} not caught");
         }
         std::fs::write(&path, &good[..good.len() - 1]).unwrap();
-        assert!(matches!(read_shard(&path), Err(LevelError::Corrupt { .. })));
+        assert!(matches!(read_part(&path), Err(LevelError::Corrupt { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

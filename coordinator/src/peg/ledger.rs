@@ -11,6 +11,7 @@
 
 use super::levels::{self, Level};
 use retro_engine::levels::LevelShard;
+use retro_engine::levels::{LevelGame, next_level};
 use retro_games::peg::symmetry::{canonical, orbit_size};
 use retro_games::peg::{Board, Pegs, hole_name};
 use serde::{Deserialize, Serialize};
@@ -67,8 +68,20 @@ struct Partial {
     winnable_reps: u64,
 }
 
-fn shard_row(board: &Board, all: &[Level], start_pegs: u32, shard: &LevelShard) -> Result<Partial, String> {
+/// Maps each position to the representative of its complement: expanding a
+/// level with it gives the level's duals, sharded like every other level, so
+/// "is the dual reachable" becomes a sorted intersection shard by shard.
+struct Dual<'a>(&'a Board);
+
+impl LevelGame for Dual<'_> {
+    fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
+        f(canonical(self.0.complement(key)));
+    }
+}
+
+fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, String> {
     let mut p = Partial::default();
+    let mut dual_keys = duals.map_or(&[][..], |d| &d.keys[..]).iter().peekable();
     for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
         let orbit = u64::from(orbit_size(key));
         // Every member of the orbit is reached by the same number of sequences,
@@ -80,11 +93,8 @@ fn shard_row(board: &Board, all: &[Level], start_pegs: u32, shard: &LevelShard) 
         if board.is_dead_end(key) {
             p.dead_ends += orbit;
         }
-        let dual = canonical(board.complement(key));
-        let dual_level = start_pegs.checked_sub(dual.count_ones()).map(|m| m as usize);
-        if let Some(m) = dual_level.filter(|&m| m < all.len())
-            && levels::contains(&all[m], dual)
-        {
+        while dual_keys.next_if(|&&d| d < key).is_some() {}
+        if dual_keys.next_if(|&&d| d == key).is_some() {
             p.winnable += orbit;
             p.winnable_reps += 1;
         }
@@ -101,6 +111,15 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
     }
     let mut rows = Vec::with_capacity(all.len());
     for (n, level) in all.iter().enumerate() {
+        // A position after n jumps has start_pegs - n pegs, so its complement
+        // has n + 1 (the board has start_pegs + 1 holes) and, if reachable at
+        // all, lies in level start_pegs - 1 - n.
+        let partner = (start_pegs as usize).checked_sub(1 + n).and_then(|m| all.get(m));
+        let duals = match partner {
+            Some(m) => Some(next_level(&Dual(board), m, threads).map_err(|e| e.to_string())?.0),
+            None => None,
+        };
+        let duals = duals.as_deref();
         let cursor = std::sync::atomic::AtomicUsize::new(0);
         let partials: Vec<Result<Partial, String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads.max(1))
@@ -110,7 +129,7 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
                         loop {
                             let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(shard) = level.get(i) else { return Ok(sum) };
-                            let p = shard_row(board, all, start_pegs, shard)?;
+                            let p = shard_row(board, shard, duals.map(|d| &d[i]))?;
                             sum.positions += p.positions;
                             sum.dead_ends += p.dead_ends;
                             sum.winnable += p.winnable;

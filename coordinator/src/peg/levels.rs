@@ -1,10 +1,10 @@
 //! Runs the breadth-first levels of a peg-solitaire start, with a checkpoint
-//! after every level: `DIR/levels.json` names the job, `DIR/NNN/shard-KKKKK.bin`
-//! holds each shard of level NNN, and `DIR/NNN/COMPLETE` is written only after
-//! every shard of that level is durable. A killed run reloads the complete
+//! after every level: `DIR/levels.json` names the job and `DIR/level-NNN.bin`
+//! holds every shard of level NNN, written atomically once the level is
+//! complete. A killed run reloads the complete
 //! levels and recomputes from the first incomplete one.
 
-use retro_engine::durable::{read_checked_json, sync_dir, write_atomic, write_checked_json};
+use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{self, LevelShard};
 use retro_games::peg::symmetry::canonical;
 use retro_games::peg::{Board, Pegs};
@@ -49,12 +49,8 @@ pub struct Levels {
     pub resumed: usize,
 }
 
-fn level_dir(root: &Path, n: usize) -> PathBuf {
-    root.join(format!("{n:03}"))
-}
-
-fn shard_path(root: &Path, n: usize, k: usize) -> PathBuf {
-    level_dir(root, n).join(format!("shard-{k:05}.bin"))
+fn level_path(root: &Path, n: usize) -> PathBuf {
+    root.join(format!("level-{n:03}.bin"))
 }
 
 /// Computes every level reachable from `start`, resuming from checkpoints.
@@ -78,12 +74,18 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, St
             Some(_) => {}
             None => write_checked_json(&id_path, &identity).map_err(|e| e.to_string())?,
         }
-        while level_dir(root, out.levels.len()).join("COMPLETE").exists() {
+        while level_path(root, out.levels.len()).exists() {
             let n = out.levels.len();
-            let level = (0..shards)
-                .map(|k| levels::read_shard(&shard_path(root, n, k)).map_err(|e| e.to_string()))
-                .collect::<Result<Level, String>>()?;
-            out.levels.push(level);
+            let path = level_path(root, n);
+            let parts = levels::read_part(&path).map_err(|e| e.to_string())?;
+            let complete = parts.len() == shards && parts.iter().enumerate().all(|(k, (i, _))| *i as usize == k);
+            if !complete {
+                return Err(format!(
+                    "{} does not hold shards 0..{shards} in order; delete it to recompute",
+                    path.display()
+                ));
+            }
+            out.levels.push(parts.into_iter().map(|(_, s)| s).collect());
             out.seconds.push(0.0);
         }
         out.resumed = out.levels.len();
@@ -119,17 +121,10 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, St
 
 fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> Result<(), String> {
     let Some(root) = &opts.checkpoints else { return Ok(()) };
-    let dir = level_dir(root, n);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (k, shard) in level.iter().enumerate() {
-        levels::write_shard(&shard_path(root, n, k), shard).map_err(|e| e.to_string())?;
-        if k == 0 {
-            // A kill here leaves a level with some shards written and no COMPLETE.
-            Fault::check(fault, "peg-mid-level", 0, n as u32);
-        }
-    }
-    sync_dir(&dir).map_err(|e| e.to_string())?;
-    write_atomic(&dir.join("COMPLETE"), b"").map_err(|e| e.to_string())
+    // A kill here leaves the level unwritten: the resumed run recomputes it.
+    Fault::check(fault, "peg-mid-level", 0, n as u32);
+    let parts: Vec<(u32, &LevelShard)> = level.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
+    levels::write_part(&level_path(root, n), &parts).map_err(|e| e.to_string())
 }
 
 /// True when `key` is in `level`.
