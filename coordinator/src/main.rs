@@ -220,6 +220,20 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
+    if plan.job.task.as_deref() == Some("problems") {
+        let summary = tokio::task::spawn_blocking(move || peg::run_problems(&plan2, &out2))
+            .await
+            .map_err(|e| e.to_string())??;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+        } else {
+            for b in &summary.boards {
+                println!("{}", b.markdown());
+            }
+            println!("summary.json and problems.md in {}", output.display());
+        }
+        return Ok(());
+    }
     let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
         .await
         .map_err(|e| e.to_string())??;

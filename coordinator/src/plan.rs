@@ -82,7 +82,8 @@ pub struct JobSection {
     /// positions, the same results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour_symmetry: Option<bool>,
-    /// `peg`: the board, `english` or `european`.
+    /// `peg`: the board, `english` or `european` (a problems plan without
+    /// one covers both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub board: Option<String>,
     /// `peg` ledger: the start's vacant hole (`a1`..`g7`, default `d4`).
@@ -392,28 +393,37 @@ impl Plan {
                     );
                 }
             }
-            let board = r.string("job", "board")?.unwrap_or_else(|| "english".into());
-            let Some(kind) = BoardKind::parse(&board) else {
-                return Err(r.invalid("job.board", format!("must be \"english\" or \"european\", got {board:?}")));
-            };
             let task = r.string("job", "task")?.unwrap_or_else(|| "ledger".into());
             if !PEG_TASKS.contains(&task.as_str()) {
                 return Err(r.invalid("job.task", format!("must be one of {PEG_TASKS:?}, got {task:?}")));
             }
+            let board = r.string("job", "board")?;
+            // The problems task covers both boards unless the plan names one.
+            let board = match board {
+                None if task == "problems" => None,
+                b => Some(b.unwrap_or_else(|| "english".into())),
+            };
+            let kind = match &board {
+                Some(b) => Some(BoardKind::parse(b).ok_or_else(|| {
+                    r.invalid("job.board", format!("must be \"english\" or \"european\", got {b:?}"))
+                })?),
+                None => None,
+            };
             let vacancy = r.string("job", "vacancy")?;
             if let Some(v) = &vacancy {
                 if task != "ledger" {
                     return Err(r.invalid("job.vacancy", "is for the ledger task (problems try every vacancy)"));
                 }
-                let board_holes = PegBoard::new(kind);
+                let board_holes = PegBoard::new(kind.unwrap_or(BoardKind::English));
                 if !parse_hole(v).is_some_and(|h| board_holes.has_hole(h)) {
-                    return Err(
-                        r.invalid("job.vacancy", format!("must be a hole of the {board} board (a1..g7), got {v:?}"))
-                    );
+                    return Err(r.invalid(
+                        "job.vacancy",
+                        format!("must be a hole of the {} board (a1..g7), got {v:?}", board_holes.kind().name()),
+                    ));
                 }
             }
             let vacancy = (task == "ledger").then(|| vacancy.unwrap_or_else(|| "d4".into()));
-            (Some(kind.name().to_owned()), vacancy, Some(task))
+            (kind.map(|k| k.name().to_owned()), vacancy, Some(task))
         } else {
             (None, None, None)
         };

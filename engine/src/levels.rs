@@ -418,6 +418,13 @@ pub fn read_part(path: &Path) -> Result<Vec<(u32, LevelShard)>, LevelError> {
     Ok(out)
 }
 
+impl LevelGame for retro_games::peg::Board {
+    #[inline]
+    fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {
+        self.for_each_canonical_child(key, f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,12 +492,5 @@ mod tests {
     fn merge_refuses_overflow() {
         let s = vec![Successor::new(7, u128::MAX), Successor::new(7, 1)];
         assert!(matches!(merge(s), Err(LevelError::Overflow { key: 7 })));
-    }
-}
-
-impl LevelGame for retro_games::peg::Board {
-    #[inline]
-    fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {
-        self.for_each_canonical_child(key, f);
     }
 }

@@ -86,7 +86,7 @@ fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> R
         let orbit = u64::from(orbit_size(key));
         // Every member of the orbit is reached by the same number of sequences,
         // so the orbit total must divide exactly; anything else is a bug.
-        if weight % u128::from(orbit) != 0 {
+        if !weight.is_multiple_of(u128::from(orbit)) {
             return Err(format!("sequence count {weight} of {key:#x} is not divisible by its orbit size {orbit}"));
         }
         p.positions += orbit;
@@ -173,7 +173,7 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
             let lone: Pegs = 1 << hole;
             let total = levels::weight(last, canonical(lone));
             let orbit = u128::from(orbit_size(lone));
-            if total % orbit != 0 {
+            if !total.is_multiple_of(orbit) {
                 return Err(format!("solutions ending on {} do not divide by its orbit size", hole_name(hole)));
             }
             if total > 0 {

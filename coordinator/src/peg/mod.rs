@@ -153,3 +153,37 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
     write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;
     Ok(summary)
 }
+
+/// The result of a problems plan, written as `summary.json` (and `problems.md`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ProblemsSummary {
+    /// Always `peg`.
+    pub game: &'static str,
+    /// Always `problems`.
+    pub task: &'static str,
+    /// Job name.
+    pub job: String,
+    /// Positions a single search may expand before it reports `undecided`.
+    pub budget: u64,
+    /// One table per board.
+    pub boards: Vec<problems::BoardProblems>,
+}
+
+/// Positions one problem search may expand (about 2.5 GB of memo at most).
+pub const PROBLEM_BUDGET: u64 = 100_000_000;
+
+/// Runs a peg problems plan embedded; writes `summary.json` and `problems.md` into `output`.
+pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, String> {
+    let mut boards = Vec::new();
+    for kind in problems::plan_boards(plan.job.board.as_deref()) {
+        boards.push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads())?);
+    }
+    let summary =
+        ProblemsSummary { game: "peg", task: "problems", job: plan.job.name.clone(), budget: PROBLEM_BUDGET, boards };
+    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let json = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
+    write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;
+    let tables: String = summary.boards.iter().map(|b| b.markdown() + "\n").collect();
+    write_atomic(&output.join("problems.md"), tables.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(summary)
+}

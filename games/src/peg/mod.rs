@@ -9,6 +9,7 @@
 
 pub mod class;
 mod notation;
+pub mod search;
 pub mod symmetry;
 #[cfg(test)]
 mod tests;

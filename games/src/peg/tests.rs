@@ -137,3 +137,20 @@ fn pictures_round_trip_and_bad_ones_are_refused() {
     assert!(matches!(english.parse_picture("ooo"), Err(NotationError::WrongLength { found: 3, .. })));
     assert_eq!(english.parse_picture("ooo#"), Err(NotationError::BadCharacter('#')));
 }
+
+#[test]
+fn the_central_game_is_solved_and_replays() {
+    use super::search::{Outcome, replay, solve};
+    let board = Board::new(BoardKind::English);
+    let centre = parse_hole("d4").unwrap();
+    let start = board.single_vacancy(centre);
+    let found = solve(&board, start, centre, 10_000_000);
+    let Outcome::Solved(jumps) = found.outcome else { panic!("no solution: {found:?}") };
+    assert_eq!(jumps.len(), 31);
+    assert_eq!(replay(&board, start, &jumps).unwrap(), 1 << centre);
+    // A class-infeasible finish can never be reached: the search says so.
+    let small = Board::new(BoardKind::English);
+    let c4 = parse_hole("c4").unwrap();
+    let few = (1 << parse_hole("c3").unwrap()) | (1 << parse_hole("d3").unwrap()) | (1 << c4);
+    assert_eq!(solve(&small, few, c4, 1000).outcome, Outcome::Impossible);
+}
