@@ -93,9 +93,12 @@ fn check_depths(addr: &str, g: &Cc3, pos: &Position, view: &Value) {
                     return reached.then_some(0);
                 }
                 let sub = get_json(addr, &format!("/api/position?pos={}", enc(child)), 200);
-                sub["depth"].as_array().unwrap().iter().find(|x| x["question"] == q && x["value"] == d["value"]).map(
-                    |x| x["plies"].as_u64().unwrap(),
-                )
+                sub["depth"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["question"] == q && x["value"] == d["value"])
+                    .map(|x| x["plies"].as_u64().unwrap())
             })
             .collect();
         let what = format!("{q} {} at {}", d["value"], g.format(pos));
@@ -395,11 +398,13 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     // RETRO_EXPLORER_SCREENSHOT=docs/explorer.png to refresh it).
     let png = dir.join("explorer.png");
     let mut c = browser(&bin, &profile);
-    c.arg(format!("--screenshot={}", png.display())).arg("--window-size=1200,720");
+    // 1200 x 720 CSS pixels drawn at 0.75: a 900 x 540 PNG that stays small.
+    c.arg(format!("--screenshot={}", png.display()))
+        .args(["--window-size=1200,720", "--force-device-scale-factor=0.75"]);
     c.arg(format!("{base}/?witness=kingmaker"));
     let out = run(c, Duration::from_secs(120));
-    let bytes = std::fs::read(&png)
-        .unwrap_or_else(|e| panic!("no screenshot ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let bytes =
+        std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}): {}", String::from_utf8_lossy(&out.stderr)));
     assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
     if let Some(to) = std::env::var_os("RETRO_EXPLORER_SCREENSHOT") {
         std::fs::write(&to, &bytes).unwrap();

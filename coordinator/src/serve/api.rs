@@ -56,7 +56,9 @@ pub fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
 }
 
 async fn not_found() -> ApiError {
-    ApiError::not_found("no such page: try / (the explorer), /api/info, /api/position?pos=TEXT or /api/witness?kind=KIND")
+    ApiError::not_found(
+        "no such page: try / (the explorer), /api/info, /api/position?pos=TEXT or /api/witness?kind=KIND",
+    )
 }
 
 async fn method_not_allowed() -> ApiError {
@@ -93,11 +95,11 @@ async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -
     };
     answer(state, move |ex| {
         let pos = q.get("pos").map(String::as_str);
-        Ok(match ex {
+        match ex {
             Explorer::Cc3(e) => serde_json::to_value(e.position(pos)?),
             Explorer::Cc2(e) => serde_json::to_value(e.position(pos)?),
         }
-        .map_err(ApiError::internal)?)
+        .map_err(ApiError::internal)
     })
     .await
 }

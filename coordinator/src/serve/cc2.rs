@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Positions one depth search may visit (see the three-player view).
-const DEPTH_BUDGET: u64 = 40_000;
+const DEPTH_BUDGET: u64 = 100_000;
 
 /// The layer a two-player job computes.
 pub const LAYER: &str = "solo(1)";
@@ -89,7 +89,12 @@ impl Cc2Explorer {
         let reader = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
         let h = reader.header().clone();
         if h.game != "cc2" || h.layer != LAYER {
-            return Err(format!("{}: header says game {} layer {}, expected cc2 {LAYER}", path.display(), h.game, h.layer));
+            return Err(format!(
+                "{}: header says game {} layer {}, expected cc2 {LAYER}",
+                path.display(),
+                h.game,
+                h.layer
+            ));
         }
         crate::summary::check_rank_order(&reader, retro_games::cc2::RANK_ORDER)?;
         let num = |k: &str| h.params.get(k).and_then(|v| v.as_u64()).ok_or(format!("tablebase header has no {k}"));

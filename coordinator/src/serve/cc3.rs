@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Positions one depth search may visit: every stage-1 answer fits many times
 /// over; deep stage-2 answers are reported as unknown rather than keeping the
 /// page waiting.
-const DEPTH_BUDGET: u64 = 40_000;
+const DEPTH_BUDGET: u64 = 100_000;
 
 /// The explorer over a three-player job's tablebases.
 pub struct Cc3Explorer {

@@ -42,6 +42,9 @@ struct Bounds {
 struct Search<'a, F: Forcing> {
     game: &'a mut F,
     memo: HashMap<F::Pos, Bounds>,
+    /// The tablebase's word per position: each deepening step asks again, and
+    /// a lookup may decompress a block.
+    forced: HashMap<F::Pos, bool>,
     budget: u64,
 }
 
@@ -52,6 +55,15 @@ enum Stop {
 }
 
 impl<F: Forcing> Search<'_, F> {
+    fn forced(&mut self, pos: &F::Pos) -> Result<bool, Stop> {
+        if let Some(&f) = self.forced.get(pos) {
+            return Ok(f);
+        }
+        let f = self.game.forced(pos).map_err(Stop::Error)?;
+        self.forced.insert(*pos, f);
+        Ok(f)
+    }
+
     /// Can the forcing side reach its objective from `pos` within `d` plies?
     /// `pos` is known to be forced (the tablebase says so).
     fn within(&mut self, pos: F::Pos, d: u32) -> Result<bool, Stop> {
@@ -75,7 +87,7 @@ impl<F: Forcing> Search<'_, F> {
             if self.game.forcer_moves(&pos) {
                 let mut any = false;
                 for c in kids {
-                    if self.game.forced(&c).map_err(Stop::Error)? && self.within(c, d - 1)? {
+                    if self.forced(&c)? && self.within(c, d - 1)? {
                         any = true;
                         break;
                     }
@@ -87,7 +99,7 @@ impl<F: Forcing> Search<'_, F> {
                     // Every child of a forced position where the other side
                     // moves is forced too; one that is not would mean the
                     // tablebase disagrees with itself, and cannot be won here.
-                    if !self.game.forced(&c).map_err(Stop::Error)? || !self.within(c, d - 1)? {
+                    if !self.forced(&c)? || !self.within(c, d - 1)? {
                         all = false;
                         break;
                     }
@@ -109,7 +121,7 @@ impl<F: Forcing> Search<'_, F> {
 /// forcing side hurries and the other side delays: `Ok(None)` when the search
 /// ran out of `budget` positions or [`MAX_PLIES`].
 pub fn plies_to_end<F: Forcing>(game: &mut F, pos: F::Pos, budget: u64) -> Result<Option<u32>, String> {
-    let mut s = Search { game, memo: HashMap::new(), budget };
+    let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget };
     for d in 0..=MAX_PLIES {
         match s.within(pos, d) {
             Ok(true) => return Ok(Some(d)),

@@ -98,13 +98,16 @@ function drawBoard(data) {
     g.addEventListener("click", () => clickCell(c.name, movesFrom));
     svg.append(g);
   });
-  // Goal labels beside each goal corner's outermost cell.
+  // Goal labels just outside each goal corner, away from the board's centre.
+  const mid = (a) => a.reduce((s, v) => s + v, 0) / a.length;
+  const [mx, my] = [mid(xs), mid(ys)];
   for (const p of app.info.players) {
-    const goal = cells.filter((c) => c.zone === "goal" && c.owner === p);
+    const goal = cells.filter((c) => c.zone === "goal" && c.owner === p).map(xy);
     if (!goal.length) continue;
-    const cx = goal.reduce((s, c) => s + xy(c)[0], 0) / goal.length, cy = goal.reduce((s, c) => s + xy(c)[1], 0) / goal.length;
-    const len = Math.hypot(cx, cy) || 1;
-    svg.append(el("svg:text", { class: "corner-label", x: cx + cx / len * D * 0.95, y: cy + cy / len * D * 0.95 + 4 }, `${p}'s goal`));
+    const gx = mid(goal.map((g) => g[0])) - mx, gy = mid(goal.map((g) => g[1])) - my;
+    const far = Math.max(...goal.map((g) => Math.hypot(g[0] - mx, g[1] - my)));
+    const len = Math.hypot(gx, gy) || 1, r = far + D * 0.95;
+    svg.append(el("svg:text", { class: "corner-label", x: mx + gx / len * r, y: my + gy / len * r + 4 }, `${p}'s goal`));
   }
   for (const [name, p] of Object.entries(owner)) {
     const [x, y] = at[name];
@@ -127,9 +130,10 @@ function drawArrow(mv, cls) {
   const cells = Object.fromEntries(app.info.cells.map((c) => [c.name, xy(c)]));
   if (!cells[from] || !cells[to]) return;
   const [x1, y1] = cells[from], [x2, y2] = cells[to];
-  const len = Math.hypot(x2 - x1, y2 - y1) || 1, k = D * 0.3 / len;
-  $("board").append(el("svg:line", { class: cls, "data-arrow": mv, x1: x1 + (x2 - x1) * k, y1: y1 + (y2 - y1) * k,
-    x2: x2 - (x2 - x1) * k, y2: y2 - (y2 - y1) * k }));
+  // From the origin's centre to the edge of the landing piece, so that even a
+  // step between neighbours shows a visible shaft.
+  const len = Math.hypot(x2 - x1, y2 - y1) || 1, k = D * 0.38 / len;
+  $("board").append(el("svg:line", { class: cls, "data-arrow": mv, x1, y1, x2: x2 - (x2 - x1) * k, y2: y2 - (y2 - y1) * k }));
 }
 
 function clearArrows() { for (const a of $("board").querySelectorAll(".arrow:not(.last)")) a.remove(); }
