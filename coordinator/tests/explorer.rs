@@ -410,3 +410,103 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
         std::fs::write(&to, &bytes).unwrap();
     }
 }
+
+#[test]
+fn two_player_api_values_moves_and_depths() {
+    let dir = TempDir::new("explorer-cc2");
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/cc2-m7p1.toml"));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(c, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_server, addr) = serve(&dir.join("tb"), &dir, "serve-cc2");
+
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!(info["kind"], "cc2");
+    assert_eq!((info["size"].as_u64(), info["pieces"].as_u64()), (Some(7), Some(1)));
+    assert_eq!(info["cells"].as_array().unwrap().len(), 49);
+    assert_eq!(info["start"], "a1/g7 1");
+    let start = get_json(&addr, "/api/position", 200);
+    assert_eq!(start["position"]["value"], "win", "a first-player win (docs/RESULTS.md)");
+    assert_eq!(start["position"]["for_mover"], "win");
+
+    // Negamax, one step at a time, along a line where player 1 keeps its win:
+    // a won position has a child lost for its mover, a lost one only children
+    // won for theirs; and where the depth is found, it follows the recurrence.
+    fn flip(v: &str) -> &str {
+        match v {
+            "win" => "loss",
+            "loss" => "win",
+            other => other,
+        }
+    }
+    let mut at = start;
+    for _ in 0..12 {
+        let me = at["position"]["for_mover"].as_str().unwrap().to_string();
+        let moves = at["moves"].as_array().unwrap().clone();
+        assert!(!moves.is_empty(), "{at}");
+        let kids: Vec<String> = moves.iter().map(|m| flip(m["child"]["for_mover"].as_str().unwrap()).into()).collect();
+        match me.as_str() {
+            "win" => assert!(kids.iter().any(|k| k == "win"), "{at}"),
+            "loss" => assert!(kids.iter().all(|k| k == "loss"), "{at}"),
+            _ => assert!(kids.iter().all(|k| k != "win") && kids.iter().any(|k| k == "draw"), "{at}"),
+        }
+        // Player 1 plays its quickest win; player 2 its first move.
+        let views: Vec<Value> = moves
+            .iter()
+            .map(|m| {
+                get_json(&addr, &format!("/api/position?pos={}", enc(m["child"]["position"].as_str().unwrap())), 200)
+            })
+            .collect();
+        // 4,608 positions: every depth search finishes.
+        let p = at["plies"].as_u64().unwrap_or_else(|| panic!("no depth at {at}"));
+        {
+            let closer: Vec<Option<u64>> = views
+                .iter()
+                .map(|v| (v["position"]["value"] == at["position"]["value"]).then(|| v["plies"].as_u64()).flatten())
+                .collect();
+            if me == "win" {
+                assert_eq!(closer.iter().flatten().min(), Some(&(p - 1)), "{at}");
+            } else {
+                assert!(closer.iter().all(|c| c.is_some_and(|c| c < p)) && closer.contains(&Some(p - 1)), "{at}");
+            }
+        }
+        let next = if at["position"]["to_move"] == "1" {
+            let best = views
+                .iter()
+                .filter(|v| v["position"]["value"] == "win")
+                .min_by_key(|v| v["plies"].as_u64().unwrap_or(u64::MAX))
+                .unwrap();
+            best.clone()
+        } else {
+            views[0].clone()
+        };
+        if next["position"]["outcome"] != "ongoing" {
+            assert_eq!(next["position"]["outcome"], "won by 1", "{next}");
+            break;
+        }
+        at = next;
+    }
+
+    let v = get_json(&addr, "/api/witness?kind=kingmaker", 404);
+    assert!(v["error"].as_str().unwrap().contains("three-player only"), "{v}");
+
+    // The page picks the two-player view: the diamond, the value, the moves'.
+    if let Some(bin) = chromium() {
+        let dom = dump(&bin, &dir.join("profile"), &format!("http://{addr}/"));
+        assert_eq!(state(&dom), "ready", "{dom}");
+        assert_eq!(tags(&dom, "g", "data-cell=").len(), 49);
+        assert_eq!(attr(tags(&dom, "div", "id=\"category\"")[0], "data-for-mover"), Some("win"));
+        let moves = tags(&dom, "li", "data-move=");
+        assert_eq!(moves.len(), get_json(&addr, "/api/position", 200)["moves"].as_array().unwrap().len());
+        assert!(moves.iter().all(|m| attr(m, "data-value").is_some()));
+    } else {
+        eprintln!("SKIPPED the two-player page: no chromium binary");
+    }
+    let v = get_json(&addr, &format!("/api/position?pos={}", enc("a1,a2/g6 1")), 400);
+    assert!(v["error"].as_str().unwrap().contains("needs 1 pieces"), "{v}");
+    // Player 1 to move with its goal already filled: no game gets there.
+    let v = get_json(&addr, &format!("/api/position?pos={}", enc("g7/a1 1")), 404);
+    assert!(v["error"].as_str().unwrap().contains("cannot arise"), "{v}");
+}
