@@ -442,7 +442,8 @@ fn two_player_api_values_moves_and_depths() {
         }
     }
     let mut at = start;
-    for _ in 0..12 {
+    let mut finished = false;
+    for _ in 0..200 {
         let me = at["position"]["for_mover"].as_str().unwrap().to_string();
         let moves = at["moves"].as_array().unwrap().clone();
         assert!(!moves.is_empty(), "{at}");
@@ -484,10 +485,13 @@ fn two_player_api_values_moves_and_depths() {
         };
         if next["position"]["outcome"] != "ongoing" {
             assert_eq!(next["position"]["outcome"], "won by 1", "{next}");
+            finished = true;
             break;
         }
         at = next;
     }
+
+    assert!(finished, "player 1 wins along its quickest line");
 
     let v = get_json(&addr, "/api/witness?kind=kingmaker", 404);
     assert!(v["error"].as_str().unwrap().contains("three-player only"), "{v}");
