@@ -116,12 +116,11 @@ impl Cc2Explorer {
             .map(|c| {
                 let (x, y) = (b.coords[c].0 as i64, b.coords[c].1 as i64);
                 let bit = 1u64 << c;
-                let (zone, owner) = match (0..2).find(|&p| b.start[p] & bit != 0) {
-                    Some(p) => ("start", Some(PLAYER_NAMES[p])),
-                    None => match (0..2).find(|&p| b.goal[p] & bit != 0) {
-                        Some(p) => ("goal", Some(PLAYER_NAMES[p])),
-                        None => ("centre", None),
-                    },
+                // Each corner is one player's goal and the other's start; the
+                // page marks it by the goal, where its owner has to go.
+                let (zone, owner) = match (0..2).find(|&p| b.goal[p] & bit != 0) {
+                    Some(p) => ("goal", Some(PLAYER_NAMES[p])),
+                    None => ("centre", None),
                 };
                 // The diamond stands on player 1's tip: rows x + y run down the
                 // screen and x - y across, in half-cell units as in the star.
@@ -224,7 +223,8 @@ impl Cc2Explorer {
         let v = self.value(&pos).map_err(ApiError::internal)?;
         let (plies, depth_note) = if v == VALUE_WIN || v == VALUE_LOSS {
             let mut f = Cc2Forcing { ex: self, target: v };
-            match plies_to_end(&mut f, pos, DEPTH_BUDGET).map_err(ApiError::internal)? {
+            let mut budget = DEPTH_BUDGET;
+            match plies_to_end(&mut f, pos, &mut budget).map_err(ApiError::internal)? {
                 Some(p) => (Some(p), None),
                 None => (None, Some(format!("deeper than a search of {DEPTH_BUDGET} positions reaches"))),
             }

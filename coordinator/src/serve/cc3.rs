@@ -19,6 +19,10 @@ use std::collections::{BTreeMap, HashMap};
 /// page waiting.
 const DEPTH_BUDGET: u64 = 100_000;
 
+/// Positions all the depth searches of one position may visit together (up
+/// to nine answers are decided), which bounds a stage-2 page's wait.
+const DEPTH_BUDGET_PER_POSITION: u64 = 300_000;
+
 /// The explorer over a three-player job's tablebases.
 pub struct Cc3Explorer {
     /// The opened layers (the `coordinator probe` code).
@@ -183,10 +187,17 @@ impl Cc3Explorer {
             }
         }
         let mut out = Vec::new();
+        let mut left = DEPTH_BUDGET_PER_POSITION;
         for (question, value, forcer, q) in wanted {
             let mut f = QuestionGame { prober: &mut self.prober, q };
-            let plies = plies_to_end(&mut f, *pos, DEPTH_BUDGET).map_err(ApiError::internal)?;
-            let note = plies.is_none().then(|| format!("deeper than a search of {DEPTH_BUDGET} positions reaches"));
+            let mut budget = DEPTH_BUDGET.min(left);
+            let given = budget;
+            let plies = plies_to_end(&mut f, *pos, &mut budget).map_err(ApiError::internal)?;
+            left -= given - budget;
+            let note = plies.is_none().then(|| match given {
+                0 => "not searched: the other answers used this position's search budget".to_string(),
+                _ => format!("deeper than a search of {given} positions reaches"),
+            });
             out.push(DepthLine { question, value: value.into(), forcer, plies, note });
         }
         Ok(out)

@@ -119,18 +119,23 @@ impl<F: Forcing> Search<'_, F> {
 
 /// Plies from `pos` (which the tablebase calls forced) to the end when the
 /// forcing side hurries and the other side delays: `Ok(None)` when the search
-/// ran out of `budget` positions or [`MAX_PLIES`].
-pub fn plies_to_end<F: Forcing>(game: &mut F, pos: F::Pos, budget: u64) -> Result<Option<u32>, String> {
-    let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget };
+/// ran out of `budget` positions (what it used is taken off) or [`MAX_PLIES`].
+pub fn plies_to_end<F: Forcing>(game: &mut F, pos: F::Pos, budget: &mut u64) -> Result<Option<u32>, String> {
+    let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget: *budget };
+    let mut found = None;
     for d in 0..=MAX_PLIES {
         match s.within(pos, d) {
-            Ok(true) => return Ok(Some(d)),
+            Ok(true) => {
+                found = Some(d);
+                break;
+            }
             Ok(false) => {}
-            Err(Stop::Budget) => return Ok(None),
+            Err(Stop::Budget) => break,
             Err(Stop::Error(e)) => return Err(e),
         }
     }
-    Ok(None)
+    *budget = s.budget;
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -173,11 +178,15 @@ mod tests {
             forced: vec![true; 8],
             finished: vec![false, false, false, true, false, false, false, false],
         };
-        assert_eq!(plies_to_end(g, 3, 100).unwrap(), Some(0));
-        assert_eq!(plies_to_end(g, 2, 100).unwrap(), Some(2), "the other side takes the longer branch");
-        assert_eq!(plies_to_end(g, 0, 100).unwrap(), Some(3), "the forcer takes the shorter branch");
-        assert_eq!(plies_to_end(g, 6, 100).unwrap(), Some(2), "the cycle is left at once");
-        assert_eq!(plies_to_end(g, 0, 2).unwrap(), None, "out of budget");
+        assert_eq!(plies_to_end(g, 3, &mut 100).unwrap(), Some(0));
+        assert_eq!(plies_to_end(g, 2, &mut 100).unwrap(), Some(2), "the other side takes the longer branch");
+        assert_eq!(plies_to_end(g, 0, &mut 100).unwrap(), Some(3), "the forcer takes the shorter branch");
+        assert_eq!(plies_to_end(g, 6, &mut 100).unwrap(), Some(2), "the cycle is left at once");
+        assert_eq!(plies_to_end(g, 0, &mut 2).unwrap(), None, "out of budget");
+        let mut budget = 100;
+        plies_to_end(g, 0, &mut budget).unwrap();
+        assert!((50..100).contains(&budget), "what the search used is taken off: {budget} left");
+        assert_eq!(plies_to_end(g, 0, &mut 0).unwrap(), None);
     }
 
     #[test]
@@ -190,6 +199,6 @@ mod tests {
             forced: vec![true, false, true, true],
             finished: vec![false, true, false, true],
         };
-        assert_eq!(plies_to_end(g, 0, 100).unwrap(), Some(2));
+        assert_eq!(plies_to_end(g, 0, &mut 100).unwrap(), Some(2));
     }
 }

@@ -245,7 +245,8 @@ function render() {
   const view = app.view;
   drawBoard(data);
   const p = data.position;
-  $("turn").replaceChildren(...(p.outcome === "ongoing" ? [swatch(p.to_move), `${p.to_move} to move`] : [p.outcome]));
+  const who = app.info.kind === "cc2" ? `player ${p.to_move}` : p.to_move;
+  $("turn").replaceChildren(...(p.outcome === "ongoing" ? [swatch(p.to_move), `${who} to move`] : [p.outcome]));
   $("turn").dataset.turn = p.to_move;
   $("summary").replaceChildren(...view.summary(data));
   $("answers").replaceChildren(...view.answers(data));
