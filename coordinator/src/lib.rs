@@ -13,6 +13,7 @@
 //! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`witness`]: positions that show each category, with the line that reaches them.
+//! - [`serve`]: the position explorer in the browser (`coordinator serve`).
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
 
@@ -27,6 +28,7 @@ pub mod peg;
 pub mod plan;
 pub mod probe;
 pub mod scheduler;
+pub mod serve;
 pub mod service;
 pub mod status;
 pub mod summary;

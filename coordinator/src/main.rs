@@ -1,5 +1,5 @@
 //! `coordinator`: runs a plan (embedded or as a cluster), and answers
-//! questions about plans and tablebases (estimate, explore, probe, board, verify).
+//! questions about plans and tablebases (estimate, explore, probe, board, verify, serve).
 
 use clap::{Parser, Subcommand};
 use retro_coordinator::analysis;
@@ -138,6 +138,16 @@ enum Command {
         /// JSON output.
         #[arg(long)]
         json: bool,
+    },
+    /// A position explorer in the browser over a tablebase directory: the
+    /// board, the answers and every move's child (docs/EXPLORER.md).
+    Serve {
+        /// Directory holding the tablebase files (three-player or two-player).
+        #[arg(long)]
+        tablebase: PathBuf,
+        /// Address to serve on (port 0: any free port; the bound address is printed).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
     },
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
@@ -356,6 +366,11 @@ fn main() -> ExitCode {
             print!("{}", g.board_picture(Some(&g.start())));
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
+        Some(Command::Serve { tablebase, listen }) => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| rt.block_on(retro_coordinator::serve::run(tablebase, listen, print_listen))),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {

@@ -1,0 +1,159 @@
+//! `coordinator serve`: a position explorer in the browser. One page (plain
+//! HTML, CSS and JavaScript with SVG, built into the binary) and a small JSON
+//! API over a directory of tablebase files, read through the same code as
+//! `coordinator probe` ([`crate::probe::Prober`], [`crate::witness`]).
+//!
+//! The game kind comes from the files: `solo_A.tb` (with `enable_A_B.tb` and
+//! `enable_A_C.tb`) is a three-player job, `solo_1.tb` a two-player one.
+//! `/api/info` names the kind and the page picks the view that draws it, so
+//! another game plugs in as one more [`Explorer`] variant and one more view in
+//! `assets/app.js`. See docs/EXPLORER.md for the API.
+//!
+//! - [`api`]: routes, query parsing, JSON errors.
+//! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
+//! - `depth`: plies to the end of a decided answer, by a bounded search.
+
+pub mod api;
+mod cc2;
+mod cc3;
+mod depth;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use cc2::{Cc2Explorer, Cc2Move, Cc2Report, Cc2View};
+pub use cc3::{Cc3Explorer, DepthLine, MoveView, PositionView};
+
+/// An error answered as `{"error": message}` with a 4xx (bad input, nothing
+/// there) or 500 (a tablebase that cannot be read) status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// What went wrong, for a person.
+    pub message: String,
+}
+
+impl ApiError {
+    /// 400: the request itself is wrong (malformed notation, unknown kind).
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::BAD_REQUEST, message: message.into() }
+    }
+
+    /// 404: nothing there (no tablebase, a position the tablebases do not hold).
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::NOT_FOUND, message: message.into() }
+    }
+
+    /// 500: the tablebase files failed us (a bad block, an I/O error).
+    pub fn internal(e: impl std::fmt::Display) -> ApiError {
+        ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        api::json_response(self.status, &serde_json::json!({ "error": self.message }))
+    }
+}
+
+/// The tablebases of one job, opened for exploring.
+// One per server: the size difference of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Explorer {
+    /// Three-player Chinese checkers (three layers, 12 answers).
+    Cc3(Cc3Explorer),
+    /// Two-player Chinese checkers (one layer, win/loss/draw).
+    Cc2(Cc2Explorer),
+}
+
+impl Explorer {
+    /// Opens the tablebases in `dir`, choosing the game by the files there.
+    pub fn open(dir: &Path) -> Result<Explorer, String> {
+        let has = |q: &str| dir.join(crate::scheduler::tablebase_file_name(q)).exists();
+        if has(crate::analysis::COMPUTED_LAYERS[0]) {
+            return crate::probe::Prober::open(dir).map(|p| Explorer::Cc3(Cc3Explorer::new(p)));
+        }
+        if has(cc2::LAYER) {
+            return Cc2Explorer::open(dir).map(Explorer::Cc2);
+        }
+        if !dir.is_dir() {
+            return Err(format!("{}: no such directory (solve a plan first, or pass --tablebase DIR)", dir.display()));
+        }
+        Err(format!(
+            "{}: no tablebase here (solo_A.tb for three-player Chinese checkers, solo_1.tb for two-player); \
+             solve a plan first",
+            dir.display()
+        ))
+    }
+}
+
+/// The server's state: the directory and, once it could be opened, its
+/// explorer (one request at a time reads the files; each reader caches a block).
+pub struct Shared {
+    dir: PathBuf,
+    explorer: Mutex<Option<Explorer>>,
+}
+
+impl Shared {
+    /// State over `dir`, opened lazily: a directory without tablebases yet
+    /// answers 404 until a run writes them, and the server keeps going.
+    pub fn new(dir: PathBuf) -> Shared {
+        let explorer = Explorer::open(&dir).ok();
+        Shared { dir, explorer: Mutex::new(explorer) }
+    }
+
+    /// Runs `f` on the explorer, opening the tablebases first if need be
+    /// (404 with the reason when they cannot be opened).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Explorer) -> Result<T, ApiError>) -> Result<T, ApiError> {
+        // A panic while holding the lock cannot leave the readers half
+        // updated in a way that matters (each probe rereads its block), so a
+        // poisoned lock is taken over rather than failing every later request.
+        let mut guard = self.explorer.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(Explorer::open(&self.dir).map_err(ApiError::not_found)?);
+        }
+        match guard.as_mut() {
+            Some(e) => f(e),
+            None => Err(ApiError::internal("explorer missing after open")),
+        }
+    }
+}
+
+/// Serves the explorer over `dir` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    dir: PathBuf,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    serve_state(Arc::new(Shared::new(dir)), listener, shutdown).await
+}
+
+async fn serve_state(
+    state: Arc<Shared>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    axum::serve(listener, api::router(state)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
+}
+
+/// `coordinator serve`: binds `listen`, reports the bound address through
+/// `on_listen` (port 0 picks a free port), and serves until Ctrl-C.
+pub async fn run(dir: PathBuf, listen: SocketAddr, on_listen: fn(SocketAddr)) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let state = Arc::new(Shared::new(dir));
+    if let Err(e) = state.with(|_| Ok(())) {
+        // Not fatal: the page shows the same message, and a run that writes
+        // the tablebases later makes them appear without a restart.
+        tracing::warn!("{}", e.message);
+    }
+    on_listen(addr);
+    serve_state(state, listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}

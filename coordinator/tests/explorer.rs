@@ -1,0 +1,516 @@
+//! `coordinator serve`, the position explorer: its JSON API over plain HTTP
+//! (answers checked against the prober and the rules, bad input answered with
+//! 4xx and a JSON message), and the page itself in headless Chromium (skipped
+//! with a message when no Chromium is installed), on stage 1 solved by a real
+//! embedded run.
+
+mod common;
+use common::*;
+use retro_coordinator::probe::Prober;
+use retro_games::cc3::{Cc3, Position, children};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Solves stage 1 into `dir`/tb and returns that directory.
+fn solve_stage1(dir: &TempDir) -> PathBuf {
+    let out = run(embedded_command(dir), Duration::from_secs(120));
+    assert!(out.status.success(), "stage 1 run failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    dir.join("tb")
+}
+
+/// `coordinator serve` over `tb` on a free loopback port, and its address.
+fn serve(tb: &Path, dir: &TempDir, name: &str) -> (Proc, String) {
+    let mut c = Command::new(coordinator());
+    c.args(["serve", "--listen", "127.0.0.1:0", "--tablebase"]).arg(tb);
+    let p = Proc::start(name, c, dir.join(&format!("{name}.log")));
+    let addr = listening_address(&p);
+    (p, addr)
+}
+
+/// One HTTP/1.1 request; the status and the body.
+fn request(addr: &str, method: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head in {text:?}"));
+    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        "the server sends lengths, this client reads no chunks"
+    );
+    (status, body.to_string())
+}
+
+/// GET `path` as JSON, expecting `want`.
+fn get_json(addr: &str, path: &str, want: u16) -> Value {
+    let (status, body) = request(addr, "GET", path);
+    assert_eq!(status, want, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: {e}: {body}"))
+}
+
+/// Percent-encodes a query value.
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// The position's answers as the prober reports them, as JSON.
+fn reported(p: &mut Prober, pos: &Position) -> Value {
+    serde_json::to_value(p.report(pos).unwrap()).unwrap()
+}
+
+/// Checks the depth lines of `pos` against its children's: the forcer picks a
+/// child one ply closer, every other move leads to a child at most one closer
+/// (the definition of plies to the end, one step at a time).
+fn check_depths(addr: &str, g: &Cc3, pos: &Position, view: &Value) {
+    for d in view["depth"].as_array().unwrap() {
+        let q = d["question"].as_str().unwrap();
+        let plies = d["plies"].as_u64().unwrap_or_else(|| panic!("stage 1 depths are all found: {d}"));
+        let forcer: Vec<char> = d["forcer"].as_str().unwrap().chars().filter(|c| c.is_ascii_uppercase()).collect();
+        let mover = ['A', 'B', 'C'][pos.turn as usize];
+        let kids: Vec<Option<u64>> = view["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                let child = m["child"]["position"].as_str().unwrap();
+                if m["child"]["outcome"] != "ongoing" {
+                    // Finished: 0 plies if it reached the objective.
+                    let won = m["child"]["outcome"].as_str().unwrap().trim_start_matches("won by ").to_string();
+                    let reached = match (q, d["value"].as_str().unwrap()) {
+                        (_, "forced") => q.ends_with(&format!(">{won})")),
+                        (_, "win") => q == format!("solo({won})"),
+                        _ => q != format!("solo({won})"),
+                    };
+                    return reached.then_some(0);
+                }
+                let sub = get_json(addr, &format!("/api/position?pos={}", enc(child)), 200);
+                sub["depth"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["question"] == q && x["value"] == d["value"])
+                    .map(|x| x["plies"].as_u64().unwrap())
+            })
+            .collect();
+        let what = format!("{q} {} at {}", d["value"], g.format(pos));
+        assert!(plies > 0, "{what}: an ongoing position is not at the end");
+        if forcer.contains(&mover) {
+            assert_eq!(kids.iter().flatten().min(), Some(&(plies - 1)), "{what}: the forcer's best child");
+        } else {
+            assert!(kids.iter().all(|k| k.is_some_and(|k| k < plies)), "{what}: every child stays forced and closer");
+            assert!(kids.contains(&Some(plies - 1)), "{what}: the others' longest delay");
+        }
+    }
+}
+
+#[test]
+fn api_answers_positions_moves_witnesses_and_bad_input() {
+    let dir = TempDir::new("explorer-api");
+    let tb = solve_stage1(&dir);
+    let (_server, addr) = serve(&tb, &dir, "serve");
+    let g = Cc3::new(1).unwrap();
+    let mut prober = Prober::open(&tb).unwrap();
+
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!(info["kind"], "cc3");
+    assert_eq!(info["order"], 1);
+    assert_eq!(info["start"], "e1/b4/b1 A");
+    assert_eq!(info["cells"].as_array().unwrap().len(), 13);
+    assert_eq!(info["witnesses"].as_array().unwrap().len(), 4);
+    let goals: Vec<&Value> = info["cells"].as_array().unwrap().iter().filter(|c| c["zone"] == "goal").collect();
+    assert_eq!(goals.len(), 3, "one goal cell per player at order 1");
+    assert!(info["cells"].as_array().unwrap().iter().any(|c| c["name"] == "a1" && c["owner"] == "A"));
+
+    // The start, with and without the parameter: the prober's answers, every
+    // legal move once, each child's answers the prober's.
+    let start = get_json(&addr, "/api/position", 200);
+    assert_eq!(start, get_json(&addr, &format!("/api/position?pos={}", enc("e1/b4/b1 A")), 200));
+    assert_eq!(start["position"], reported(&mut prober, &g.start()));
+    assert_eq!(start["position"]["category"], "kingmaker");
+    assert!(start["position"]["enable"].as_object().unwrap().values().all(|v| v == true));
+    let kids = children(&g.star, &g.start());
+    let moves = start["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), kids.len());
+    for (m, kid) in moves.iter().zip(&kids) {
+        assert_eq!(m["child"], reported(&mut prober, kid));
+        assert_eq!(format!("{}-{}", m["from"].as_str().unwrap(), m["to"].as_str().unwrap()), m["move"]);
+    }
+    assert!(start["pieces"]["A"] == serde_json::json!(["e1"]));
+    check_depths(&addr, &g, &g.start(), &start);
+
+    // The kingmaker witness: its position lets the mover hand a forced win to
+    // either opponent, and the API labels those moves so.
+    let w = get_json(&addr, "/api/witness?kind=kingmaker", 200);
+    assert!(w["none"].is_null(), "{w}");
+    let text = w["position"]["position"].as_str().unwrap();
+    let km = get_json(&addr, &format!("/api/position?pos={}", enc(text)), 200);
+    let mover = km["position"]["to_move"].as_str().unwrap().to_string();
+    let mut winners: Vec<String> = km["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["forced_win"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_string()))
+        .collect();
+    winners.sort();
+    winners.dedup();
+    assert_eq!(winners.len(), 2, "{km}");
+    assert!(!winners.contains(&mover));
+    for s in w["line"].as_array().unwrap() {
+        let t = s["position"]["position"].as_str().unwrap();
+        let view = get_json(&addr, &format!("/api/position?pos={}", enc(t)), 200);
+        check_depths(&addr, &g, &g.parse(t).unwrap(), &view);
+    }
+    let solo = get_json(&addr, "/api/witness?kind=solo-win", 200);
+    let t = solo["position"]["position"].as_str().unwrap();
+    let view = get_json(&addr, &format!("/api/position?pos={}", enc(t)), 200);
+    assert!(view["depth"].as_array().unwrap().iter().any(|d| d["value"] == "win"), "{view}");
+    check_depths(&addr, &g, &g.parse(t).unwrap(), &view);
+    // Stage 1 has no spoiler draw: an answer saying so, not an error.
+    let none = get_json(&addr, "/api/witness?kind=spoiler-draw", 200);
+    assert!(none["none"].as_str().unwrap().contains("no position"), "{none}");
+
+    // Bad input: 4xx with a JSON message, and the server goes on.
+    let error = |path: &str, want: u16, says: &str| {
+        let v = get_json(&addr, path, want);
+        let msg = v["error"].as_str().unwrap_or_else(|| panic!("{path}: no error message in {v}"));
+        assert!(msg.contains(says), "{path}: {msg:?} should say {says:?}");
+    };
+    error(&format!("/api/position?pos={}", enc("zz/b4/b1 A")), 400, "no cell named \"zz\"");
+    error(&format!("/api/position?pos={}", enc("e1/b4 A")), 400, "expected");
+    error(&format!("/api/position?pos={}", enc("e1/b4/b1 D")), 400, "not A, B or C");
+    error(&format!("/api/position?pos={}", enc("e1/e1/b1 A")), 400, "used twice");
+    error("/api/position?pos=%zz", 400, "escape");
+    error("/api/position?position=x", 400, "unknown parameter");
+    // Two full goals: a placement no game reaches, which the tablebases hold no value for.
+    let mut two_goals = g.start();
+    two_goals.pieces[0] = g.star.goal_mask[0];
+    two_goals.pieces[1] = g.star.goal_mask[1];
+    two_goals.pieces[2] = 1; // a centre cell
+    error(&format!("/api/position?pos={}", enc(&g.format(&two_goals))), 404, "cannot arise");
+    error("/api/witness?kind=everything", 400, "unknown witness kind");
+    error("/api/witness", 400, "which witness");
+    error("/api/nothing", 404, "no such page");
+    let (status, body) = request(&addr, "POST", "/api/info");
+    assert_eq!(status, 405, "{body}");
+    assert!(body.contains("GET only"));
+    assert_eq!(get_json(&addr, "/api/info", 200)["kind"], "cc3", "still serving");
+
+    // The page and its files are served, with no reference to another host.
+    for (path, marker) in [("/", "<svg id=\"board\""), ("/app.js", "VIEWS"), ("/style.css", "#board")] {
+        let (status, body) = request(&addr, "GET", path);
+        assert_eq!(status, 200, "{path}");
+        assert!(body.contains(marker), "{path}");
+        assert!(!body.contains("http://") && !body.contains("https://") || path == "/app.js", "{path} links out");
+    }
+    let (_, js) = request(&addr, "GET", "/app.js");
+    assert!(!js.contains("https://"), "no CDN");
+    assert_eq!(js.matches("http://").count(), 1, "only the SVG namespace");
+
+    // A directory without tablebases: served anyway, every answer a 404 saying why.
+    let empty = TempDir::new("explorer-empty");
+    let (_server2, addr2) = serve(&empty.0, &dir, "serve-empty");
+    let v = get_json(&addr2, "/api/info", 404);
+    assert!(v["error"].as_str().unwrap().contains("no tablebase"), "{v}");
+    get_json(&addr2, "/api/position", 404);
+    assert_eq!(request(&addr2, "GET", "/").0, 200, "the page itself shows the message");
+}
+
+// ---- the page in a browser
+
+/// A Chromium binary: `$CHROMIUM`, else the first of the usual names on PATH.
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Headless Chromium, isolated: its own profile, no network besides the page's.
+fn browser(bin: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-sync",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--metrics-recording-only",
+        "--mute-audio",
+        "--hide-scrollbars",
+        // Virtual time runs until the page has no more work (fetches included)
+        // or the budget is spent, so the dump shows the rendered state.
+        "--virtual-time-budget=20000",
+    ]);
+    c.arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// The page's DOM after it has rendered `url`.
+fn dump(bin: &Path, profile: &Path, url: &str) -> String {
+    let mut c = browser(bin, profile);
+    c.args(["--dump-dom", url]);
+    let out = run(c, Duration::from_secs(120));
+    let dom = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(dom.contains("<body"), "no DOM for {url}: {}", String::from_utf8_lossy(&out.stderr));
+    dom
+}
+
+/// Every start tag `<TAG ...>` of the DOM that contains `marker`, as text.
+fn tags<'a>(dom: &'a str, tag: &str, marker: &str) -> Vec<&'a str> {
+    let open = format!("<{tag} ");
+    let mut out = Vec::new();
+    let mut rest = dom;
+    while let Some(i) = rest.find(&open) {
+        let t = &rest[i..];
+        let end = t.find('>').unwrap_or(t.len());
+        if t[..end].contains(marker) {
+            out.push(&t[..end]);
+        }
+        rest = &t[end..];
+    }
+    out
+}
+
+/// The value of attribute `name` in a start tag.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let i = tag.find(&key)? + key.len();
+    Some(&tag[i..i + tag[i..].find('"')?])
+}
+
+/// The body's `data-state` (ready, error or loading).
+fn state(dom: &str) -> &str {
+    tags(dom, "body", "data-state").first().and_then(|t| attr(t, "data-state")).unwrap_or("none")
+}
+
+/// The text of the element with id `id` (tags stripped).
+fn text_of(dom: &str, id: &str) -> String {
+    let Some(i) = dom.find(&format!("id=\"{id}\"")) else { return String::new() };
+    let rest = &dom[i..];
+    let start = rest.find('>').map(|j| j + 1).unwrap_or(0);
+    let end = rest.find("</").unwrap_or(rest.len());
+    rest[start..end.max(start)].to_string()
+}
+
+#[test]
+fn page_shows_the_start_a_kingmakers_choice_and_errors() {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "SKIPPED: no chromium binary (install Debian's `chromium` package, or set CHROMIUM=/path); \
+             the page was not tested in a browser"
+        );
+        return;
+    };
+    let dir = TempDir::new("explorer-page");
+    let tb = solve_stage1(&dir);
+    let (_server, addr) = serve(&tb, &dir, "serve");
+    let profile = dir.join("profile");
+    let base = format!("http://{addr}");
+
+    // The start: kingmaker, all six enables forced, A to move, one piece each.
+    let dom = dump(&bin, &profile, &format!("{base}/"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    let cat = tags(&dom, "div", "id=\"category\"");
+    assert_eq!(cat.len(), 1, "{dom}");
+    assert_eq!(attr(cat[0], "data-category"), Some("kingmaker"));
+    let enables = tags(&dom, "li", "data-pair=");
+    let pairs: Vec<(&str, &str)> =
+        enables.iter().map(|t| (attr(t, "data-pair").unwrap(), attr(t, "data-value").unwrap())).collect();
+    assert_eq!(
+        pairs,
+        [("A-B", "yes"), ("A-C", "yes"), ("B-A", "yes"), ("B-C", "yes"), ("C-A", "yes"), ("C-B", "yes")],
+        "the six enable answers at the start"
+    );
+    assert_eq!(attr(tags(&dom, "div", "id=\"turn\"")[0], "data-turn"), Some("A"));
+    assert_eq!(tags(&dom, "g", "data-piece=").len(), 3);
+    assert_eq!(tags(&dom, "g", "data-cell=").len(), 13);
+    assert_eq!(tags(&dom, "g", "data-zone=\"goal\"").len(), 3);
+    let start_moves = tags(&dom, "li", "data-move=").len();
+    assert!(start_moves > 0);
+
+    // Play the kingmaker witness's line by move names in the URL: the mover's
+    // moves include one labelled with a forced win for each opponent.
+    let (_, body) = request(&addr, "GET", "/api/witness?kind=kingmaker");
+    let w: Value = serde_json::from_str(&body).unwrap();
+    let line: Vec<&str> = w["line"].as_array().unwrap()[1..].iter().map(|s| s["move"].as_str().unwrap()).collect();
+    assert!(!line.is_empty(), "the witness is not the start");
+    let dom = dump(&bin, &profile, &format!("{base}/?play={}", line.join(",")));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    let mover = attr(tags(&dom, "div", "id=\"turn\"")[0], "data-turn").unwrap().to_string();
+    assert_eq!(mover, w["player"].as_str().unwrap());
+    let mut winners: Vec<&str> = tags(&dom, "li", "data-move=")
+        .iter()
+        .filter_map(|t| attr(t, "data-forced-win"))
+        .filter(|w| !w.is_empty())
+        .collect();
+    winners.sort();
+    winners.dedup();
+    assert_eq!(winners.len(), 2, "two moves hand the win to different players: {winners:?}\n{dom}");
+    assert!(winners.iter().all(|w| w.len() == 1 && *w != mover), "{winners:?}");
+
+    // The witness button's URL lands on the same position with its two moves marked.
+    let dom = dump(&bin, &profile, &format!("{base}/?witness=kingmaker"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    assert_eq!(attr(tags(&dom, "body", "data-state")[0], "data-position"), w["position"]["position"].as_str());
+    assert_eq!(tags(&dom, "li", "class=\"move witness\"").len(), 2);
+
+    // Bad input: a message on the page, the start still drawn.
+    let dom = dump(&bin, &profile, &format!("{base}/?pos={}", "zz%2Fb4%2Fb1+A"));
+    assert_eq!(state(&dom), "error", "{dom}");
+    assert!(text_of(&dom, "error").contains("no cell named"), "{}", text_of(&dom, "error"));
+    assert_eq!(tags(&dom, "g", "data-cell=").len(), 13);
+    let dom = dump(&bin, &profile, &format!("{base}/?play=a1-a2"));
+    assert_eq!(state(&dom), "error");
+    assert!(text_of(&dom, "error").contains("move a1-a2 is not legal"), "{}", text_of(&dom, "error"));
+
+    // A directory without tablebases: the page says so.
+    let empty = TempDir::new("explorer-page-empty");
+    let (_server2, addr2) = serve(&empty.0, &dir, "serve-empty");
+    let dom = dump(&bin, &profile, &format!("http://{addr2}/"));
+    assert_eq!(state(&dom), "error");
+    assert!(text_of(&dom, "error").contains("no tablebase"), "{}", text_of(&dom, "error"));
+
+    // A screenshot of the kingmaker witness (docs/explorer.png is one: set
+    // RETRO_EXPLORER_SCREENSHOT=docs/explorer.png to refresh it).
+    let png = dir.join("explorer.png");
+    let mut c = browser(&bin, &profile);
+    // 1200 x 720 CSS pixels drawn at 0.75: a 900 x 540 PNG that stays small.
+    c.arg(format!("--screenshot={}", png.display()))
+        .args(["--window-size=1200,720", "--force-device-scale-factor=0.75"]);
+    c.arg(format!("{base}/?witness=kingmaker"));
+    let out = run(c, Duration::from_secs(120));
+    let bytes =
+        std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    assert!(bytes.starts_with(b"\x89PNG"), "a PNG");
+    if let Some(to) = std::env::var_os("RETRO_EXPLORER_SCREENSHOT") {
+        std::fs::write(&to, &bytes).unwrap();
+    }
+}
+
+#[test]
+fn two_player_api_values_moves_and_depths() {
+    let dir = TempDir::new("explorer-cc2");
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/cc2-m7p1.toml"));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(c, Duration::from_secs(300));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_server, addr) = serve(&dir.join("tb"), &dir, "serve-cc2");
+
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!(info["kind"], "cc2");
+    assert_eq!((info["size"].as_u64(), info["pieces"].as_u64()), (Some(7), Some(1)));
+    assert_eq!(info["cells"].as_array().unwrap().len(), 49);
+    assert_eq!(info["start"], "a1/g7 1");
+    let start = get_json(&addr, "/api/position", 200);
+    assert_eq!(start["position"]["value"], "win", "a first-player win (docs/RESULTS.md)");
+    assert_eq!(start["position"]["for_mover"], "win");
+
+    // Negamax, one step at a time, along a line where player 1 keeps its win:
+    // a won position has a child lost for its mover, a lost one only children
+    // won for theirs; and where the depth is found, it follows the recurrence.
+    fn flip(v: &str) -> &str {
+        match v {
+            "win" => "loss",
+            "loss" => "win",
+            other => other,
+        }
+    }
+    let mut at = start;
+    let mut finished = false;
+    for _ in 0..200 {
+        let me = at["position"]["for_mover"].as_str().unwrap().to_string();
+        let moves = at["moves"].as_array().unwrap().clone();
+        assert!(!moves.is_empty(), "{at}");
+        let kids: Vec<String> = moves.iter().map(|m| flip(m["child"]["for_mover"].as_str().unwrap()).into()).collect();
+        match me.as_str() {
+            "win" => assert!(kids.iter().any(|k| k == "win"), "{at}"),
+            "loss" => assert!(kids.iter().all(|k| k == "loss"), "{at}"),
+            _ => assert!(kids.iter().all(|k| k != "win") && kids.iter().any(|k| k == "draw"), "{at}"),
+        }
+        // Player 1 plays its quickest win; player 2 its first move.
+        let views: Vec<Value> = moves
+            .iter()
+            .map(|m| {
+                get_json(&addr, &format!("/api/position?pos={}", enc(m["child"]["position"].as_str().unwrap())), 200)
+            })
+            .collect();
+        // 4,608 positions: every depth search finishes.
+        let p = at["plies"].as_u64().unwrap_or_else(|| panic!("no depth at {at}"));
+        {
+            let closer: Vec<Option<u64>> = views
+                .iter()
+                .map(|v| (v["position"]["value"] == at["position"]["value"]).then(|| v["plies"].as_u64()).flatten())
+                .collect();
+            if me == "win" {
+                assert_eq!(closer.iter().flatten().min(), Some(&(p - 1)), "{at}");
+            } else {
+                assert!(closer.iter().all(|c| c.is_some_and(|c| c < p)) && closer.contains(&Some(p - 1)), "{at}");
+            }
+        }
+        let next = if at["position"]["to_move"] == "1" {
+            let best = views
+                .iter()
+                .filter(|v| v["position"]["value"] == "win")
+                .min_by_key(|v| v["plies"].as_u64().unwrap_or(u64::MAX))
+                .unwrap();
+            best.clone()
+        } else {
+            views[0].clone()
+        };
+        if next["position"]["outcome"] != "ongoing" {
+            assert_eq!(next["position"]["outcome"], "won by 1", "{next}");
+            finished = true;
+            break;
+        }
+        at = next;
+    }
+
+    assert!(finished, "player 1 wins along its quickest line");
+
+    let v = get_json(&addr, "/api/witness?kind=kingmaker", 404);
+    assert!(v["error"].as_str().unwrap().contains("three-player only"), "{v}");
+
+    // The page picks the two-player view: the diamond, the value, the moves'.
+    if let Some(bin) = chromium() {
+        let dom = dump(&bin, &dir.join("profile"), &format!("http://{addr}/"));
+        assert_eq!(state(&dom), "ready", "{dom}");
+        assert_eq!(tags(&dom, "g", "data-cell=").len(), 49);
+        assert_eq!(attr(tags(&dom, "div", "id=\"category\"")[0], "data-for-mover"), Some("win"));
+        let moves = tags(&dom, "li", "data-move=");
+        assert_eq!(moves.len(), get_json(&addr, "/api/position", 200)["moves"].as_array().unwrap().len());
+        assert!(moves.iter().all(|m| attr(m, "data-value").is_some()));
+    } else {
+        eprintln!("SKIPPED the two-player page: no chromium binary");
+    }
+    let v = get_json(&addr, &format!("/api/position?pos={}", enc("a1,a2/g6 1")), 400);
+    assert!(v["error"].as_str().unwrap().contains("needs 1 pieces"), "{v}");
+    // Player 1 to move with its goal already filled: no game gets there.
+    let v = get_json(&addr, &format!("/api/position?pos={}", enc("g7/a1 1")), 404);
+    assert!(v["error"].as_str().unwrap().contains("cannot arise"), "{v}");
+}
