@@ -27,7 +27,9 @@ pub struct LevelRow {
     pub positions: u64,
     /// Distinct positions up to the 8 symmetries.
     pub up_to_symmetry: u64,
-    /// Jump sequences of this length from the start.
+    /// Jump sequences of this length from the start (a decimal string in
+    /// JSON: the counts pass 2^64, and JSON readers often stop at 2^53).
+    #[serde(with = "decimal")]
     pub sequences: u128,
     /// Positions with no jump left.
     pub dead_ends: u64,
@@ -42,7 +44,8 @@ pub struct LevelRow {
 pub struct HoleCount {
     /// Hole name.
     pub hole: String,
-    /// Jump sequences from the start that leave one peg here.
+    /// Jump sequences from the start that leave one peg here (a decimal string in JSON).
+    #[serde(with = "decimal")]
     pub solutions: u128,
 }
 
@@ -222,5 +225,20 @@ impl Ledger {
             self.total(|r| r.winnable_up_to_symmetry)
         ));
         out
+    }
+}
+
+/// `u128` as a decimal string in JSON.
+pub mod decimal {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the number as a string.
+    pub fn serialize<S: Serializer>(n: &u128, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&n.to_string())
+    }
+
+    /// Reads the number from a string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }

@@ -56,7 +56,8 @@ pub struct Totals {
     pub winnable: u64,
     /// The same up to symmetry.
     pub winnable_up_to_symmetry: u64,
-    /// Jump sequences that leave one peg anywhere.
+    /// Jump sequences that leave one peg anywhere (a decimal string in JSON).
+    #[serde(with = "ledger::decimal")]
     pub solutions: u128,
 }
 

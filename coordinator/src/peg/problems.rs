@@ -83,19 +83,28 @@ fn canonical_pair(start: u8, finish: u8) -> ((u8, u8), usize) {
     (0..8).map(|g| ((s_img[g].trailing_zeros() as u8, f_img[g].trailing_zeros() as u8), g)).min().expect("8 symmetries")
 }
 
+/// Every (start, finish) pair the class test allows, by start then finish.
+pub fn class_feasible(board: &Board) -> Vec<(u8, u8)> {
+    let holes: Vec<u8> = (0..64u8).filter(|&h| board.has_hole(h)).collect();
+    holes
+        .iter()
+        .flat_map(|&s| holes.iter().map(move |&f| (s, f)))
+        .filter(|&(s, f)| feasible(board.single_vacancy(s), f))
+        .collect()
+}
+
+/// One problem per symmetry class of the class-feasible ones: what has to be searched.
+pub fn searches_needed(board: &Board) -> Vec<(u8, u8)> {
+    let classes: std::collections::BTreeSet<(u8, u8)> =
+        class_feasible(board).into_iter().map(|(s, f)| canonical_pair(s, f).0).collect();
+    classes.into_iter().collect()
+}
+
 /// Decides every single-vacancy problem of `board`, `budget` positions per search.
 pub fn decide_all(board: &Board, budget: u64, threads: usize) -> Result<BoardProblems, String> {
     let began = Instant::now();
     let holes: Vec<u8> = (0..64u8).filter(|&h| board.has_hole(h)).collect();
-    let mut classes: BTreeMap<(u8, u8), ()> = BTreeMap::new();
-    for &s in &holes {
-        for &f in &holes {
-            if feasible(board.single_vacancy(s), f) {
-                classes.insert(canonical_pair(s, f).0, ());
-            }
-        }
-    }
-    let work: Vec<(u8, u8)> = classes.into_keys().collect();
+    let work = searches_needed(board);
     let results: Mutex<BTreeMap<(u8, u8), (Outcome, u64)>> = Mutex::new(BTreeMap::new());
     let cursor = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {

@@ -95,7 +95,8 @@ pub fn parse_hole(text: &str) -> Option<u8> {
     }
     let col = bytes[0].to_ascii_lowercase().checked_sub(b'a')?;
     let row = bytes[1].checked_sub(b'1')?;
-    (col < 7 && row < 7).then_some(row * 8 + col)
+    // Compare before multiplying: "zz" must be refused, not overflow.
+    (col < 7 && row < 7).then(|| row * 8 + col)
 }
 
 impl Board {

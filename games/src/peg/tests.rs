@@ -36,7 +36,7 @@ fn hole_names_round_trip() {
         }
     }
     assert_eq!(parse_hole("d4"), Some(27));
-    for bad in ["", "h1", "a8", "a0", "d44", "44"] {
+    for bad in ["", "h1", "a8", "a0", "d44", "44", "zz", "z9", "a~"] {
         assert_eq!(parse_hole(bad), None, "{bad}");
     }
 }

@@ -1,0 +1,250 @@
+//! Peg solitaire through the binary: the English central ledger against the
+//! OEIS and the article (tests/reference/peg.tsv), a killed-and-resumed run
+//! against an uninterrupted one, the class counts of the single-vacancy
+//! problems, and `coordinator peg solve`.
+
+mod common;
+use common::{TempDir, coordinator, repo, run};
+use retro_coordinator::peg::problems::{class_feasible, searches_needed};
+use retro_games::peg::search::replay;
+use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(600);
+
+/// `key -> values` of tests/reference/peg.tsv (ledger rows keyed by their jump count).
+fn reference() -> BTreeMap<String, Vec<String>> {
+    let path = repo().join("coordinator/tests/reference/peg.tsv");
+    let mut out = BTreeMap::new();
+    for line in std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let fields: Vec<String> = line.split('\t').map(str::to_owned).collect();
+        let key =
+            if fields[0] == "english.central.ledger_row" { format!("row{}", fields[1]) } else { fields[0].clone() };
+        out.insert(key, fields[1..].to_vec());
+    }
+    out
+}
+
+fn number(r: &BTreeMap<String, Vec<String>>, key: &str) -> u128 {
+    r[key][0].parse().unwrap_or_else(|_| panic!("{key} is not a number"))
+}
+
+fn ledger_command(dir: &TempDir) -> Command {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/peg-english.toml"));
+    c.arg("--output").arg(dir.join("out")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT");
+    c
+}
+
+fn summary(dir: &TempDir) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap()
+}
+
+/// The summary without what depends on the run (timings, resumed levels).
+fn results_only(mut v: Value) -> Value {
+    for key in ["seconds_levels", "seconds_ledger", "levels_resumed", "threads"] {
+        v.as_object_mut().unwrap().remove(key);
+    }
+    v
+}
+
+/// sha256 of every file under ck/levels.
+fn level_files(dir: &TempDir) -> BTreeMap<String, String> {
+    let files: BTreeMap<String, String> = std::fs::read_dir(dir.join("ck/levels"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            (name, retro_engine::tablebase::sha256_file(&e.path()).unwrap())
+        })
+        .collect();
+    assert_eq!(files.len(), 33, "levels.json and 32 level files");
+    files
+}
+
+fn big(v: &Value) -> u128 {
+    v.as_str().expect("u128 counts are decimal strings").parse().unwrap()
+}
+
+#[test]
+fn english_ledger_matches_the_oeis_and_the_article() {
+    let dir = TempDir::new("peg-english");
+    let out = run(ledger_command(&dir), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = summary(&dir);
+    let levels = s["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 32, "0..=31 jumps");
+
+    // Term by term against the sequence files themselves, not the program's own verdict.
+    let columns = [
+        ("A335656", "positions"),
+        ("A112737", "up_to_symmetry"),
+        ("A350561", "sequences"),
+        ("A350998", "dead_ends"),
+        ("A351286", "winnable"),
+        ("A112738", "winnable_up_to_symmetry"),
+    ];
+    for (id, column) in columns {
+        let text = std::fs::read_to_string(repo().join(format!("coordinator/reference/oeis/{id}.txt"))).unwrap();
+        let mut terms = 0;
+        for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let mut parts = line.split_whitespace();
+            let n: usize = parts.next().unwrap().parse().unwrap();
+            let want: u128 = parts.next().unwrap().parse().unwrap();
+            let got = levels.get(n).map_or(0, |l| match &l[column] {
+                Value::String(_) => big(&l[column]),
+                v => u128::from(v.as_u64().unwrap()),
+            });
+            assert_eq!(got, want, "{id} ({column}) term {n}");
+            terms += 1;
+        }
+        assert!(terms >= 23, "{id} has {terms} terms");
+    }
+    assert!(s["oeis"].as_array().unwrap().iter().all(|c| c["mismatches"].as_array().unwrap().is_empty()));
+
+    // The article's totals and rows.
+    let r = reference();
+    let t = &s["totals"];
+    assert_eq!(u128::from(t["positions"].as_u64().unwrap()), number(&r, "english.central.positions_total"));
+    assert_eq!(
+        u128::from(t["up_to_symmetry"].as_u64().unwrap()),
+        number(&r, "english.central.positions_up_to_symmetry_total")
+    );
+    assert_eq!(u128::from(t["dead_ends"].as_u64().unwrap()), number(&r, "english.central.dead_ends_total"));
+    assert_eq!(u128::from(t["winnable"].as_u64().unwrap()), number(&r, "english.central.winnable_total"));
+    assert_eq!(
+        u128::from(t["winnable_up_to_symmetry"].as_u64().unwrap()),
+        number(&r, "english.central.winnable_up_to_symmetry_total")
+    );
+    let by_hole: BTreeMap<String, u128> = s["solutions_by_hole"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["hole"].as_str().unwrap().to_owned(), big(&h["solutions"])))
+        .collect();
+    assert_eq!(by_hole["d4"], number(&r, "english.central.solutions"));
+    assert_eq!(by_hole["d1"], number(&r, "english.central.solutions_ending_d1"));
+    let holes: Vec<&str> = by_hole.keys().map(String::as_str).collect();
+    let mut published: Vec<&str> = r["english.central.finishing_holes"][0].split(' ').collect();
+    published.sort_unstable();
+    assert_eq!(holes, published, "solutions end exactly on the class-feasible holes");
+    assert_eq!(s["finishing_holes"].as_array().unwrap().len(), 5);
+    for (key, row) in r.iter().filter(|(k, _)| k.starts_with("row")) {
+        let jumps: usize = key[3..].parse().unwrap();
+        let l = &levels[jumps];
+        let got = [
+            l["pegs"].as_u64().unwrap().into(),
+            l["positions"].as_u64().unwrap().into(),
+            l["up_to_symmetry"].as_u64().unwrap().into(),
+            big(&l["sequences"]),
+            l["dead_ends"].as_u64().unwrap().into(),
+            l["winnable"].as_u64().unwrap().into(),
+        ];
+        let want: Vec<u128> = row[1..7].iter().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(got.to_vec(), want, "ledger row after {jumps} jumps");
+    }
+    // The earliest dead ends: 4 positions after 6 jumps.
+    let first = levels.iter().position(|l| l["dead_ends"].as_u64().unwrap() > 0).unwrap();
+    assert_eq!((first, levels[first]["dead_ends"].as_u64()), (6, Some(4)));
+    let widest = levels.iter().max_by_key(|l| l["positions"].as_u64().unwrap()).unwrap();
+    assert_eq!(
+        format!("{} jumps, {} positions", widest["jumps"], widest["positions"]),
+        r["english.central.widest_level"][0]
+    );
+
+    // Killed while writing level 20, then resumed: the same results and the same level files.
+    let killed = TempDir::new("peg-english-killed");
+    let mut c = ledger_command(&killed);
+    c.env("RETRO_FAULT", "peg-mid-level:0:20");
+    let out = run(c, LIMIT);
+    assert!(!out.status.success(), "the fault point must kill the run");
+    assert!(!killed.join("ck/levels/level-020.bin").exists());
+    let out = run(ledger_command(&killed), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let resumed = summary(&killed);
+    assert_eq!(resumed["levels_resumed"], 20);
+    assert_eq!(results_only(resumed), results_only(s));
+    assert_eq!(level_files(&dir), level_files(&killed));
+}
+
+#[test]
+fn a_damaged_level_file_is_refused_with_its_name() {
+    let dir = TempDir::new("peg-damaged");
+    let mut c = ledger_command(&dir);
+    c.env("RETRO_FAULT", "peg-mid-level:0:6");
+    assert!(!run(c, LIMIT).status.success());
+    let path = dir.join("ck/levels/level-003.bin");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run(ledger_command(&dir), LIMIT);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("level-003.bin") && err.contains("checksum"), "{err}");
+}
+
+#[test]
+fn class_test_counts_the_published_problems() {
+    let english = Board::new(BoardKind::English);
+    assert_eq!(class_feasible(&english).len(), 125);
+    let european = Board::new(BoardKind::European);
+    let feasible = class_feasible(&european);
+    assert_eq!(feasible.len(), 64);
+    let centre = parse_hole("d4").unwrap();
+    assert!(feasible.iter().all(|&(s, _)| s != centre), "the European central game is ruled out by the class");
+    let starts: std::collections::BTreeSet<String> =
+        searches_needed(&european).iter().map(|&(s, _)| hole_name(s)).collect();
+    let starts: Vec<String> = starts.into_iter().collect();
+    assert_eq!(starts, ["c1", "d2", "d3"], "feasible starts up to symmetry");
+}
+
+#[test]
+fn peg_solve_prints_a_solution_that_replays() {
+    let out = run(
+        {
+            let mut c = Command::new(coordinator());
+            c.args(["peg", "solve", "--board", "english", "--start", "d4", "--json"]);
+            c
+        },
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "solvable");
+    let board = Board::new(BoardKind::English);
+    let start = board.single_vacancy(parse_hole("d4").unwrap());
+    let jumps: Vec<_> = v["solution"]
+        .as_str()
+        .unwrap()
+        .split(' ')
+        .map(|j| {
+            let (from, to) = j.split_once('-').unwrap();
+            let (from, to) = (parse_hole(from).unwrap(), parse_hole(to).unwrap());
+            retro_games::peg::Jump { from, over: (from + to) / 2, to }
+        })
+        .collect();
+    assert_eq!(replay(&board, start, &jumps).unwrap(), 1 << parse_hole("d4").unwrap());
+
+    let solve = |args: &[&str]| {
+        let mut c = Command::new(coordinator());
+        c.args(["peg", "solve"]).args(args);
+        run(c, LIMIT)
+    };
+    let out = solve(&["--board", "european", "--start", "d4"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("infeasible"));
+    for (args, needle) in [
+        (&["--start", "a1"][..], "not a hole of the english board"),
+        (&["--board", "triangle"][..], "unknown board"),
+        (&["--start", "d4", "--finish", "zz"][..], "not a hole"),
+    ] {
+        let out = solve(args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{args:?}");
+    }
+}
