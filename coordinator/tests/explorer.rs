@@ -199,6 +199,7 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
     error("/api/witness?kind=everything", 400, "unknown witness kind");
     error("/api/witness", 400, "which witness");
     error("/api/nothing", 404, "no such page");
+    error("/api/peg/position", 404, "no peg solitaire here");
     let (status, body) = request(&addr, "POST", "/api/info");
     assert_eq!(status, 405, "{body}");
     assert!(body.contains("GET only"));
@@ -543,7 +544,8 @@ fn tiny_problems() -> Value {
         seconds: 0.5,
         rows: vec![row("d4", "solvable", Some("b4-d4")), row("d1", "undecided", None), row("a1", "infeasible", None)],
     };
-    let s = ProblemsSummary { game: "peg", task: "problems", job: "peg-problems".into(), budget: 9, boards: vec![board] };
+    let s =
+        ProblemsSummary { game: "peg", task: "problems", job: "peg-problems".into(), budget: 9, boards: vec![board] };
     serde_json::to_value(&s).unwrap()
 }
 
@@ -607,8 +609,13 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
     }
     let end = get_json(&addr, &format!("/api/peg/position?board=english&pos={}", enc(&at)), 200);
     assert_eq!((end["pegs"].as_u64(), end["status"].as_str()), (Some(1), Some("one peg left")));
-    let pegs: Vec<&str> =
-        end["holes"].as_array().unwrap().iter().filter(|h| h["peg"] == true).map(|h| h["name"].as_str().unwrap()).collect();
+    let pegs: Vec<&str> = end["holes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["peg"] == true)
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
     assert_eq!(pegs, ["d4"]);
 
     // Two pegs side by side: each jump ends the game on its own hole, every
@@ -635,7 +642,11 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
         assert!(msg.contains(says), "{path}: {msg:?} should say {says:?}");
     };
     error("/api/peg/position?pos=zz", 400, "unexpected character 'z'");
-    error(&format!("/api/peg/position?pos={}", enc("ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo/o")), 400, "needs 33 marks");
+    error(
+        &format!("/api/peg/position?pos={}", enc("ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo/o")),
+        400,
+        "needs 33 marks",
+    );
     error(&format!("/api/peg/position?pos={}", enc("ooo/ooo")), 400, "found 6");
     error("/api/peg/position?board=chinese", 400, "unknown peg board");
     error("/api/peg/position?budget=lots", 400, "not a number");
@@ -676,8 +687,10 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
     let d4 = api_view["finishes"].as_array().unwrap().iter().find(|f| f["hole"] == "d4").unwrap().clone();
     assert_eq!(attr(verdict[0], "data-status"), d4["status"].as_str(), "{dom}");
     assert_eq!(tags(&dom, "li", "data-move=").len(), api_view["jumps"].as_array().unwrap().len());
-    let series: Vec<(&str, &str)> =
-        tags(&dom, "path", "data-series=").iter().map(|t| (attr(t, "data-series").unwrap(), attr(t, "data-points").unwrap())).collect();
+    let series: Vec<(&str, &str)> = tags(&dom, "path", "data-series=")
+        .iter()
+        .map(|t| (attr(t, "data-series").unwrap(), attr(t, "data-points").unwrap()))
+        .collect();
     assert_eq!(series, [("positions", "32"), ("up_to_symmetry", "32"), ("winnable", "32")]);
     assert_eq!(tags(&dom, "tr", "data-jumps=").len(), 32);
     assert_eq!(tags(&dom, "tr", "data-start=").len(), 2);

@@ -636,7 +636,7 @@ mod tests {
             }
         }
         assert_eq!(two.status, "playing");
-        let one = ex.position(Some("english"), Some(&jumps[0].1), 10, true).unwrap();
+        let one = ex.position(Some("english"), Some(jumps[0].1), 10, true).unwrap();
         assert_eq!(one.status, "one peg left");
         let e4 = one.finishes.unwrap().into_iter().find(|f| f.hole == "e4");
         assert_eq!(
