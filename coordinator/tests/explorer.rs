@@ -199,6 +199,7 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
     error("/api/witness?kind=everything", 400, "unknown witness kind");
     error("/api/witness", 400, "which witness");
     error("/api/nothing", 404, "no such page");
+    error("/api/peg/position", 404, "no peg solitaire here");
     let (status, body) = request(&addr, "POST", "/api/info");
     assert_eq!(status, 405, "{body}");
     assert!(body.contains("GET only"));
@@ -513,4 +514,191 @@ fn two_player_api_values_moves_and_depths() {
     // Player 1 to move with its goal already filled: no game gets there.
     let v = get_json(&addr, &format!("/api/position?pos={}", enc("g7/a1 1")), 404);
     assert!(v["error"].as_str().unwrap().contains("cannot arise"), "{v}");
+}
+
+// ---- peg solitaire
+
+/// A problems summary of two class-feasible rows and one ruled out, built from
+/// the writer's own types (a real table takes minutes to decide).
+fn tiny_problems() -> Value {
+    use retro_coordinator::peg::ProblemsSummary;
+    use retro_coordinator::peg::problems::{BoardProblems, ProblemRow};
+    let row = |finish: &str, status: &'static str, solution: Option<&str>| ProblemRow {
+        start: "d4".into(),
+        finish: finish.into(),
+        class_feasible: status != "infeasible",
+        status,
+        solution: solution.map(String::from),
+        positions: 7,
+        searched_as: format!("d4->{finish}"),
+    };
+    let board = BoardProblems {
+        board: "english".into(),
+        problems: 3,
+        class_feasible: 2,
+        solvable: 1,
+        impossible: 0,
+        undecided: 1,
+        feasible_starts_up_to_symmetry: vec!["d4".into()],
+        searches: 2,
+        seconds: 0.5,
+        rows: vec![row("d4", "solvable", Some("b4-d4")), row("d1", "undecided", None), row("a1", "infeasible", None)],
+    };
+    let s =
+        ProblemsSummary { game: "peg", task: "problems", job: "peg-problems".into(), budget: 9, boards: vec![board] };
+    serde_json::to_value(&s).unwrap()
+}
+
+#[test]
+fn peg_api_ledger_problems_positions_and_bad_input() {
+    let dir = TempDir::new("explorer-peg");
+    let tb = dir.join("tb");
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/peg-english.toml"));
+    c.arg("--output").arg(tb.join("peg-english")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(c, Duration::from_secs(600));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::create_dir_all(tb.join("peg-problems")).unwrap();
+    std::fs::write(tb.join("peg-problems/summary.json"), tiny_problems().to_string()).unwrap();
+    let (_server, addr) = serve(&tb, &dir, "serve-peg");
+
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!(info["kind"], "peg");
+    assert_eq!(info["board"], "english");
+    assert_eq!(info["ledger"]["vacancy"], "d4");
+    assert_eq!(info["problems"]["boards"], serde_json::json!(["english"]));
+    let boards = info["boards"].as_array().unwrap();
+    assert_eq!(boards.iter().map(|b| b["cells"].as_array().unwrap().len()).collect::<Vec<_>>(), [33, 37]);
+    assert_eq!(info["start"], "ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo");
+
+    // The ledger as the run wrote it: the OEIS-checked columns, counts past
+    // 2^53 as exact strings.
+    let l = get_json(&addr, "/api/peg/ledger", 200);
+    let levels = l["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 32);
+    assert_eq!((levels[0]["positions"].as_u64(), levels[31]["pegs"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(l["totals"]["positions"], 187_636_299u64);
+    assert_eq!(l["totals"]["winnable"], 13_428_122u64);
+    let d4 = l["solutions_by_hole"].as_array().unwrap().iter().find(|h| h["hole"] == "d4").unwrap();
+    assert_eq!(d4["solutions"], "40861647040079968");
+    assert!(levels.iter().all(|r| r["sequences"].is_string()));
+    assert_eq!(l["oeis"].as_array().unwrap().len(), 6);
+    assert!(l["oeis"].as_array().unwrap().iter().all(|c| c["mismatches"] == 0), "{}", l["oeis"]);
+
+    // The problem table: the rows the class allows.
+    let p = get_json(&addr, "/api/peg/problems", 200);
+    let rows = p["boards"][0]["rows"].as_array().unwrap();
+    assert_eq!(rows.iter().map(|r| r["finish"].as_str().unwrap()).collect::<Vec<_>>(), ["d4", "d1"]);
+
+    // The start: four jumps, five class-feasible holes, d4 solvable; follow
+    // its solution jump by jump through the children the API names.
+    let start = get_json(&addr, "/api/peg/position", 200);
+    assert_eq!(start["position"], info["start"]);
+    assert_eq!(start["jumps"].as_array().unwrap().len(), 4);
+    assert_eq!(start["feasible_holes"], serde_json::json!(["d1", "a4", "d4", "g4", "d7"]));
+    let finishes = start["finishes"].as_array().unwrap();
+    let centre = finishes.iter().find(|f| f["hole"] == "d4").unwrap();
+    assert_eq!(centre["status"], "solvable", "{centre}");
+    let mut at = start["position"].as_str().unwrap().to_string();
+    for jump in centre["solution"].as_str().unwrap().split(' ') {
+        let view = get_json(&addr, &format!("/api/peg/position?pos={}&search=0", enc(&at)), 200);
+        assert!(view["finishes"].is_null(), "search=0 searches nothing");
+        let j = view["jumps"].as_array().unwrap().iter().find(|j| j["jump"] == jump);
+        at = j.unwrap_or_else(|| panic!("{jump} is not among the jumps of {at}"))["child"].as_str().unwrap().into();
+    }
+    let end = get_json(&addr, &format!("/api/peg/position?board=english&pos={}", enc(&at)), 200);
+    assert_eq!((end["pegs"].as_u64(), end["status"].as_str()), (Some(1), Some("one peg left")));
+    let pegs: Vec<&str> = end["holes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["peg"] == true)
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(pegs, ["d4"]);
+
+    // Two pegs side by side: each jump ends the game on its own hole, every
+    // other hole of the class is searched out; a budget of 0 decides less.
+    let two = ".../.../......./..oo.../......./.../...";
+    let v = get_json(&addr, &format!("/api/peg/position?pos={}&budget=100", enc(two)), 200);
+    for f in v["finishes"].as_array().unwrap() {
+        let want = match f["hole"].as_str().unwrap() {
+            "b4" | "e4" => "solvable",
+            _ => "impossible",
+        };
+        assert_eq!(f["status"], want, "{f}");
+    }
+    let v = get_json(&addr, "/api/peg/position?budget=1", 200);
+    assert!(v["finishes"].as_array().unwrap().iter().any(|f| f["status"] == "unknown"), "{v}");
+    // The European board: 37 holes, its own start.
+    let eu = get_json(&addr, "/api/peg/position?board=european&search=0", 200);
+    assert_eq!((eu["holes"].as_array().unwrap().len(), eu["pegs"].as_u64()), (37, Some(36)));
+
+    // Bad input: 400 with a message, and the server goes on.
+    let error = |path: &str, want: u16, says: &str| {
+        let v = get_json(&addr, path, want);
+        let msg = v["error"].as_str().unwrap_or_else(|| panic!("{path}: no error message in {v}"));
+        assert!(msg.contains(says), "{path}: {msg:?} should say {says:?}");
+    };
+    error("/api/peg/position?pos=zz", 400, "unexpected character 'z'");
+    error(
+        &format!("/api/peg/position?pos={}", enc("ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo/o")),
+        400,
+        "needs 33 marks",
+    );
+    error(&format!("/api/peg/position?pos={}", enc("ooo/ooo")), 400, "found 6");
+    error("/api/peg/position?board=chinese", 400, "unknown peg board");
+    error("/api/peg/position?budget=lots", 400, "not a number");
+    error("/api/peg/position?budget=2000001", 400, "over the limit");
+    error("/api/peg/position?search=maybe", 400, "say 1 or 0");
+    error("/api/peg/position?finish=d4", 400, "unknown parameter");
+    error("/api/peg/ledger?x=1", 400, "no parameters");
+    error("/api/position", 404, "/api/peg/position");
+    error("/api/witness?kind=kingmaker", 404, "three-player only");
+    let (status, _) = request(&addr, "POST", "/api/peg/position");
+    assert_eq!(status, 405);
+    assert_eq!(get_json(&addr, "/api/info", 200)["kind"], "peg", "still serving");
+    let (status, js) = request(&addr, "GET", "/peg.js");
+    assert_eq!(status, 200);
+    assert!(js.contains("pegView") && !js.contains("http"), "no link out");
+
+    // The ledger's own directory: a ledger, no problem table.
+    let (_server2, addr2) = serve(&tb.join("peg-english"), &dir, "serve-peg-ledger");
+    assert!(get_json(&addr2, "/api/info", 200)["problems"].is_null());
+    let v = get_json(&addr2, "/api/peg/problems", 404);
+    assert!(v["error"].as_str().unwrap().contains("plans/peg-problems.toml"), "{v}");
+
+    // The page: the board, the verdict, the chart and both tables; a bad
+    // picture's message with the start still drawn.
+    let Some(bin) = chromium() else {
+        eprintln!("SKIPPED the peg page: no chromium binary");
+        return;
+    };
+    let profile = dir.join("profile");
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?play=b4-d4,c2-c4"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    assert_eq!(tags(&dom, "g", "data-cell=").len(), 33);
+    assert_eq!(tags(&dom, "g", "data-peg=\"yes\"").len(), 30);
+    let verdict = tags(&dom, "div", "id=\"verdict\"");
+    assert_eq!(verdict.len(), 1, "{dom}");
+    assert_eq!(attr(verdict[0], "data-finish"), Some("d4"));
+    let api_view = get_json(&addr, "/api/peg/position?pos=ooo%2Fooo%2Fooooooo%2Fo.ooooo%2Foo.oooo%2F.oo%2Fooo", 200);
+    let d4 = api_view["finishes"].as_array().unwrap().iter().find(|f| f["hole"] == "d4").unwrap().clone();
+    assert_eq!(attr(verdict[0], "data-status"), d4["status"].as_str(), "{dom}");
+    assert_eq!(tags(&dom, "li", "data-move=").len(), api_view["jumps"].as_array().unwrap().len());
+    let series: Vec<(&str, &str)> = tags(&dom, "path", "data-series=")
+        .iter()
+        .map(|t| (attr(t, "data-series").unwrap(), attr(t, "data-points").unwrap()))
+        .collect();
+    assert_eq!(series, [("positions", "32"), ("up_to_symmetry", "32"), ("winnable", "32")]);
+    assert_eq!(tags(&dom, "tr", "data-jumps=").len(), 32);
+    assert_eq!(tags(&dom, "tr", "data-start=").len(), 2);
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?pos=zz"));
+    assert_eq!(state(&dom), "error");
+    assert!(text_of(&dom, "error").contains("unexpected character"), "{}", text_of(&dom, "error"));
+    assert_eq!(tags(&dom, "g", "data-cell=").len(), 33);
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?play=a1-a3"));
+    assert_eq!(state(&dom), "error");
+    assert!(text_of(&dom, "error").contains("jump a1-a3 is not legal"), "{}", text_of(&dom, "error"));
 }

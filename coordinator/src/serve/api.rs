@@ -8,8 +8,12 @@
 //! | `GET /api/info` | the game kind, title, board cells, players, start, witness kinds |
 //! | `GET /api/position?pos=TEXT` | the position (default: the start), its answers and every move's child |
 //! | `GET /api/witness?kind=KIND` | a witness line (three-player only) |
+//! | `GET /api/peg/ledger` | the peg ledger (counts past 2^53 as strings) |
+//! | `GET /api/peg/problems` | the peg problem tables (class-feasible rows) |
+//! | `GET /api/peg/position?board=B&pos=PICTURE` | a peg position: jumps, class, finishing holes searched |
 
-use super::{ApiError, Explorer, Shared};
+use super::peg::SEARCH_BUDGET;
+use super::{ApiError, Explorer, PegExplorer, Shared};
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
@@ -22,6 +26,7 @@ use std::sync::Arc;
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const STYLE_CSS: &str = include_str!("assets/style.css");
+const PEG_JS: &str = include_str!("assets/peg.js");
 
 /// Longest query string accepted (a position of the largest board is a few
 /// hundred bytes).
@@ -37,9 +42,13 @@ pub fn router(state: Arc<Shared>) -> Router {
         .route("/", asset("text/html; charset=utf-8", INDEX_HTML))
         .route("/app.js", asset("text/javascript; charset=utf-8", APP_JS))
         .route("/style.css", asset("text/css; charset=utf-8", STYLE_CSS))
+        .route("/peg.js", asset("text/javascript; charset=utf-8", PEG_JS))
         .route("/api/info", get(info).fallback(method_not_allowed))
         .route("/api/position", get(position).fallback(method_not_allowed))
         .route("/api/witness", get(witness).fallback(method_not_allowed))
+        .route("/api/peg/ledger", get(peg_ledger).fallback(method_not_allowed))
+        .route("/api/peg/problems", get(peg_problems).fallback(method_not_allowed))
+        .route("/api/peg/position", get(peg_position).fallback(method_not_allowed))
         .fallback(not_found)
         .with_state(state)
 }
@@ -57,7 +66,8 @@ pub fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
 
 async fn not_found() -> ApiError {
     ApiError::not_found(
-        "no such page: try / (the explorer), /api/info, /api/position?pos=TEXT or /api/witness?kind=KIND",
+        "no such page: try / (the explorer), /api/info, /api/position?pos=TEXT, /api/witness?kind=KIND, \
+         or for peg solitaire /api/peg/ledger, /api/peg/problems, /api/peg/position?board=B&pos=PICTURE",
     )
 }
 
@@ -83,6 +93,7 @@ async fn info(State(state): State<Arc<Shared>>) -> Response {
         Ok(match ex {
             Explorer::Cc3(e) => e.info(),
             Explorer::Cc2(e) => e.info(),
+            Explorer::Peg(e) => e.info(),
         })
     })
     .await
@@ -98,6 +109,7 @@ async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -
         match ex {
             Explorer::Cc3(e) => serde_json::to_value(e.position(pos)?),
             Explorer::Cc2(e) => serde_json::to_value(e.position(pos)?),
+            Explorer::Peg(_) => return Err(ApiError::not_found(PEG_POSITIONS)),
         }
         .map_err(ApiError::internal)
     })
@@ -116,6 +128,68 @@ async fn witness(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) ->
     answer(state, move |ex| match ex {
         Explorer::Cc3(e) => e.witness(&kind),
         Explorer::Cc2(_) => Err(ApiError::not_found("two-player tablebases have no witnesses (three-player only)")),
+        Explorer::Peg(_) => Err(ApiError::not_found("peg solitaire has no witnesses (three-player only)")),
+    })
+    .await
+}
+
+const PEG_POSITIONS: &str =
+    "this directory holds peg solitaire summaries: positions are at /api/peg/position?board=B&pos=PICTURE";
+
+/// Runs `f` on the peg explorer off the async threads, without holding the
+/// server's lock (a position's searches take seconds); 404 for another game.
+async fn answer_peg<T: Serialize + Send + 'static>(
+    state: Arc<Shared>,
+    f: impl FnOnce(&PegExplorer) -> Result<T, ApiError> + Send + 'static,
+) -> Response {
+    let run = move || {
+        let peg = state.with(|ex| match ex {
+            Explorer::Peg(p) => Ok(Arc::clone(p)),
+            _ => Err(ApiError::not_found("no peg solitaire here: this directory holds Chinese checkers tablebases")),
+        })?;
+        f(&peg)
+    };
+    match tokio::task::spawn_blocking(run).await {
+        Ok(Ok(v)) => json_response(StatusCode::OK, &v),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => ApiError::internal(format!("request failed: {e}")).into_response(),
+    }
+}
+
+async fn peg_ledger(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
+    if let Err(e) = parse_query(query.as_deref(), &[]) {
+        return e.into_response();
+    }
+    answer_peg(state, |p| p.ledger()).await
+}
+
+async fn peg_problems(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
+    if let Err(e) = parse_query(query.as_deref(), &[]) {
+        return e.into_response();
+    }
+    answer_peg(state, |p| p.problems()).await
+}
+
+async fn peg_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
+    let q = match parse_query(query.as_deref(), &["board", "pos", "budget", "search"]) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    let budget = match q.get("budget").map(|b| b.trim().parse::<u64>()) {
+        None => SEARCH_BUDGET,
+        Some(Ok(b)) => b,
+        Some(Err(_)) => {
+            return ApiError::bad_request(format!("budget {:?} is not a number of positions", q["budget"]))
+                .into_response();
+        }
+    };
+    let search = match q.get("search").map(String::as_str) {
+        None | Some("1" | "yes" | "true") => true,
+        Some("0" | "no" | "false") => false,
+        Some(other) => return ApiError::bad_request(format!("search={other:?}: say 1 or 0")).into_response(),
+    };
+    answer_peg(state, move |p| {
+        p.position(q.get("board").map(String::as_str), q.get("pos").map(String::as_str), budget, search)
     })
     .await
 }
@@ -133,10 +207,8 @@ pub fn parse_query(query: Option<&str>, allowed: &[&str]) -> Result<HashMap<Stri
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let (k, v) = (decode(k)?, decode(v)?);
         if !allowed.contains(&k.as_str()) {
-            return Err(ApiError::bad_request(format!(
-                "unknown parameter {k:?} (this route takes {})",
-                allowed.join(", ")
-            )));
+            let takes = if allowed.is_empty() { "no parameters".to_string() } else { allowed.join(", ") };
+            return Err(ApiError::bad_request(format!("unknown parameter {k:?} (this route takes {takes})")));
         }
         if out.insert(k.clone(), v).is_some() {
             return Err(ApiError::bad_request(format!("parameter {k:?} given twice")));

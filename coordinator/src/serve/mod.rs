@@ -5,18 +5,22 @@
 //!
 //! The game kind comes from the files: `solo_A.tb` (with `enable_A_B.tb` and
 //! `enable_A_C.tb`) is a three-player job, `solo_1.tb` a two-player one.
-//! `/api/info` names the kind and the page picks the view that draws it, so
+//! A directory holding the `summary.json` of a peg solitaire plan (or
+//! directories holding them) is a peg job. `/api/info` names the kind and the
+//! page picks the view that draws it, so
 //! another game plugs in as one more [`Explorer`] variant and one more view in
 //! `assets/app.js`. See docs/EXPLORER.md for the API.
 //!
 //! - [`api`]: routes, query parsing, JSON errors.
 //! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
 //! - `depth`: plies to the end of a decided answer, by a bounded search.
+//! - [`peg`]: peg solitaire's ledger, problem table and positions.
 
 pub mod api;
 mod cc2;
 mod cc3;
 mod depth;
+pub mod peg;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -26,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 pub use cc2::{Cc2Explorer, Cc2Move, Cc2Report, Cc2View};
 pub use cc3::{Cc3Explorer, DepthLine, MoveView, PositionView};
+pub use peg::PegExplorer;
 
 /// An error answered as `{"error": message}` with a 4xx (bad input, nothing
 /// there) or 500 (a tablebase that cannot be read) status.
@@ -68,6 +73,9 @@ pub enum Explorer {
     Cc3(Cc3Explorer),
     /// Two-player Chinese checkers (one layer, win/loss/draw).
     Cc2(Cc2Explorer),
+    /// Peg solitaire: a ledger and/or a problem table, and positions searched
+    /// on demand (shared so a search runs without holding the server's lock).
+    Peg(Arc<PegExplorer>),
 }
 
 impl Explorer {
@@ -83,9 +91,12 @@ impl Explorer {
         if !dir.is_dir() {
             return Err(format!("{}: no such directory (solve a plan first, or pass --tablebase DIR)", dir.display()));
         }
+        if let Some(peg) = PegExplorer::open(dir)? {
+            return Ok(Explorer::Peg(Arc::new(peg)));
+        }
         Err(format!(
-            "{}: no tablebase here (solo_A.tb for three-player Chinese checkers, solo_1.tb for two-player); \
-             solve a plan first",
+            "{}: no tablebase here (solo_A.tb for three-player Chinese checkers, solo_1.tb for two-player, \
+             summary.json of a peg plan here or one directory down); solve a plan first",
             dir.display()
         ))
     }

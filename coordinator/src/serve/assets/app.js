@@ -236,7 +236,8 @@ const cc2 = {
   moveAttrs(m) { return { "data-value": m.child.value }; },
 };
 
-const VIEWS = { cc3, cc2 };
+// pegView (peg.js) draws its own board and tables: it has a main() and takes over.
+const VIEWS = { cc3, cc2, peg: pegView };
 
 // ---- rendering and navigation
 
@@ -378,6 +379,7 @@ async function main() {
   $("title").textContent = app.info.title;
   app.view = VIEWS[app.info.kind];
   if (!app.view) return showError(`this page has no view for game kind ${app.info.kind} yet`);
+  if (app.view.main) return app.view.main(app.info);
   setupControls();
   const params = new URLSearchParams(location.search);
   try {
