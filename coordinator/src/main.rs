@@ -319,6 +319,25 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         }
         return Ok(());
     }
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    if cluster {
+        // Remote workers compute the levels; the ledger is then computed here
+        // from the level files they uploaded, exactly as after an embedded run.
+        let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize);
+        if expect == 0 {
+            return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
+        }
+        let text = plan.cluster.listen.clone();
+        let addr = match args.listen {
+            Some(a) => a,
+            None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
+        };
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+        let (_, start) = peg::plan_start(plan)?;
+        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(plan)?).await?;
+    }
     let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
         .await
         .map_err(|e| e.to_string())??;

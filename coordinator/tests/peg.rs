@@ -4,7 +4,7 @@
 //! problems, and `coordinator peg solve`.
 
 mod common;
-use common::{TempDir, coordinator, repo, run};
+use common::{Proc, TempDir, coordinator, listening_address, repo, run, worker};
 use retro_coordinator::peg::problems::{class_feasible, searches_needed};
 use retro_games::peg::search::replay;
 use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
@@ -169,6 +169,28 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(resumed["levels_resumed"], 20);
     assert_eq!(results_only(resumed), results_only(s));
     assert_eq!(level_files(&dir), level_files(&killed));
+
+    // Three worker processes, the coordinator relaying their successors: the
+    // same ledger and the same level files.
+    let cluster = TempDir::new("peg-english-cluster");
+    let mut c = ledger_command(&cluster);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "3"]);
+    let mut coord = Proc::start("coordinator", c, cluster.join("coordinator.log"));
+    let addr = listening_address(&coord);
+    let workers: Vec<Proc> = (0..3)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(cluster.join(&format!("w{i}")));
+            w.env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker{i}"), w, cluster.join(&format!("w{i}.log")))
+        })
+        .collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for mut w in workers {
+        assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
+    }
+    assert_eq!(results_only(summary(&cluster)), results_only(summary(&dir)));
+    assert_eq!(level_files(&dir), level_files(&cluster));
 }
 
 #[test]

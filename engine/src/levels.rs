@@ -418,6 +418,90 @@ pub fn read_part(path: &Path) -> Result<Vec<(u32, LevelShard)>, LevelError> {
     Ok(out)
 }
 
+/// Most entries one parcel may claim (a shard of a level is far smaller):
+/// bounds what a malformed message can make the receiver allocate.
+pub const MAX_PARCEL_ENTRIES: u64 = 1 << 26;
+
+/// Encodes a sorted shard for the wire: `(entries, crc32 of the raw bytes, zstd)`.
+pub fn encode_shard(shard: &LevelShard) -> (u64, u32, Vec<u8>) {
+    let mut raw = Vec::with_capacity(shard.len() * 24);
+    for (k, w) in shard.keys.iter().zip(&shard.weights) {
+        raw.extend_from_slice(&k.to_le_bytes());
+        raw.extend_from_slice(&w.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&raw);
+    let packed = zstd::bulk::compress(&raw, 1).expect("zstd compresses any input in memory");
+    (shard.len() as u64, crc, packed)
+}
+
+/// Decodes a parcel made by [`encode_shard`], checking size, checksum and key order.
+pub fn decode_shard(entries: u64, crc: u32, packed: &[u8]) -> Result<LevelShard, String> {
+    if entries > MAX_PARCEL_ENTRIES {
+        return Err(format!("parcel claims {entries} entries (at most {MAX_PARCEL_ENTRIES})"));
+    }
+    let size = entries as usize * 24;
+    let raw = zstd::bulk::decompress(packed, size).map_err(|e| format!("parcel does not decompress: {e}"))?;
+    if raw.len() != size {
+        return Err(format!("parcel holds {} bytes, {size} expected", raw.len()));
+    }
+    if crc32fast::hash(&raw) != crc {
+        return Err("parcel checksum mismatch".into());
+    }
+    let mut shard =
+        LevelShard { keys: Vec::with_capacity(entries as usize), weights: Vec::with_capacity(entries as usize) };
+    for e in raw.chunks_exact(24) {
+        shard.keys.push(u64::from_le_bytes(e[..8].try_into().expect("8 bytes")));
+        shard.weights.push(u128::from_le_bytes(e[8..].try_into().expect("16 bytes")));
+    }
+    if shard.keys.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("parcel keys are not strictly increasing".into());
+    }
+    Ok(shard)
+}
+
+/// Expands the shards `mine` of a level into one sorted shard of successors
+/// per shard of the next level (what a worker delivers), on `threads` threads.
+pub fn expand_owned(
+    game: &impl LevelGame,
+    level: &[(u32, LevelShard)],
+    shards: usize,
+    threads: usize,
+) -> Result<Vec<LevelShard>, LevelError> {
+    let cursor = AtomicUsize::new(0);
+    let threads = threads.max(1);
+    let outboxes: Vec<Vec<Vec<Successor>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let cursor = &cursor;
+                scope.spawn(move || {
+                    let mut outbox: Vec<Vec<Successor>> = vec![Vec::new(); shards];
+                    while let Some((_, shard)) = level.get(cursor.fetch_add(1, Ordering::Relaxed)) {
+                        expand(game, shard, &mut outbox);
+                    }
+                    outbox
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("expand thread panicked")).collect()
+    });
+    let mut inboxes: Vec<Vec<Vec<Successor>>> = (0..shards).map(|_| Vec::new()).collect();
+    for outbox in outboxes {
+        for (dest, v) in outbox.into_iter().enumerate() {
+            inboxes[dest].push(v);
+        }
+    }
+    inboxes.into_iter().map(merge_parts).collect()
+}
+
+/// Adds up the parcels several senders delivered for one shard.
+pub fn merge_shards(parts: Vec<LevelShard>) -> Result<LevelShard, LevelError> {
+    let as_successors = parts
+        .into_iter()
+        .map(|p| p.keys.into_iter().zip(p.weights).map(|(k, w)| Successor::new(k, w)).collect())
+        .collect();
+    merge_parts(as_successors)
+}
+
 impl LevelGame for retro_games::peg::Board {
     #[inline]
     fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {

@@ -13,6 +13,7 @@
 
 pub mod core;
 pub mod fault;
+pub mod levels;
 pub mod link;
 pub mod lock;
 pub mod peer;

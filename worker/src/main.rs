@@ -75,6 +75,31 @@ async fn main() -> std::process::ExitCode {
             }
         },
     };
+    // A coordinator running a level job (peg solitaire) answers the level
+    // protocol; any other answers the retrograde one.
+    let level_opts = retro_worker::levels::LevelWorkerOptions {
+        connect: args.connect.clone(),
+        token: token.clone(),
+        tls: tls.clone(),
+        data: args.data.clone(),
+        threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
+    };
+    match retro_worker::levels::probe(&level_opts).await {
+        Ok(true) => {
+            return match retro_worker::levels::run(level_opts).await {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+        Ok(false) => {}
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     let link = match GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref()) {
         Ok(l) => Arc::new(l),
         Err(e) => {

@@ -2,6 +2,7 @@
 //! ([`levels`], [`ledger`], checked against the OEIS by [`oeis`]) and the
 //! table of single-vacancy problems ([`problems`]).
 
+pub mod cluster;
 pub mod ledger;
 pub mod levels;
 pub mod oeis;
@@ -104,15 +105,22 @@ pub fn plan_board(plan: &Plan) -> Result<Board, String> {
     BoardKind::parse(name).map(Board::new).ok_or_else(|| format!("unknown peg board {name:?}"))
 }
 
-/// Runs a peg ledger plan embedded: levels (checkpointed in `checkpoints`),
-/// ledger, OEIS check; writes `summary.json` into `output`.
-pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, String> {
+/// The board and the single-vacancy start a ledger plan names.
+pub fn plan_start(plan: &Plan) -> Result<(Board, retro_games::peg::Pegs), String> {
     let board = plan_board(plan)?;
     let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
     let vacancy = parse_hole(vacancy_name)
         .filter(|&h| board.has_hole(h))
         .ok_or_else(|| format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))?;
     let start = board.single_vacancy(vacancy);
+    Ok((board, start))
+}
+
+/// Runs a peg ledger plan embedded: levels (checkpointed in `checkpoints`),
+/// ledger, OEIS check; writes `summary.json` into `output`.
+pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, String> {
+    let (board, start) = plan_start(plan)?;
+    let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
     let threads = plan.threads();
     let opts = levels::LevelOptions {
         shards: plan.shards.count as usize,

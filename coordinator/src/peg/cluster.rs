@@ -1,0 +1,420 @@
+//! The coordinator side of a level job on remote workers.
+//!
+//! Steps go START, then EXPAND(n) / MERGE(n + 1) until a merged level is
+//! empty, then UPLOAD and FINISH. A step moves on once every worker has
+//! reported it. The coordinator relays parcels (it holds the successors of
+//! one level at a time, compressed), records the last merged level in
+//! `CHECKPOINTS/levels-cluster.json` and, after UPLOAD, writes the same level
+//! files an embedded run writes; the ledger is then computed from those files
+//! by the same code.
+
+use super::levels::LevelsIdentity;
+use crate::plan::Plan;
+use retro_engine::durable::{read_checked_json, write_checked_json};
+use retro_engine::levels::{LevelShard, decode_shard, write_part};
+use retro_games::peg::Pegs;
+use retro_proto::levels_server::{Levels, LevelsServer};
+use retro_proto::{LevelAck, LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStep, LevelStepKind};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status, Streaming};
+
+/// How long a `Next` call waits for the step to change before answering WAIT.
+const LONG_POLL: Duration = Duration::from_secs(10);
+
+/// The durable part of the coordinator's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Manifest {
+    plan_hash: String,
+    /// Worker ids by index.
+    workers: Vec<String>,
+    /// The last level every worker has merged (and written).
+    committed: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Joining,
+    Start,
+    Expand(u32),
+    Merge(u32),
+    Upload(u32),
+    Finish,
+}
+
+struct State {
+    manifest: Manifest,
+    phase: Phase,
+    /// Workers that reported the current phase.
+    done: BTreeSet<u32>,
+    /// Keys each worker merged in the current MERGE.
+    keys: BTreeMap<u32, u64>,
+    /// Parcels of the next level: (shard, from) -> parcel.
+    parcels: HashMap<(u32, u32), LevelParcel>,
+    /// Uploaded shards: (level, shard) -> shard.
+    uploads: BTreeMap<(u32, u32), LevelShard>,
+    /// The last level with any key, once known.
+    last_level: Option<u32>,
+    error: Option<String>,
+}
+
+/// The shared job.
+pub struct LevelJobState {
+    job: String,
+    plan_hash: String,
+    board: String,
+    start: Pegs,
+    shards: u32,
+    workers: u32,
+    manifest_path: PathBuf,
+    levels_dir: PathBuf,
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+impl LevelJobState {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn index_of(&self, s: &State, id: &str) -> Result<u32, Status> {
+        s.manifest
+            .workers
+            .iter()
+            .position(|w| w == id)
+            .map(|i| i as u32)
+            .ok_or_else(|| Status::permission_denied(format!("unknown worker id {id:?}; join first")))
+    }
+
+    fn step(&self, s: &State, index: u32) -> LevelStep {
+        let (kind, level) = match s.phase {
+            Phase::Joining => (LevelStepKind::LevelWait, 0),
+            _ if s.done.contains(&index) => (LevelStepKind::LevelWait, 0),
+            Phase::Start => (LevelStepKind::LevelStart, 0),
+            Phase::Expand(n) => (LevelStepKind::LevelExpand, n),
+            Phase::Merge(n) => (LevelStepKind::LevelMerge, n),
+            Phase::Upload(n) => (LevelStepKind::LevelUpload, n),
+            Phase::Finish => (LevelStepKind::LevelFinish, 0),
+        };
+        LevelStep { kind: kind as i32, level }
+    }
+
+    fn save(&self, s: &State) -> Result<(), Status> {
+        write_checked_json(&self.manifest_path, &s.manifest).map_err(|e| Status::internal(e.to_string()))
+    }
+
+    /// Moves on when every worker has reported the current phase.
+    fn advance(&self, s: &mut State) -> Result<(), Status> {
+        if s.done.len() < self.workers as usize {
+            return Ok(());
+        }
+        s.done.clear();
+        s.phase = match s.phase {
+            Phase::Joining | Phase::Finish => s.phase,
+            Phase::Start => {
+                s.manifest.committed = Some(0);
+                self.save(s)?;
+                Phase::Expand(0)
+            }
+            Phase::Expand(n) => Phase::Merge(n + 1),
+            Phase::Merge(m) => {
+                let total: u64 = s.keys.values().sum();
+                s.keys.clear();
+                s.parcels.clear();
+                if total == 0 {
+                    s.last_level = Some(m - 1);
+                    Phase::Upload(m - 1)
+                } else {
+                    tracing::info!("level {m}: {total} positions up to symmetry");
+                    s.manifest.committed = Some(m);
+                    self.save(s)?;
+                    Phase::Expand(m)
+                }
+            }
+            Phase::Upload(last) => {
+                self.write_levels(s, last)?;
+                Phase::Finish
+            }
+        };
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Writes the uploaded shards as the level files an embedded run writes.
+    fn write_levels(&self, s: &mut State, last: u32) -> Result<(), Status> {
+        std::fs::create_dir_all(&self.levels_dir).map_err(|e| Status::internal(e.to_string()))?;
+        let identity = LevelsIdentity { board: self.board.clone(), start: self.start, shards: self.shards as usize };
+        write_checked_json(&self.levels_dir.join("levels.json"), &identity)
+            .map_err(|e| Status::internal(e.to_string()))?;
+        for level in 0..=last {
+            let mut shards = Vec::with_capacity(self.shards as usize);
+            for k in 0..self.shards {
+                let shard = s
+                    .uploads
+                    .remove(&(level, k))
+                    .ok_or_else(|| Status::internal(format!("level {level} shard {k} was never uploaded")))?;
+                shards.push(shard);
+            }
+            let refs: Vec<(u32, &LevelShard)> = shards.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
+            write_part(&self.levels_dir.join(format!("level-{level:03}.bin")), &refs)
+                .map_err(|e| Status::internal(e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+type ParcelStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<LevelParcel, Status>> + Send>>;
+
+/// The gRPC face of the job.
+pub struct LevelService(pub Arc<LevelJobState>);
+
+#[tonic::async_trait]
+impl Levels for LevelService {
+    async fn join(&self, req: Request<LevelJoin>) -> Result<Response<LevelJob>, Status> {
+        let j = &self.0;
+        let req = req.into_inner();
+        let mut s = j.lock();
+        let reply = |s: &State, id: String| LevelJob {
+            index: s.manifest.workers.iter().position(|w| *w == id).unwrap_or(0) as u32,
+            worker_id: id,
+            workers: j.workers,
+            job: j.job.clone(),
+            board: j.board.clone(),
+            start: j.start,
+            shards: j.shards,
+            plan_hash: j.plan_hash.clone(),
+        };
+        if req.protocol_version == retro_worker::levels::PROBE_VERSION {
+            return Ok(Response::new(reply(&s, String::new())));
+        }
+        if req.protocol_version != retro_proto::PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {} (this coordinator speaks {})",
+                req.protocol_version,
+                retro_proto::PROTOCOL_VERSION
+            )));
+        }
+        let id = if s.manifest.workers.contains(&req.worker_id) {
+            req.worker_id
+        } else if !req.worker_id.is_empty() {
+            return Err(Status::permission_denied(format!(
+                "worker id {:?} is not part of this job; start it with an empty --data directory",
+                req.worker_id
+            )));
+        } else if s.manifest.workers.len() < j.workers as usize {
+            let id = format!("w{}-{:08x}", s.manifest.workers.len(), rand_id());
+            s.manifest.workers.push(id.clone());
+            j.save(&s)?;
+            id
+        } else {
+            return Err(Status::resource_exhausted(format!("the job already has its {} workers", j.workers)));
+        };
+        tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), j.workers);
+        if s.phase == Phase::Joining && s.manifest.workers.len() == j.workers as usize {
+            s.phase = match s.manifest.committed {
+                Some(n) => Phase::Expand(n),
+                None => Phase::Start,
+            };
+            j.changed.notify_waiters();
+        }
+        Ok(Response::new(reply(&s, id)))
+    }
+
+    async fn next(&self, req: Request<LevelNext>) -> Result<Response<LevelStep>, Status> {
+        let j = &self.0;
+        let req = req.into_inner();
+        let deadline = tokio::time::Instant::now() + LONG_POLL;
+        {
+            let mut s = j.lock();
+            let index = j.index_of(&s, &req.worker_id)?;
+            let done = LevelStepKind::try_from(req.done).unwrap_or(LevelStepKind::LevelStepUnspecified);
+            // Only a report of the current phase counts; a repeated or stale one is ignored.
+            let current = matches!((done, s.phase), (LevelStepKind::LevelStart, Phase::Start))
+                || matches!((done, s.phase), (LevelStepKind::LevelExpand, Phase::Expand(n)) if n == req.level)
+                || matches!((done, s.phase), (LevelStepKind::LevelMerge, Phase::Merge(n)) if n == req.level)
+                || matches!((done, s.phase), (LevelStepKind::LevelUpload, Phase::Upload(n)) if n == req.level);
+            if current {
+                if matches!(done, LevelStepKind::LevelMerge) {
+                    s.keys.insert(index, req.keys);
+                }
+                s.done.insert(index);
+                if let Err(e) = j.advance(&mut s) {
+                    s.error = Some(e.message().to_string());
+                    j.changed.notify_waiters();
+                    return Err(e);
+                }
+            }
+        }
+        loop {
+            let notified = j.changed.notified();
+            {
+                let s = j.lock();
+                let index = j.index_of(&s, &req.worker_id)?;
+                let step = j.step(&s, index);
+                if step.kind != LevelStepKind::LevelWait as i32 || tokio::time::Instant::now() >= deadline {
+                    return Ok(Response::new(step));
+                }
+            }
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    }
+
+    async fn deliver(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
+        let mut stream = req.into_inner();
+        let mut count = 0;
+        while let Some(p) = stream.message().await? {
+            let mut s = self.0.lock();
+            let index = self.0.index_of(&s, &p.worker_id)?;
+            let Phase::Expand(n) = s.phase else {
+                return Err(Status::failed_precondition("not expanding now"));
+            };
+            if p.level != n + 1 || p.shard >= self.0.shards || p.from_index != index {
+                return Err(Status::invalid_argument(format!(
+                    "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
+                    p.level, p.shard, p.from_index
+                )));
+            }
+            s.parcels.insert((p.shard, index), p);
+            count += 1;
+        }
+        Ok(Response::new(LevelAck { parcels: count }))
+    }
+
+    type CollectStream = ParcelStream;
+
+    async fn collect(&self, req: Request<LevelCollect>) -> Result<Response<ParcelStream>, Status> {
+        let req = req.into_inner();
+        let s = self.0.lock();
+        let index = self.0.index_of(&s, &req.worker_id)?;
+        if s.phase != Phase::Merge(req.level) {
+            return Err(Status::failed_precondition(format!("level {} is not being merged", req.level)));
+        }
+        let parcels: Vec<Result<LevelParcel, Status>> = s
+            .parcels
+            .iter()
+            .filter(|((shard, _), _)| shard % self.0.workers == index)
+            .map(|(_, p)| Ok(p.clone()))
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(parcels))))
+    }
+
+    async fn upload(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
+        let mut stream = req.into_inner();
+        let mut count = 0;
+        while let Some(p) = stream.message().await? {
+            let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(Status::invalid_argument)?;
+            let mut s = self.0.lock();
+            let index = self.0.index_of(&s, &p.worker_id)?;
+            if p.shard % self.0.workers != index || p.shard >= self.0.shards {
+                return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
+            }
+            s.uploads.insert((p.level, p.shard), shard);
+            count += 1;
+        }
+        Ok(Response::new(LevelAck { parcels: count }))
+    }
+}
+
+fn rand_id() -> u32 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    nanos ^ std::process::id().rotate_left(16)
+}
+
+/// Runs the level job of `plan` on `workers` remote workers: serves the
+/// Levels service on `listener` until the workers have uploaded every level
+/// into `checkpoints/levels`, then returns (the caller computes the ledger).
+pub async fn run(
+    plan: &Plan,
+    start: Pegs,
+    workers: usize,
+    checkpoints: PathBuf,
+    listener: tokio::net::TcpListener,
+    token: Option<String>,
+    tls: Option<crate::service::ServerTls>,
+) -> Result<(), String> {
+    std::fs::create_dir_all(&checkpoints).map_err(|e| format!("{}: {e}", checkpoints.display()))?;
+    let manifest_path = checkpoints.join("levels-cluster.json");
+    let mut manifest: Manifest = read_checked_json(&manifest_path).map_err(|e| e.to_string())?.unwrap_or_default();
+    if manifest.plan_hash.is_empty() {
+        manifest.plan_hash = plan.hash();
+    } else if manifest.plan_hash != plan.hash() {
+        return Err(format!("{} belongs to another plan; use another checkpoint directory", checkpoints.display()));
+    }
+    if manifest.workers.len() > workers {
+        return Err(format!(
+            "this job was started with {} workers; run it with the same number",
+            manifest.workers.len()
+        ));
+    }
+    if let Some(n) = manifest.committed {
+        tracing::info!("resuming after level {n}; waiting for the workers to rejoin with their data directories");
+    }
+    let state = Arc::new(LevelJobState {
+        job: plan.job.name.clone(),
+        plan_hash: plan.hash(),
+        board: plan.job.board.clone().unwrap_or_else(|| "english".into()),
+        start,
+        shards: plan.shards.count,
+        workers: workers as u32,
+        manifest_path,
+        levels_dir: checkpoints.join("levels"),
+        state: Mutex::new(State {
+            manifest,
+            phase: Phase::Joining,
+            done: BTreeSet::new(),
+            keys: BTreeMap::new(),
+            parcels: HashMap::new(),
+            uploads: BTreeMap::new(),
+            last_level: None,
+            error: None,
+        }),
+        changed: Notify::new(),
+    });
+    let svc = LevelsServer::new(LevelService(state.clone()))
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_worker::link::check_token(token));
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(t) = tls {
+        let identity = tonic::transport::Identity::from_pem(t.cert_pem, t.key_pem);
+        builder = builder
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+            .map_err(|e| e.to_string())?;
+    }
+    let finished = Arc::new(Notify::new());
+    let watch = {
+        let (state, finished) = (state.clone(), finished.clone());
+        async move {
+            loop {
+                let notified = state.changed.notified();
+                if state.lock().phase == Phase::Finish || state.lock().error.is_some() {
+                    // Give the workers a moment to hear FINISH before the server stops.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    finished.notify_one();
+                    return;
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
+            }
+        }
+    };
+    tokio::spawn(watch);
+    builder
+        .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
+        .add_service(svc)
+        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async move {
+            finished.notified().await;
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    let s = state.lock();
+    match &s.error {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,256 @@
+//! The worker side of breadth-first level jobs (peg solitaire): join, then
+//! do whatever step the coordinator names until it says FINISH.
+//!
+//! The worker owns the shards `k` with `k % workers == index` of every level
+//! and keeps its part of each level as a checked file
+//! (`DATA/levels/level-NNN.bin`), so a restarted worker (same `--data`) picks
+//! up where the job is. Every step is safe to repeat: a re-delivered parcel
+//! replaces the old one, a re-merged level overwrites its file with the
+//! same bytes.
+
+use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::{MAX_BACKOFF, lock::DirLock};
+use retro_engine::durable::{read_checked_json, write_checked_json};
+use retro_engine::levels::{self, LevelShard, decode_shard, encode_shard, expand_owned, merge_shards};
+use retro_games::peg::symmetry::canonical;
+use retro_games::peg::{Board, BoardKind};
+use retro_proto::levels_client::LevelsClient;
+use retro_proto::{LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tonic::transport::Channel;
+
+/// What the data directory remembers about its job.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Identity {
+    worker_id: String,
+    plan_hash: String,
+}
+
+/// How a level worker runs.
+#[derive(Clone, Debug)]
+pub struct LevelWorkerOptions {
+    /// Coordinator address.
+    pub connect: String,
+    /// Cluster token.
+    pub token: Option<String>,
+    /// TLS settings for the coordinator link.
+    pub tls: Option<ClientTls>,
+    /// Data directory.
+    pub data: PathBuf,
+    /// Expansion threads.
+    pub threads: usize,
+}
+
+/// This worker's part of one level: `(shard, keys)` for its own shards.
+type Part = Vec<(u32, LevelShard)>;
+
+fn part_path(data: &Path, level: u32) -> PathBuf {
+    data.join("levels").join(format!("level-{level:03}.bin"))
+}
+
+fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, String> {
+    let channel = endpoint_with(&opts.connect, opts.tls.as_ref()).map_err(|e| e.to_string())?.connect_lazy();
+    Ok(LevelsClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+}
+
+/// Protocol version 0 in a join asks only whether the coordinator runs a
+/// level job; it takes no worker slot.
+pub const PROBE_VERSION: u32 = 0;
+
+/// Asks the coordinator whether it runs a level job: `Ok(false)` when it
+/// serves the retrograde protocol instead (the caller then runs that).
+pub async fn probe(opts: &LevelWorkerOptions) -> Result<bool, String> {
+    let c = client(opts)?;
+    call(|| {
+        let mut c = c.clone();
+        let req = with_token(LevelJoin { protocol_version: PROBE_VERSION, worker_id: String::new() }, &opts.token);
+        async move {
+            match c.join(req).await {
+                Ok(_) => Ok(true),
+                Err(s) if s.code() == tonic::Code::Unimplemented => Ok(false),
+                Err(s) => Err(s),
+            }
+        }
+    })
+    .await
+}
+
+/// Joins the level job and works until the coordinator says FINISH.
+pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
+    let _lock = DirLock::acquire(&opts.data)?;
+    std::fs::create_dir_all(opts.data.join("levels")).map_err(|e| format!("{}: {e}", opts.data.display()))?;
+    let id_path = opts.data.join("levels-worker.json");
+    let known: Option<Identity> = read_checked_json(&id_path).map_err(|e| e.to_string())?;
+    let mut c = client(&opts)?;
+    let job = call(|| {
+        let req = LevelJoin {
+            protocol_version: retro_proto::PROTOCOL_VERSION,
+            worker_id: known.as_ref().map(|k| k.worker_id.clone()).unwrap_or_default(),
+        };
+        let mut c = c.clone();
+        let token = opts.token.clone();
+        async move { c.join(with_token(req, &token)).await.map(|r| r.into_inner()) }
+    })
+    .await?;
+    if let Some(k) = &known
+        && k.plan_hash != job.plan_hash
+    {
+        return Err(format!(
+            "{} belongs to job {} but the coordinator runs {}; use another --data directory",
+            opts.data.display(),
+            k.plan_hash,
+            job.plan_hash
+        ));
+    }
+    write_checked_json(&id_path, &Identity { worker_id: job.worker_id.clone(), plan_hash: job.plan_hash.clone() })
+        .map_err(|e| e.to_string())?;
+    let kind =
+        BoardKind::parse(&job.board).ok_or_else(|| format!("coordinator names unknown board {:?}", job.board))?;
+    let board = Board::new(kind);
+    tracing::info!("joined level job {} as worker {} of {} ({})", job.job, job.index, job.workers, job.worker_id);
+    let mut done = (LevelStepKind::LevelStepUnspecified, 0u32, 0u64);
+    let mut held: Option<(u32, Part)> = None;
+    loop {
+        let next = LevelNext { worker_id: job.worker_id.clone(), done: done.0 as i32, level: done.1, keys: done.2 };
+        let step = call(|| {
+            let (mut c, token, next) = (c.clone(), opts.token.clone(), next.clone());
+            async move { c.next(with_token(next, &token)).await.map(|r| r.into_inner()) }
+        })
+        .await?;
+        let level = step.level;
+        done = match LevelStepKind::try_from(step.kind).unwrap_or(LevelStepKind::LevelStepUnspecified) {
+            LevelStepKind::LevelWait | LevelStepKind::LevelStepUnspecified => {
+                (LevelStepKind::LevelStepUnspecified, 0, 0)
+            }
+            LevelStepKind::LevelStart => {
+                let all = levels::start_level(canonical(job.start), job.shards as usize);
+                let part: Part = owned(&job).map(|k| (k, all[k as usize].clone())).collect();
+                let keys = save(&opts.data, 0, &part)?;
+                held = Some((0, part));
+                (LevelStepKind::LevelStart, 0, keys)
+            }
+            LevelStepKind::LevelExpand => {
+                let part = match held.take() {
+                    Some((l, p)) if l == level => p,
+                    _ => load(&opts.data, level, &job)?,
+                };
+                let (board2, shards, threads) = (board.clone(), job.shards as usize, opts.threads);
+                let (next, part) = tokio::task::spawn_blocking(move || {
+                    expand_owned(&board2, &part, shards, threads).map(|n| (n, part))
+                })
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+                held = Some((level, part));
+                let parcels: Vec<LevelParcel> =
+                    next.iter().enumerate().map(|(shard, s)| parcel(&job, level + 1, shard as u32, s)).collect();
+                send(&mut c, &opts.token, parcels, true).await?;
+                (LevelStepKind::LevelExpand, level, 0)
+            }
+            LevelStepKind::LevelMerge => {
+                let req = LevelCollect { worker_id: job.worker_id.clone(), level };
+                let mut stream =
+                    c.collect(with_token(req, &opts.token)).await.map_err(|e| e.message().to_string())?.into_inner();
+                let mut got: BTreeMap<u32, Vec<LevelShard>> = BTreeMap::new();
+                while let Some(p) = stream.message().await.map_err(|e| e.message().to_string())? {
+                    if p.shard % job.workers != job.index {
+                        return Err(format!("coordinator sent shard {} that this worker does not own", p.shard));
+                    }
+                    let shard = decode_shard(p.entries, p.crc32, &p.zstd)?;
+                    got.entry(p.shard).or_default().push(shard);
+                }
+                let mut part = Part::new();
+                for k in owned(&job) {
+                    let parts = got.remove(&k).unwrap_or_default();
+                    if parts.len() != job.workers as usize {
+                        return Err(format!(
+                            "level {level} shard {k}: {} parcels, {} expected",
+                            parts.len(),
+                            job.workers
+                        ));
+                    }
+                    part.push((k, merge_shards(parts).map_err(|e| e.to_string())?));
+                }
+                let keys = save(&opts.data, level, &part)?;
+                held = Some((level, part));
+                (LevelStepKind::LevelMerge, level, keys)
+            }
+            LevelStepKind::LevelUpload => {
+                let mut parcels = Vec::new();
+                for l in 0..=level {
+                    for (k, s) in load(&opts.data, l, &job)? {
+                        parcels.push(parcel(&job, l, k, &s));
+                    }
+                }
+                send(&mut c, &opts.token, parcels, false).await?;
+                (LevelStepKind::LevelUpload, level, 0)
+            }
+            LevelStepKind::LevelFinish => {
+                tracing::info!("level job finished");
+                return Ok(());
+            }
+        };
+    }
+}
+
+fn owned(job: &LevelJob) -> impl Iterator<Item = u32> + '_ {
+    (0..job.shards).filter(|k| k % job.workers == job.index)
+}
+
+fn parcel(job: &LevelJob, level: u32, shard: u32, s: &LevelShard) -> LevelParcel {
+    let (entries, crc32, zstd) = encode_shard(s);
+    LevelParcel { worker_id: job.worker_id.clone(), level, shard, from_index: job.index, entries, crc32, zstd }
+}
+
+async fn send(
+    c: &mut LevelsClient<Channel>,
+    token: &Option<String>,
+    parcels: Vec<LevelParcel>,
+    deliver: bool,
+) -> Result<(), String> {
+    let stream = tokio_stream::iter(parcels);
+    let req = with_token(stream, token);
+    let r = if deliver { c.deliver(req).await } else { c.upload(req).await };
+    r.map(|_| ()).map_err(|e| format!("sending parcels: {}", e.message()))
+}
+
+fn save(data: &Path, level: u32, part: &Part) -> Result<u64, String> {
+    let refs: Vec<(u32, &LevelShard)> = part.iter().map(|(k, s)| (*k, s)).collect();
+    levels::write_part(&part_path(data, level), &refs).map_err(|e| e.to_string())?;
+    Ok(part.iter().map(|(_, s)| s.len() as u64).sum())
+}
+
+fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, String> {
+    let part = levels::read_part(&part_path(data, level)).map_err(|e| e.to_string())?;
+    let expected: Vec<u32> = owned(job).collect();
+    let found: Vec<u32> = part.iter().map(|(k, _)| *k).collect();
+    if found != expected {
+        return Err(format!("{} does not hold this worker's shards", part_path(data, level).display()));
+    }
+    Ok(part)
+}
+
+/// Retries a call while the coordinator is unreachable (it may be restarting).
+async fn call<T, F, Fut>(mut f: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled) => {
+                tracing::warn!("coordinator unreachable ({}); retrying", s.message());
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+            Err(s) => return Err(format!("coordinator refused: {}", s.message())),
+        }
+    }
+}
