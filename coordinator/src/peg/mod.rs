@@ -196,3 +196,104 @@ pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, Strin
     write_atomic(&output.join("problems.md"), tables.as_bytes()).map_err(|e| e.to_string())?;
     Ok(summary)
 }
+
+/// The results ledger (Markdown) of a peg summary.json: the level table or the problem tables.
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let text = |x: &serde_json::Value| match x {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let mut out = String::new();
+    if v["task"] == "problems" {
+        out.push_str(&format!(
+            "## {} — peg solitaire, single-vacancy problems\n\nProduced by `coordinator ledger` from the run's summary.json \
+             (search budget {} positions per problem). Each class-feasible problem is decided: a solution replayed move by \
+             move, or an exhaustive search.\n\n",
+            text(&v["job"]),
+            text(&v["budget"])
+        ));
+        for b in v["boards"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "### {} board\n\n{} problems, {} class-feasible: **{} solvable, {} impossible, {} undecided** \
+                 ({} searches, one per symmetry class; {:.1} s). Starts with a feasible finish, up to symmetry: {}.\n\n",
+                text(&b["board"]),
+                text(&b["problems"]),
+                text(&b["class_feasible"]),
+                text(&b["solvable"]),
+                text(&b["impossible"]),
+                text(&b["undecided"]),
+                text(&b["searches"]),
+                b["seconds"].as_f64().unwrap_or(0.0),
+                b["feasible_starts_up_to_symmetry"]
+                    .as_array()
+                    .map(|a| a.iter().map(text).collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default()
+            ));
+            out.push_str("| start | finish | status | positions searched | solution |\n|---|---|---|---:|---|\n");
+            for r in b["rows"].as_array().into_iter().flatten().filter(|r| r["class_feasible"] == true) {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    text(&r["start"]),
+                    text(&r["finish"]),
+                    text(&r["status"]),
+                    text(&r["positions"]),
+                    r["solution"].as_str().unwrap_or("")
+                ));
+            }
+            out.push('\n');
+        }
+        return out;
+    }
+    out.push_str(&format!(
+        "## {} — peg solitaire, {} board, {} vacant\n\nProduced by `coordinator ledger` from the run's summary.json \
+         ({} shards). Still winnable: can end with one peg in the vacated hole.\n\n",
+        text(&v["job"]),
+        text(&v["board"]),
+        text(&v["vacancy"]),
+        text(&v["shards"])
+    ));
+    out.push_str(
+        "| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in v["levels"].as_array().into_iter().flatten() {
+        let cols = [
+            "jumps",
+            "pegs",
+            "positions",
+            "up_to_symmetry",
+            "sequences",
+            "dead_ends",
+            "winnable",
+            "winnable_up_to_symmetry",
+        ];
+        out.push_str(&format!("| {} |\n", cols.iter().map(|c| text(&r[*c])).collect::<Vec<_>>().join(" | ")));
+    }
+    let t = &v["totals"];
+    out.push_str(&format!(
+        "\nTotals: {} positions ({} up to symmetry), {} dead ends, {} still winnable ({} up to symmetry), {} solutions.\n",
+        text(&t["positions"]),
+        text(&t["up_to_symmetry"]),
+        text(&t["dead_ends"]),
+        text(&t["winnable"]),
+        text(&t["winnable_up_to_symmetry"]),
+        text(&t["solutions"])
+    ));
+    for h in v["solutions_by_hole"].as_array().into_iter().flatten() {
+        out.push_str(&format!("- solutions ending on {}: {}\n", text(&h["hole"]), text(&h["solutions"])));
+    }
+    let checks: Vec<String> = v["oeis"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let ok = c["mismatches"].as_array().is_some_and(|m| m.is_empty());
+            format!("{} {}", text(&c["id"]), if ok { "matches" } else { "MISMATCH" })
+        })
+        .collect();
+    if !checks.is_empty() {
+        out.push_str(&format!("\nOEIS, term by term: {}.\n", checks.join(", ")));
+    }
+    out.push('\n');
+    out
+}
