@@ -170,6 +170,17 @@ fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
 }
 
 /// The TLS identity the plan names, read from its files.
+/// Refuses peg plans in the commands that only know Chinese checkers.
+fn not_peg(plan: Plan) -> Result<Plan, String> {
+    if plan.job.game == "peg" {
+        return Err(format!(
+            "plan {} is a peg solitaire plan: run it (`coordinator --plan ...`) for its ledger, or use `coordinator peg solve`",
+            plan.job.name
+        ));
+    }
+    Ok(plan)
+}
+
 /// `coordinator peg ...`.
 #[derive(Subcommand, Debug)]
 enum PegCommand {
@@ -360,7 +371,7 @@ fn explore(
     threads: Option<usize>,
     json: bool,
 ) -> Result<(), String> {
-    let plan = load_plan(&plan)?;
+    let plan = not_peg(load_plan(&plan)?)?;
     let threads = match threads {
         Some(0) => return Err("--threads must be at least 1".into()),
         Some(t) => t,
@@ -410,7 +421,7 @@ fn main() -> ExitCode {
             .build()
             .map_err(|e| e.to_string())
             .and_then(|rt| rt.block_on(run(cli.run))),
-        Some(Command::Estimate { plan, json }) => load_plan(&plan).and_then(|p| {
+        Some(Command::Estimate { plan, json }) => load_plan(&plan).and_then(not_peg).and_then(|p| {
             let e = estimate(&p)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);

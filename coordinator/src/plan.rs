@@ -586,6 +586,28 @@ mod tests {
     }
 
     #[test]
+    fn peg_plans() {
+        let peg = "[job]\nname = \"p\"\ngame = \"peg\"\n";
+        let p = ok(peg);
+        assert_eq!(
+            (p.job.board.as_deref(), p.job.vacancy.as_deref(), p.job.task.as_deref()),
+            (Some("english"), Some("d4"), Some("ledger"))
+        );
+        assert!(p.job.questions.is_empty());
+        let p = ok(&format!("{peg}task = \"problems\"\n"));
+        assert_eq!((p.job.board, p.job.vacancy), (None, None), "a problems plan covers both boards");
+        let p = ok(&format!("{peg}board = \"french\"\nvacancy = \"b2\"\n"));
+        assert_eq!((p.job.board.as_deref(), p.job.vacancy.as_deref()), (Some("european"), Some("b2")));
+        assert_err(&format!("{peg}board = \"hex\"\n"), &["job.board", "\"hex\""]);
+        assert_err(&format!("{peg}vacancy = \"b2\"\n"), &["job.vacancy", "english board"]);
+        assert_err(&format!("{peg}vacancy = \"zz\"\n"), &["job.vacancy"]);
+        assert_err(&format!("{peg}task = \"solve\"\n"), &["job.task"]);
+        assert_err(&format!("{peg}task = \"problems\"\nvacancy = \"d4\"\n"), &["job.vacancy", "ledger"]);
+        assert_err(&format!("{peg}order = 2\n"), &["job.order", "peg"]);
+        assert_err(&format!("{MINIMAL}board = \"english\"\n"), &["job.board", "peg plans"]);
+    }
+
+    #[test]
     fn default_plan_parses() {
         let p = ok(DEFAULT_PLAN);
         assert_eq!(p.job.name, "stage1");

@@ -252,6 +252,11 @@ fn peg_solve_prints_a_solution_that_replays() {
         .collect();
     assert_eq!(replay(&board, start, &jumps).unwrap(), 1 << parse_hole("d4").unwrap());
 
+    let mut c = Command::new(coordinator());
+    c.args(["estimate", "--plan"]).arg(repo().join("plans/peg-english.toml"));
+    let out = run(c, LIMIT);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("peg solitaire plan"));
+
     let solve = |args: &[&str]| {
         let mut c = Command::new(coordinator());
         c.args(["peg", "solve"]).args(args);
