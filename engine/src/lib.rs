@@ -12,6 +12,9 @@
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
+//! - [`sylver`] solves Sylver coinage positions by memoised minimax, one memo
+//!   per m-class.
+//!
 //! Nothing here knows about tokio or sockets.
 
 pub mod batch;
@@ -20,6 +23,7 @@ pub mod kernel;
 pub mod layout;
 pub mod memsolve;
 pub mod shardfile;
+pub mod sylver;
 pub mod tablebase;
 #[cfg(test)]
 mod testutil;

@@ -144,6 +144,22 @@ impl Apery {
         Ok(a)
     }
 
+    /// The position after naming `m` and `numbers`, held with reference
+    /// number `m` (which need not be the smallest).
+    pub fn in_class(m: u64, numbers: &[u64]) -> Result<Apery, SylverError> {
+        let mut a = Apery::single(m)?;
+        for &g in numbers {
+            if g == 0 {
+                return Err(SylverError::Zero);
+            }
+            if g > MAX_NUMBER {
+                return Err(SylverError::TooLarge { value: g.to_string(), max: MAX_NUMBER });
+            }
+            a.name(g);
+        }
+        Ok(a)
+    }
+
     /// Parses a typed position ([`parse_numbers`]) into its Apéry set.
     pub fn parse(text: &str) -> Result<Apery, SylverError> {
         Apery::from_numbers(&parse_numbers(text)?)
