@@ -15,6 +15,7 @@
 //! root itself is always searched, since its winning moves are wanted.
 
 mod memo;
+pub mod theory;
 #[cfg(test)]
 mod tests;
 

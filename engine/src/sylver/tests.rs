@@ -214,3 +214,33 @@ fn bad_inputs_are_errors() {
     s.set_cap(100);
     assert!(matches!(s.winning_moves(&pos("5 14")), Err(SolveError::Capped { .. })));
 }
+
+/// The first-move table of the seed article, with a reason for each entry.
+#[test]
+fn opening_table() {
+    use theory::{Limits, Opening, opening};
+    let limits = Limits { bound: 60, cap: 1_000_000 };
+    let f = lines("opening");
+    let losing = parse_numbers(f[0][1]).unwrap();
+    for n in losing {
+        assert!(matches!(opening(n, limits), Opening::Loses(_)), "{n}: {:?}", opening(n, limits));
+    }
+    for p in [5, 7, 11, 13, 37] {
+        assert!(matches!(opening(p, limits), Opening::Wins(_)), "{p}");
+    }
+    for n in parse_numbers(f[2][1]).unwrap() {
+        assert!(matches!(opening(n, limits), Opening::Open(_)), "{n}: {:?}", opening(n, limits));
+    }
+    // Multiples of a prime >= 5 lose to that prime.
+    let replies = theory::winning_replies(&pos("10"), limits);
+    assert!(replies.winning.iter().any(|r| r.x == 5 && r.reason.contains("Hutchings")), "{replies:?}");
+}
+
+/// {4, 6} is P: every odd reply leaves a finite N-position (x = 5..61).
+#[test]
+fn four_six_odd_replies_are_n() {
+    for x in (5..=61).step_by(2) {
+        let a = pos("4 6").named(x);
+        assert!(ClassSolver::for_position(&a).unwrap().value(&a).unwrap(), "{{4, 6, {x}}}");
+    }
+}
