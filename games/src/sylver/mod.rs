@@ -250,11 +250,14 @@ impl Apery {
         (1..=bound).filter(|&x| self.is_nameable(x)).collect()
     }
 
-    /// The minimal generators of the semigroup, ascending: `m` and every
-    /// finite `w[i]` that is not `w[j] + w[i - j]` for another class `j`.
+    /// The minimal generators of the semigroup, ascending: every finite
+    /// `w[i]` that is not `w[j] + w[i - j]` for another class `j` (a sum with
+    /// a multiple of `m` would put `w[i] - m` in the semigroup), and `m`
+    /// unless a smaller named number divides into it (`m - w[j]` representable).
     pub fn minimal_generators(&self) -> Vec<u64> {
         let m = self.m as usize;
-        let mut out = vec![self.m];
+        let m_is_sum = self.w[1..].iter().any(|&wj| wj < self.m && self.is_representable(self.m - wj));
+        let mut out = if m_is_sum { Vec::new() } else { vec![self.m] };
         for i in 1..m {
             let wi = self.w[i];
             if wi == INF {

@@ -106,6 +106,9 @@ fn minimal_generators_drop_sums() {
     assert_eq!(Apery::parse("5 14 10 19 28").unwrap().minimal_generators(), vec![5, 14]);
     assert_eq!(Apery::parse("12 8 24 4").unwrap().minimal_generators(), vec![4]);
     assert_eq!(Apery::parse("7 11 13 15").unwrap().minimal_generators(), vec![7, 11, 13, 15]);
+    // The reference number itself can stop being minimal.
+    assert_eq!(Apery::parse("10").unwrap().named(5).minimal_generators(), vec![5]);
+    assert_eq!(Apery::in_class(12, &[5, 7]).unwrap().minimal_generators(), vec![5, 7]);
 }
 
 #[test]
