@@ -14,6 +14,8 @@
 //! - [`witness`]: positions that show each category, with the line that reaches them.
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
+//! - [`sylver`] / [`sylver_job`]: Sylver coinage positions, and the table job
+//!   (`[job] game = "sylver"`) that solves rows `{m, n}` by m-class.
 
 pub mod analysis;
 pub mod bench;
@@ -28,5 +30,7 @@ pub mod scheduler;
 pub mod service;
 pub mod status;
 pub mod summary;
+pub mod sylver;
+pub mod sylver_job;
 pub mod twoplayer;
 pub mod witness;

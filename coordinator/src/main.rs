@@ -138,6 +138,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sylver coinage: one position (t, nameable numbers, ender, winning moves) or the first-move table.
+    Sylver(retro_coordinator::sylver::SylverArgs),
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -170,6 +172,11 @@ fn print_listen(addr: SocketAddr) {
 }
 
 async fn run(args: RunArgs) -> Result<(), String> {
+    if let Some(path) = &args.plan
+        && retro_coordinator::sylver_job::is_sylver_plan(path)
+    {
+        return retro_coordinator::sylver_job::run_cli(path, args.output, args.checkpoints, args.json);
+    }
     let plan = load_plan(&args.plan)?;
     if !plan.is_solvable() {
         return Err(format!(
@@ -316,6 +323,7 @@ fn main() -> ExitCode {
             print!("{}", g.board_picture(Some(&g.start())));
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
+        Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {

@@ -83,12 +83,14 @@ struct Core<const W: usize> {
     prune: bool,
     /// For each residue `r`: (number of cycles of `i -> i + r`, their length).
     cycles: Vec<(usize, usize)>,
+    /// Per search depth, the last move that refuted a position: `(r, q)`.
+    killers: Vec<(usize, u8)>,
 }
 
 impl<const W: usize> Core<W> {
     fn new(m: usize, bits: u32) -> Self {
         let cycles = (0..m).map(|r| (gcd(r as u64, m as u64) as usize, m / gcd(r as u64, m as u64) as usize)).collect();
-        Core { m, bits, memo: Memo::new(), cap: usize::MAX, prune: true, cycles }
+        Core { m, bits, memo: Memo::new(), cap: usize::MAX, prune: true, cycles, killers: Vec::new() }
     }
 
     #[inline]
@@ -175,24 +177,37 @@ impl<const W: usize> Core<W> {
         let key = self.pack(k);
         match self.memo.get(&key) {
             Some(v) => Ok(v),
-            None => self.search(k, &key),
+            None => self.search(k, &key, 0),
         }
     }
 
-    /// Searches a position not in the memo and stores its value.
-    fn search(&mut self, k: &Tuple, key: &[u64; W]) -> Result<bool, SolveError> {
+    /// Searches a position not in the memo and stores its value. The move
+    /// that refuted a sibling (the killer of this depth) is tried first: the
+    /// same number often wins in positions that differ by one earlier move.
+    fn search(&mut self, k: &Tuple, key: &[u64; W], depth: usize) -> Result<bool, SolveError> {
+        if self.killers.len() <= depth {
+            self.killers.resize(depth + 1, (0, 0));
+        }
         let mut win = false;
-        let m = self.m;
-        let top = k[1..m].iter().copied().max().unwrap_or(0);
-        'search: for q in (0..top).rev() {
-            for r in (1..m).rev() {
-                if q >= k[r] || (r == 1 && q == 0) {
-                    continue;
-                }
-                let child = self.apply(k, r, q);
-                if !self.child_value(&child)? {
-                    win = true;
-                    break 'search;
+        let (kr, kq) = self.killers[depth];
+        if kr != 0 && kq < k[kr] && (kr, kq) != (1, 0) {
+            let child = self.apply(k, kr, kq);
+            win = !self.child_value(&child, depth + 1)?;
+        }
+        if !win {
+            let m = self.m;
+            let top = k[1..m].iter().copied().max().unwrap_or(0);
+            'search: for q in (0..top).rev() {
+                for r in (1..m).rev() {
+                    if q >= k[r] || (r == 1 && q == 0) || (r, q) == (kr, kq) {
+                        continue;
+                    }
+                    let child = self.apply(k, r, q);
+                    if !self.child_value(&child, depth + 1)? {
+                        win = true;
+                        self.killers[depth] = (r, q);
+                        break 'search;
+                    }
                 }
             }
         }
@@ -205,7 +220,7 @@ impl<const W: usize> Core<W> {
 
     /// A child's value, without searching it when it is an ender with `t > 1`.
     #[inline]
-    fn child_value(&mut self, child: &Tuple) -> Result<bool, SolveError> {
+    fn child_value(&mut self, child: &Tuple, depth: usize) -> Result<bool, SolveError> {
         let key = self.pack(child);
         if let Some(v) = self.memo.get(&key) {
             return Ok(v);
@@ -213,7 +228,7 @@ impl<const W: usize> Core<W> {
         if self.prune && self.is_ender_t_gt_1(child) {
             return Ok(true);
         }
-        self.search(child, &key)
+        self.search(child, &key, depth)
     }
 
     fn winning_moves(&mut self, k: &Tuple) -> Result<Vec<u64>, SolveError> {
@@ -222,7 +237,7 @@ impl<const W: usize> Core<W> {
         let mut winning = Vec::new();
         for (r, q) in moves {
             let child = self.apply(k, r, q);
-            if !self.child_value(&child)? {
+            if !self.child_value(&child, 1)? {
                 winning.push((r + usize::from(q) * self.m) as u64);
             }
         }
