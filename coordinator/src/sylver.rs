@@ -30,9 +30,9 @@ pub struct SylverArgs {
     /// Infinite positions: try replies up to this number.
     #[arg(long, default_value_t = 120)]
     pub bound: u64,
-    /// Search every child, without ender pruning.
+    /// Take a child that is an ender with t > 1 as N without searching it.
     #[arg(long)]
-    pub no_prune: bool,
+    pub ender_pruning: bool,
     /// Print the first-move table for 1..=N instead of a position.
     #[arg(long, value_name = "N", conflicts_with = "position")]
     pub openings: Option<u64>,
@@ -220,7 +220,7 @@ pub fn run(args: SylverArgs) -> Result<(), String> {
         return Ok(());
     }
     let text = args.position.as_deref().unwrap_or_default();
-    let r = position_report(text, args.cap, args.bound, !args.no_prune)?;
+    let r = position_report(text, args.cap, args.bound, args.ender_pruning)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
     } else {

@@ -129,8 +129,8 @@ fn agrees_with_naive_implementation() {
         let root = pos(start);
         let mut memo = HashMap::new();
         let mut pruned = ClassSolver::for_position(&root).unwrap();
+        pruned.set_ender_pruning(true);
         let mut plain = ClassSolver::for_position(&root).unwrap();
-        plain.set_ender_pruning(false);
         // Depth-first over naive sets, carrying one list of named numbers to each.
         let mut seen: HashMap<Vec<u64>, Vec<u64>> = HashMap::new();
         let mut stack = vec![(root.nameable().unwrap(), parse_numbers(start).unwrap())];
