@@ -44,10 +44,8 @@ const REFERENCE: &str = include_str!("../../games/tests/reference/sylver.tsv");
 pub const DEFAULT_CAP: u64 = 250_000_000;
 
 /// The allowed fields of each section.
-const SCHEMA: [(&str, &[&str]); 2] = [
-    ("job", &["name", "game", "question", "ranges", "pairs", "cap", "threads"]),
-    ("output", &["dir", "checkpoints"]),
-];
+const SCHEMA: [(&str, &[&str]); 2] =
+    [("job", &["name", "game", "question", "ranges", "pairs", "cap", "threads"]), ("output", &["dir", "checkpoints"])];
 
 /// What each row answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -281,7 +279,8 @@ impl SylverPlan {
         }
         let missing = |field: &str| PlanError::Missing { origin: origin.to_owned(), field: field.to_owned() };
         let name = r.string("job", "name")?.ok_or_else(|| missing("job.name"))?;
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        if name.is_empty()
+            || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
@@ -411,12 +410,13 @@ pub fn solve_class(unit: &ClassUnit, mut done: impl FnMut(RowResult)) {
         if !capped {
             let started = Instant::now();
             let before = solver.positions();
-            let result = Apery::from_numbers(&[unit.m, n]).map_err(|_| SolveError::BadM { m: unit.m }).and_then(|a| {
-                match unit.question {
+            let result =
+                Apery::from_numbers(&[unit.m, n]).map_err(|_| SolveError::BadM { m: unit.m }).and_then(|a| match unit
+                    .question
+                {
                     Question::Winning => solver.winning_moves(&a).map(|w| row.winning = w),
                     Question::TWins => solver.value(&a.named(t)).map(|v| row.t_wins = Some(!v)),
-                }
-            });
+                });
             row.seconds = started.elapsed().as_secs_f64();
             row.positions = solver.positions() - before;
             match result {
@@ -437,7 +437,10 @@ fn row_path(dir: &Path, m: u64, n: u64) -> PathBuf {
 }
 
 /// The published answers: `winning` lines of two numbers, and the `t`-wins pairs.
-fn published() -> (BTreeMap<(u64, u64), Vec<u64>>, BTreeSet<(u64, u64)>) {
+/// Published winning moves by row, and the rows where `t` wins.
+type Published = (BTreeMap<(u64, u64), Vec<u64>>, BTreeSet<(u64, u64)>);
+
+fn published() -> Published {
     let mut winning = BTreeMap::new();
     let mut twins = BTreeSet::new();
     for line in REFERENCE.lines().filter(|l| !l.starts_with('#')) {
@@ -503,10 +506,7 @@ pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptio
     for &(m, n) in &plan.rows {
         let path = row_path(&rows_dir, m, n);
         match read_checked_json::<RowResult>(&path) {
-            Ok(Some(r))
-                if r.question == plan.question
-                    && (r.status == RowStatus::Solved || r.cap == plan.cap) =>
-            {
+            Ok(Some(r)) if r.question == plan.question && (r.status == RowStatus::Solved || r.cap == plan.cap) => {
                 results.insert((m, n), (r, true));
             }
             Ok(_) => {}
@@ -612,10 +612,12 @@ fn summarize(plan: &SylverPlan, results: BTreeMap<(u64, u64), (RowResult, bool)>
         .map(|(r, resumed)| {
             let reference = match (r.status, r.question) {
                 (RowStatus::Capped, _) => None,
-                (_, Question::Winning) => winning.get(&(r.m, r.n)).map(|w| if *w == r.winning { "match" } else { "mismatch" }),
-                (_, Question::TWins) => article_twins_bound(r.m).filter(|&b| r.n <= b).map(|_| {
-                    if r.t_wins == Some(twins.contains(&(r.m, r.n))) { "match" } else { "mismatch" }
-                }),
+                (_, Question::Winning) => {
+                    winning.get(&(r.m, r.n)).map(|w| if *w == r.winning { "match" } else { "mismatch" })
+                }
+                (_, Question::TWins) => article_twins_bound(r.m)
+                    .filter(|&b| r.n <= b)
+                    .map(|_| if r.t_wins == Some(twins.contains(&(r.m, r.n))) { "match" } else { "mismatch" }),
             };
             SummaryRow { result: r, reference, resumed }
         })

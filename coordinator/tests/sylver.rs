@@ -101,14 +101,16 @@ fn table_matches_published_rows_and_resumes() {
     let (out, ck) = (dir.0.join("out"), dir.0.join("ck"));
     let e = run(&p, &out, &ck, &RunOptions { stop_after: Some(3) }).unwrap_err();
     assert!(e.contains("stopped after 3 rows"), "{e}");
-    let kept = std::fs::read_dir(ck.join("rows")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json")).count();
+    let kept = std::fs::read_dir(ck.join("rows"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json"))
+        .count();
     assert_eq!(kept, 3);
     // Plant a wrong answer in one checkpoint: a resumed run must take it as
     // done (not recompute it), which shows the row was not solved again.
     let planted = ck.join("rows/row-6-7.json");
-    let mut row: retro_coordinator::sylver_job::RowResult = retro_engine::durable::read_checked_json(&planted)
-        .unwrap()
-        .unwrap_or_else(|| {
+    let mut row: retro_coordinator::sylver_job::RowResult =
+        retro_engine::durable::read_checked_json(&planted).unwrap().unwrap_or_else(|| {
             let mut r = clean.rows.iter().find(|r| r.result.m == 6).unwrap().result.clone();
             r.status = RowStatus::Solved;
             r
@@ -148,9 +150,13 @@ fn positions_from_the_command() {
     assert_eq!(r.nameable.as_ref().map(Vec::len), Some(26));
     let r = position_report("6 4", 1_000_000, 60, false).unwrap();
     assert_eq!(r.value, "P");
-    for (text, needle) in
-        [("", "empty"), ("5 0", "0 cannot"), ("5 -2", "negative"), ("five", "not a number"), ("99999999999", "too large")]
-    {
+    for (text, needle) in [
+        ("", "empty"),
+        ("5 0", "0 cannot"),
+        ("5 -2", "negative"),
+        ("five", "not a number"),
+        ("99999999999", "too large"),
+    ] {
         let e = position_report(text, 1000, 10, false).unwrap_err();
         assert!(e.contains(needle), "{text:?}: {e}");
     }

@@ -17,9 +17,9 @@
 //! default); the root itself is always searched, since its moves are wanted.
 
 mod memo;
-pub mod theory;
 #[cfg(test)]
 mod tests;
+pub mod theory;
 
 use memo::Memo;
 use retro_games::sylver::{Apery, gcd};
@@ -158,9 +158,7 @@ impl<const W: usize> Core<W> {
             return false;
         }
         let t = t as usize;
-        (1..t).rev().all(|x| {
-            self.representable(k, x) || (1..=t / x).any(|c| self.representable(k, t - c * x))
-        })
+        (1..t).rev().all(|x| self.representable(k, x) || (1..=t / x).any(|c| self.representable(k, t - c * x)))
     }
 
     /// Every move as `(r, q)`, largest number first, 1 excluded.

@@ -125,7 +125,9 @@ fn naive_value(set: &[u64], memo: &mut HashMap<Vec<u64>, bool>) -> bool {
 #[test]
 fn agrees_with_naive_implementation() {
     let mut checked = 0;
-    for start in ["5 7", "4 9", "6 7", "5 8", "7 9", "3 11", "6 11", "8 9", "7 11", "5 13", "9 10", "8 11", "7 12", "10 11"] {
+    for start in
+        ["5 7", "4 9", "6 7", "5 8", "7 9", "3 11", "6 11", "8 9", "7 11", "5 13", "9 10", "8 11", "7 12", "10 11"]
+    {
         let root = pos(start);
         let mut memo = HashMap::new();
         let mut pruned = ClassSolver::for_position(&root).unwrap();
@@ -208,7 +210,10 @@ fn bad_inputs_are_errors() {
     let mut s = ClassSolver::new(5, 20).unwrap();
     assert!(matches!(s.value(&pos("7 9")), Err(SolveError::WrongClass { .. })));
     // A position where 5 is representable is re-expressed in the class.
-    assert_eq!(s.value(&pos("4 5 9")).unwrap(), ClassSolver::for_position(&pos("4 5 9")).unwrap().value(&pos("4 5 9")).unwrap());
+    assert_eq!(
+        s.value(&pos("4 5 9")).unwrap(),
+        ClassSolver::for_position(&pos("4 5 9")).unwrap().value(&pos("4 5 9")).unwrap()
+    );
     let mut small = ClassSolver::new(5, 3).unwrap();
     assert!(matches!(small.value(&pos("5 14")), Err(SolveError::WrongClass { .. })));
     s.set_cap(100);

@@ -83,7 +83,10 @@ pub fn winning_replies(a: &Apery, limits: Limits) -> Replies {
             match solve_finite(&child, limits.cap) {
                 Ok((false, positions)) => out.winning.push(Reply {
                     x,
-                    reason: format!("{} is P (solved exactly, {positions} positions)", set_text(&child.minimal_generators())),
+                    reason: format!(
+                        "{} is P (solved exactly, {positions} positions)",
+                        set_text(&child.minimal_generators())
+                    ),
                 }),
                 Ok((true, _)) => {}
                 Err(_) => out.undecided.push(x),
@@ -162,10 +165,9 @@ pub fn opening(n: u64, limits: Limits) -> Opening {
 /// True for `2^a 3^b`.
 fn is_2a3b(mut n: u64) -> bool {
     for p in [2, 3] {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             n /= p;
         }
     }
     n == 1
 }
-

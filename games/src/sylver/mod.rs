@@ -16,9 +16,9 @@
 //! Sylver Coinage", Integers 2, 2002), the enclosure `E(S)`, Sylvester's and
 //! Roberts's formulas, and in [`theory`] what is known about infinite positions.
 
-pub mod theory;
 #[cfg(test)]
 mod tests;
+pub mod theory;
 
 use thiserror::Error;
 

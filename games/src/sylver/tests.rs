@@ -6,7 +6,12 @@ use super::*;
 const REFERENCE: &str = include_str!("../../tests/reference/sylver.tsv");
 
 fn lines(kind: &str) -> Vec<Vec<&'static str>> {
-    REFERENCE.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').collect::<Vec<_>>()).filter(|f| f[0] == kind).collect()
+    REFERENCE
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f[0] == kind)
+        .collect()
 }
 
 fn nums(text: &str) -> Vec<u64> {

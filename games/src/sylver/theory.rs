@@ -46,7 +46,7 @@ pub fn set_text(numbers: &[u64]) -> String {
 
 /// True for a prime.
 pub fn is_prime(n: u64) -> bool {
-    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0)
+    n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d))
 }
 
 /// The listed positions (minimal generators, ascending), parsed once.
