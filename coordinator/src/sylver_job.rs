@@ -687,3 +687,70 @@ pub fn run_cli(path: &Path, output: Option<PathBuf>, checkpoints: Option<PathBuf
     }
     Ok(())
 }
+
+/// The Markdown ledger of a Sylver `summary.json` (`coordinator ledger`): one
+/// line per m-class, then every row.
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    let question = v["question"].as_str().unwrap_or("?");
+    let mut out = format!(
+        "## {} — Sylver coinage, question `{question}`\n\nProduced by `coordinator ledger` from the run's summary.json: \
+         {} rows, {} solved, {} capped (memo cap {} positions per m-class); {} rows compared with published \
+         values, {} mismatches. Seconds are wall-clock on a machine shared with another job: upper bounds.\n\n",
+        v["job"].as_str().unwrap_or("?"),
+        rows.len(),
+        v["solved"],
+        v["capped"],
+        v["cap"],
+        v["compared"],
+        v["mismatches"]
+    );
+    let mut by_m: BTreeMap<u64, Vec<&serde_json::Value>> = BTreeMap::new();
+    for r in &rows {
+        by_m.entry(r["m"].as_u64().unwrap_or(0)).or_default().push(r);
+    }
+    out += "| m | rows solved / all | n solved up to | largest t solved | slowest row | positions (class) |\n";
+    out += "|---:|---:|---:|---:|---|---:|\n";
+    for (m, rs) in &by_m {
+        let solved: Vec<_> = rs.iter().filter(|r| r["status"] == "solved").collect();
+        let slowest = solved
+            .iter()
+            .max_by(|a, b| a["seconds"].as_f64().unwrap_or(0.0).total_cmp(&b["seconds"].as_f64().unwrap_or(0.0)));
+        out += &format!(
+            "| {m} | {} / {} | {} | {} | {} | {} |\n",
+            solved.len(),
+            rs.len(),
+            solved.iter().filter_map(|r| r["n"].as_u64()).max().map_or("-".into(), |n| n.to_string()),
+            solved.iter().filter_map(|r| r["t"].as_u64()).max().map_or("-".into(), |t| t.to_string()),
+            slowest.map_or("-".into(), |r| format!(
+                "{{{m}, {}}} {:.2} s",
+                r["n"],
+                r["seconds"].as_f64().unwrap_or(0.0)
+            )),
+            rs.iter().filter_map(|r| r["positions"].as_u64()).sum::<u64>()
+        );
+    }
+    out +=
+        "\n| m | n | t | status | answer | positions | seconds | published |\n|---:|---:|---:|---|---|---:|---:|---|\n";
+    for r in &rows {
+        let answer = if r["status"] != "solved" {
+            "-".to_owned()
+        } else if question == "t_wins" {
+            if r["t_wins"] == true { "t wins".into() } else { "t loses".into() }
+        } else {
+            let w: Vec<String> = r["winning"].as_array().into_iter().flatten().map(|x| x.to_string()).collect();
+            w.join(" ")
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {answer} | {} | {:.2} | {} |\n",
+            r["m"],
+            r["n"],
+            r["t"],
+            r["status"].as_str().unwrap_or("?"),
+            r["positions"],
+            r["seconds"].as_f64().unwrap_or(0.0),
+            r["reference"].as_str().unwrap_or("-")
+        );
+    }
+    out + "\n"
+}

@@ -95,6 +95,8 @@ fn table_matches_published_rows_and_resumes() {
     for key in ["m", "n", "t", "winning", "positions", "seconds", "status"] {
         assert!(json["rows"][0].get(key).is_some(), "{key}");
     }
+    let ledger = retro_coordinator::summary::ledger_markdown(&json);
+    assert!(ledger.contains("| 10 | 11 | 89 | solved | 24 28 47 |"), "{ledger}");
 
     // Killed after three rows (the fault hook), then run again.
     let dir = TempDir::new("resume");
