@@ -158,3 +158,39 @@ fn known_p_positions() {
     assert_eq!(known_p(&Apery::parse("9").unwrap()), None);
     assert!(is_prime(5) && is_prime(97) && !is_prime(1) && !is_prime(91));
 }
+
+/// The seed article's classification of the arithmetic sequences `a, a+d, ..., a+sd`
+/// that are enders: `s = 1` quiet; `a = 3, s = 2` unquiet; `a > 3` quiet iff
+/// `s | a - 2`. (Not every such sequence is an ender: {5, 6, 7} is not.)
+#[test]
+fn roberts_sequences_are_enders_of_the_stated_kind() {
+    let mut bad = Vec::new();
+    let mut enders = 0;
+    for a in 3..=15u64 {
+        for d in 1..=4u64 {
+            if gcd(a, d) != 1 {
+                continue;
+            }
+            for s in 1..a {
+                let seq: Vec<u64> = (0..=s).map(|k| a + k * d).collect();
+                let ap = Apery::from_numbers(&seq).unwrap();
+                if ap.frobenius().unwrap_or(0) < 1 || !ap.is_ender() {
+                    continue;
+                }
+                enders += 1;
+                let quiet = if s == 1 {
+                    true
+                } else if a == 3 {
+                    false
+                } else {
+                    (a - 2) % s == 0
+                };
+                if ap.is_quiet_ender() != quiet {
+                    bad.push((a, d, s, ap.is_quiet_ender()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+    assert!(enders > 50, "{enders}");
+}
