@@ -16,6 +16,8 @@
 //! - [`serve`]: the position explorer in the browser (`coordinator serve`).
 //! - [`estimate`]: exact sizes for any order.
 //! - [`bench`]: throughput of the kernel's building blocks.
+//! - [`sylver`] / [`sylver_job`]: Sylver coinage positions, and the table job
+//!   (`[job] game = "sylver"`) that solves rows `{m, n}` by m-class.
 
 pub mod analysis;
 pub mod bench;
@@ -32,5 +34,7 @@ pub mod serve;
 pub mod service;
 pub mod status;
 pub mod summary;
+pub mod sylver;
+pub mod sylver_job;
 pub mod twoplayer;
 pub mod witness;

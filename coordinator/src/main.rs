@@ -154,6 +154,8 @@ enum Command {
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
     },
+    /// Sylver coinage: one position (t, nameable numbers, ender, winning moves) or the first-move table.
+    Sylver(retro_coordinator::sylver::SylverArgs),
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -267,6 +269,11 @@ fn print_listen(addr: SocketAddr) {
 }
 
 async fn run(args: RunArgs) -> Result<(), String> {
+    if let Some(path) = &args.plan
+        && retro_coordinator::sylver_job::is_sylver_plan(path)
+    {
+        return retro_coordinator::sylver_job::run_cli(path, args.output, args.checkpoints, args.json);
+    }
     let plan = load_plan(&args.plan)?;
     if !plan.is_solvable() {
         return Err(format!(
@@ -476,6 +483,7 @@ fn main() -> ExitCode {
             .build()
             .map_err(|e| e.to_string())
             .and_then(|rt| rt.block_on(retro_coordinator::serve::run(tablebase, listen, print_listen))),
+        Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
             retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {

@@ -367,6 +367,13 @@ impl Plan {
             .try_deserialize::<config::Map<String, Value>>()
             .map_err(|e| syntax(e.to_string()))?;
         let r = Reader { origin, root: root.into_iter().collect() };
+        if matches!(r.get("job", "game").map(|v| &v.kind), Some(ValueKind::String(g)) if g == "sylver") {
+            // Sylver plans have their own fields (rows, not a rank space): see sylver_job.
+            return Err(r.invalid(
+                "job.game",
+                "\"sylver\" plans are run by `coordinator --plan FILE` itself (sylver_job); this command is for cc2/cc3 plans",
+            ));
+        }
         r.check_schema()?;
 
         // [job]

@@ -221,6 +221,9 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
     if v["game"] == "peg" {
         return crate::peg::ledger_markdown(v);
     }
+    if v["game"] == "sylver" {
+        return crate::sylver_job::ledger_markdown(v);
+    }
     let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
     let mut out = String::new();
     out.push_str(&format!(

@@ -14,6 +14,9 @@
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
+//! - [`sylver`] solves Sylver coinage positions by memoised minimax, one memo
+//!   per m-class.
+//!
 //! Nothing here knows about tokio or sockets.
 
 pub mod batch;
@@ -23,6 +26,7 @@ pub mod layout;
 pub mod levels;
 pub mod memsolve;
 pub mod shardfile;
+pub mod sylver;
 pub mod tablebase;
 #[cfg(test)]
 mod testutil;

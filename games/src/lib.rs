@@ -6,6 +6,8 @@
 //! predecessors of a rank can be enumerated. Three-player Chinese checkers
 //! lives in [`cc3`], two-player Chinese checkers in [`cc2`], and [`AnyGame`]
 //! picks one at run time; [`binom`] holds the combinatorial tables the rankers share.
+//! [`sylver`] holds Sylver coinage, which is solved by memoised search instead
+//! (`retro_engine::sylver`).
 
 mod any;
 pub mod binom;
@@ -13,6 +15,7 @@ pub mod cc2;
 pub mod cc3;
 pub mod peg;
 pub mod sample;
+pub mod sylver;
 
 pub use any::AnyGame;
 

@@ -1,0 +1,756 @@
+//! The Sylver coinage table job: `coordinator --plan P` with `[job] game = "sylver"`.
+//!
+//! A plan lists rows `{m, n}` (coprime, `m < n`) and a question: `winning`
+//! (every winning move of `{m, n}`, Sicherman's table) or `t_wins` (does
+//! naming the Frobenius number `t` win, i.e. is `{m, n, t}` P). Rows are
+//! grouped into m-classes ([`ClassUnit`], the unit of work: one memo serves
+//! every row of a class, solved in increasing `n`); classes run on threads,
+//! the most expensive first. Each finished row is a [`RowResult`] checkpointed
+//! in its own file (checked JSON, written atomically), so a killed run redoes
+//! only the rows without a file. The job writes `table.tsv` and `summary.json`.
+//!
+//! Plan format (`[job]`; `[output]` as in other plans):
+//!
+//! ```toml
+//! [job]
+//! name = "sylver-table"
+//! game = "sylver"
+//! question = "winning"          # or "t_wins"
+//! ranges = [[4, 39, 40]]        # [m_lo, m_hi, n_max]: all coprime m < n <= n_max
+//! pairs = [[13, 27]]            # extra single rows (optional)
+//! cap = 40000000                # memo positions per class before a row is `capped`
+//! threads = 1                   # classes solved at once; 0 = all cores
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use config::{Value, ValueKind};
+use retro_engine::durable::{read_checked_json, write_atomic, write_checked_json};
+use retro_engine::sylver::{ClassSolver, MAX_M, SolveError};
+use retro_games::sylver::{Apery, gcd, parse_numbers};
+use serde::{Deserialize, Serialize};
+
+use crate::plan::PlanError;
+
+/// The published reference lines (source line inside), for the comparison column.
+const REFERENCE: &str = include_str!("../../games/tests/reference/sylver.tsv");
+
+/// Default memo cap of one class: 250 million positions, which with 16-byte
+/// slots, a table at most 3/4 full and the doubling step stays near 16 GB.
+pub const DEFAULT_CAP: u64 = 250_000_000;
+
+/// The allowed fields of each section.
+const SCHEMA: [(&str, &[&str]); 2] =
+    [("job", &["name", "game", "question", "ranges", "pairs", "cap", "threads"]), ("output", &["dir", "checkpoints"])];
+
+/// What each row answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    /// Every winning move of `{m, n}`.
+    Winning,
+    /// Whether naming `t` wins from `{m, n}`.
+    TWins,
+}
+
+/// A validated Sylver plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SylverPlan {
+    /// Job name.
+    pub name: String,
+    /// The question every row answers.
+    pub question: Question,
+    /// The rows `(m, n)`, ascending.
+    pub rows: Vec<(u64, u64)>,
+    /// Memo positions per class before a row is capped.
+    pub cap: u64,
+    /// Classes solved at once (at least 1).
+    pub threads: usize,
+    /// Where `table.tsv` and `summary.json` go.
+    pub output: PathBuf,
+    /// Where the row checkpoints go.
+    pub checkpoints: PathBuf,
+}
+
+/// One m-class with its rows: the unit of work a thread (or, later, a remote
+/// worker) takes whole.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassUnit {
+    /// The reference number.
+    pub m: u64,
+    /// The rows' `n`, ascending (only those still to do).
+    pub ns: Vec<u64>,
+    /// The largest `n` of the class in the plan: sizes the key, so the same
+    /// class packs its positions the same way whichever rows remain.
+    pub n_max: u64,
+    /// The question.
+    pub question: Question,
+    /// Memo cap.
+    pub cap: u64,
+}
+
+/// How a row ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowStatus {
+    /// Answered exactly.
+    Solved,
+    /// The class memo reached the cap first.
+    Capped,
+}
+
+/// The result of one row: what a checkpoint file holds and what travels back
+/// from whoever solved it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowResult {
+    /// The reference number.
+    pub m: u64,
+    /// The other number.
+    pub n: u64,
+    /// Frobenius number of `{m, n}`.
+    pub t: u64,
+    /// The question answered.
+    pub question: Question,
+    /// Winning moves of `{m, n}` (question `winning`, solved rows).
+    pub winning: Vec<u64>,
+    /// Whether naming `t` wins (question `t_wins`, solved rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_wins: Option<bool>,
+    /// Memo positions this row added (capped: reached when it stopped; 0 for a
+    /// row not attempted because a smaller row of its class was capped).
+    pub positions: u64,
+    /// Wall-clock seconds of this row.
+    pub seconds: f64,
+    /// Solved or capped.
+    pub status: RowStatus,
+    /// The cap it ran under (a capped row is redone when the cap changes).
+    pub cap: u64,
+}
+
+/// A summary row: the result plus the comparison with the published value.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryRow {
+    /// The row.
+    #[serde(flatten)]
+    pub result: RowResult,
+    /// `match` / `mismatch` against the published value, absent where none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<&'static str>,
+    /// True when the row came from a checkpoint of an earlier run.
+    pub resumed: bool,
+}
+
+/// `summary.json` of a Sylver job.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Job name.
+    pub job: String,
+    /// Always `sylver`.
+    pub game: &'static str,
+    /// The question.
+    pub question: Question,
+    /// Memo cap per class.
+    pub cap: u64,
+    /// Rows solved / capped.
+    pub solved: usize,
+    /// Rows capped.
+    pub capped: usize,
+    /// Rows compared with a published value, and how many differ.
+    pub compared: usize,
+    /// Rows whose answer differs from the published one.
+    pub mismatches: usize,
+    /// Every row, ascending.
+    pub rows: Vec<SummaryRow>,
+}
+
+/// True when the plan file names `game = "sylver"` (unreadable files are left
+/// to the normal plan loader, which reports them).
+pub fn is_sylver_plan(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| toml_root(&t).ok())
+        .and_then(|root| match &root.get("job")?.kind {
+            ValueKind::Table(t) => t.get("game").map(|g| matches!(&g.kind, ValueKind::String(s) if s == "sylver")),
+            _ => None,
+        })
+        .unwrap_or(false)
+}
+
+fn toml_root(text: &str) -> Result<BTreeMap<String, Value>, String> {
+    let root = config::Config::builder()
+        .add_source(config::File::from_str(text, config::FileFormat::Toml))
+        .build()
+        .map_err(|e| e.to_string())?
+        .try_deserialize::<config::Map<String, Value>>()
+        .map_err(|e| e.to_string())?;
+    Ok(root.into_iter().collect())
+}
+
+struct Reader<'a> {
+    origin: &'a str,
+    root: BTreeMap<String, Value>,
+}
+
+impl Reader<'_> {
+    fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
+        PlanError::Invalid { origin: self.origin.to_owned(), field: field.to_owned(), problem: problem.into() }
+    }
+
+    fn get(&self, section: &str, key: &str) -> Option<&Value> {
+        match &self.root.get(section)?.kind {
+            ValueKind::Table(t) => t.get(key),
+            _ => None,
+        }
+    }
+
+    fn string(&self, section: &str, key: &str) -> Result<Option<String>, PlanError> {
+        match self.get(section, key).map(|v| &v.kind) {
+            None => Ok(None),
+            Some(ValueKind::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.invalid(&format!("{section}.{key}"), "expected a string")),
+        }
+    }
+
+    fn int_value(&self, field: &str, v: &Value, lo: u64, hi: u64) -> Result<u64, PlanError> {
+        let n: i128 = match v.kind {
+            ValueKind::I64(n) => n.into(),
+            ValueKind::U64(n) => n.into(),
+            ValueKind::I128(n) => n,
+            ValueKind::U128(n) => i128::try_from(n).unwrap_or(i128::MAX),
+            _ => return Err(self.invalid(field, format!("expected an integer, got {v}"))),
+        };
+        if n < i128::from(lo) || n > i128::from(hi) {
+            return Err(self.invalid(field, format!("must be between {lo} and {hi}, got {n}")));
+        }
+        Ok(n as u64)
+    }
+
+    fn int(&self, section: &str, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, PlanError> {
+        self.get(section, key).map(|v| self.int_value(&format!("{section}.{key}"), v, lo, hi)).transpose()
+    }
+
+    /// An array of integer arrays of length `len`.
+    fn tuples(&self, key: &str, len: usize) -> Result<Vec<Vec<u64>>, PlanError> {
+        let field = format!("job.{key}");
+        let Some(v) = self.get("job", key) else { return Ok(Vec::new()) };
+        let ValueKind::Array(items) = &v.kind else {
+            return Err(self.invalid(&field, format!("expected an array of {len}-number arrays")));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let f = format!("{field}[{i}]");
+                match &item.kind {
+                    ValueKind::Array(xs) if xs.len() == len => {
+                        xs.iter().map(|x| self.int_value(&f, x, 1, 1 << 20)).collect::<Result<Vec<_>, _>>()
+                    }
+                    _ => Err(self.invalid(&f, format!("expected an array of {len} integers"))),
+                }
+            })
+            .collect()
+    }
+}
+
+impl SylverPlan {
+    /// Reads and validates a Sylver plan file.
+    pub fn load(path: &Path) -> Result<SylverPlan, PlanError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read { origin: origin.clone(), error })?;
+        SylverPlan::from_toml_str(&text, &origin)
+    }
+
+    /// Parses and validates plan text; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<SylverPlan, PlanError> {
+        let root = toml_root(text).map_err(|message| PlanError::Syntax { origin: origin.to_owned(), message })?;
+        let r = Reader { origin, root };
+        for (section, value) in &r.root {
+            let Some((_, fields)) = SCHEMA.iter().find(|(s, _)| s == section) else {
+                return Err(PlanError::Unknown { origin: origin.to_owned(), field: section.clone() });
+            };
+            let ValueKind::Table(t) = &value.kind else { return Err(r.invalid(section, "must be a table")) };
+            if let Some(bad) = t.keys().find(|k| !fields.contains(&k.as_str())) {
+                return Err(PlanError::Unknown { origin: origin.to_owned(), field: format!("{section}.{bad}") });
+            }
+        }
+        let missing = |field: &str| PlanError::Missing { origin: origin.to_owned(), field: field.to_owned() };
+        let name = r.string("job", "name")?.ok_or_else(|| missing("job.name"))?;
+        if name.is_empty()
+            || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        {
+            return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
+        }
+        let game = r.string("job", "game")?.ok_or_else(|| missing("job.game"))?;
+        if game != "sylver" {
+            return Err(r.invalid("job.game", format!("must be \"sylver\" in a Sylver plan, got {game:?}")));
+        }
+        let question = match r.string("job", "question")?.as_deref() {
+            None | Some("winning") => Question::Winning,
+            Some("t_wins") => Question::TWins,
+            Some(other) => {
+                return Err(r.invalid("job.question", format!("must be \"winning\" or \"t_wins\", got {other:?}")));
+            }
+        };
+        let mut rows = BTreeSet::new();
+        for (i, t) in r.tuples("ranges", 3)?.into_iter().enumerate() {
+            let (lo, hi, n_max) = (t[0], t[1], t[2]);
+            if lo < 2 || lo > hi || hi >= n_max {
+                return Err(r.invalid(
+                    &format!("job.ranges[{i}]"),
+                    format!("[m_lo, m_hi, n_max] needs 2 <= m_lo <= m_hi < n_max, got [{lo}, {hi}, {n_max}]"),
+                ));
+            }
+            for m in lo..=hi {
+                for n in m + 1..=n_max {
+                    // {2, 3} has t = 1: naming t is naming 1, not a question.
+                    if gcd(m, n) == 1 && !(question == Question::TWins && (m, n) == (2, 3)) {
+                        rows.insert((m, n));
+                    }
+                }
+            }
+        }
+        for (i, p) in r.tuples("pairs", 2)?.into_iter().enumerate() {
+            let (m, n) = (p[0].min(p[1]), p[0].max(p[1]));
+            let field = format!("job.pairs[{i}]");
+            if m < 2 || m == n || gcd(m, n) != 1 {
+                return Err(r.invalid(&field, format!("needs two coprime numbers >= 2, got [{}, {}]", p[0], p[1])));
+            }
+            if question == Question::TWins && (m, n) == (2, 3) {
+                return Err(r.invalid(&field, "{2, 3} has t = 1: naming t is naming 1"));
+            }
+            rows.insert((m, n));
+        }
+        if rows.is_empty() {
+            return Err(r.invalid("job.ranges", "the plan has no rows: give `ranges` or `pairs`"));
+        }
+        let mut n_max: BTreeMap<u64, u64> = BTreeMap::new();
+        for &(m, n) in &rows {
+            let e = n_max.entry(m).or_default();
+            *e = (*e).max(n);
+        }
+        for (&m, &n) in &n_max {
+            if m > MAX_M as u64 {
+                return Err(r.invalid("job.ranges", format!("m = {m} is above the solver's largest m, {MAX_M}")));
+            }
+            if let Err(e) = ClassSolver::new(m, n - 1) {
+                return Err(r.invalid("job.ranges", format!("row {{{m}, {n}}}: {e}")));
+            }
+        }
+        let cap = r.int("job", "cap", 1, u64::MAX)?.unwrap_or(DEFAULT_CAP);
+        let threads = match r.int("job", "threads", 0, 1024)?.unwrap_or(1) {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n as usize,
+        };
+        let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
+            match r.string("output", key)? {
+                Some(d) if d.is_empty() => Err(r.invalid(&format!("output.{key}"), "must not be empty")),
+                Some(d) => Ok(PathBuf::from(d)),
+                None => Ok(Path::new(base).join(&name)),
+            }
+        };
+        let output = dir_of("dir", "tablebases")?;
+        let checkpoints = dir_of("checkpoints", "checkpoints")?;
+        Ok(SylverPlan { name, question, rows: rows.into_iter().collect(), cap, threads, output, checkpoints })
+    }
+
+    /// The rows grouped into m-classes, `n` ascending within each.
+    pub fn classes(&self) -> Vec<ClassUnit> {
+        let mut by_m: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for &(m, n) in &self.rows {
+            by_m.entry(m).or_default().push(n);
+        }
+        by_m.into_iter()
+            .map(|(m, ns)| ClassUnit { m, n_max: *ns.last().unwrap_or(&m), ns, question: self.question, cap: self.cap })
+            .collect()
+    }
+}
+
+/// A rough cost of a class: the number of Apéry tuples below its largest row
+/// (`C(genus + m - 2, m - 2)`, as a float), only used to start the dearest
+/// classes first so the last thread does not start a long class late.
+pub fn expected_cost(unit: &ClassUnit) -> f64 {
+    let genus = ((unit.m - 1) * (unit.n_max - 1) / 2) as f64;
+    let dims = (unit.m.saturating_sub(2)) as f64;
+    (1..=dims as u64).map(|i| (genus + i as f64) / i as f64).map(f64::ln).sum()
+}
+
+/// The Frobenius number of a coprime pair.
+fn pair_t(m: u64, n: u64) -> u64 {
+    m * n - m - n
+}
+
+/// Solves the rows of one class in order, calling `done` after each. After a
+/// capped row the rest of the class is reported capped without an attempt
+/// (a larger `n` only has more positions).
+pub fn solve_class(unit: &ClassUnit, mut done: impl FnMut(RowResult)) {
+    let mut solver = match ClassSolver::new(unit.m, unit.n_max - 1) {
+        Ok(s) => s,
+        Err(_) => return, // validated with the plan; nothing can be solved
+    };
+    solver.set_cap(unit.cap);
+    let mut capped = false;
+    for &n in &unit.ns {
+        let t = pair_t(unit.m, n);
+        let mut row = RowResult {
+            m: unit.m,
+            n,
+            t,
+            question: unit.question,
+            winning: Vec::new(),
+            t_wins: None,
+            positions: 0,
+            seconds: 0.0,
+            status: RowStatus::Capped,
+            cap: unit.cap,
+        };
+        if !capped {
+            let started = Instant::now();
+            let before = solver.positions();
+            let result =
+                Apery::from_numbers(&[unit.m, n]).map_err(|_| SolveError::BadM { m: unit.m }).and_then(|a| match unit
+                    .question
+                {
+                    Question::Winning => solver.winning_moves(&a).map(|w| row.winning = w),
+                    Question::TWins => solver.value(&a.named(t)).map(|v| row.t_wins = Some(!v)),
+                });
+            row.seconds = started.elapsed().as_secs_f64();
+            row.positions = solver.positions() - before;
+            match result {
+                Ok(()) => row.status = RowStatus::Solved,
+                Err(_) => {
+                    capped = true;
+                    // The memo is full: hand its memory back now.
+                    solver.clear();
+                }
+            }
+        }
+        done(row);
+    }
+}
+
+fn row_path(dir: &Path, m: u64, n: u64) -> PathBuf {
+    dir.join(format!("row-{m}-{n}.json"))
+}
+
+/// The published answers: `winning` lines of two numbers, and the `t`-wins pairs.
+/// Published winning moves by row, and the rows where `t` wins.
+type Published = (BTreeMap<(u64, u64), Vec<u64>>, BTreeSet<(u64, u64)>);
+
+fn published() -> Published {
+    let mut winning = BTreeMap::new();
+    let mut twins = BTreeSet::new();
+    for line in REFERENCE.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.as_slice() {
+            ["winning", pos, moves, ..] => {
+                if let (Ok(p), Ok(w)) = (parse_numbers(pos), parse_numbers(moves))
+                    && let [m, n] = p[..]
+                {
+                    winning.insert((m.min(n), m.max(n)), w);
+                }
+            }
+            ["t_wins_pairs", pairs, ..] => {
+                for pair in pairs.split(',') {
+                    if let Ok(p) = parse_numbers(pair)
+                        && let [m, n] = p[..]
+                    {
+                        twins.insert((m, n));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (winning, twins)
+}
+
+/// The article's search bounds for the `t`-wins question: `n <= N(m)`.
+fn article_twins_bound(m: u64) -> Option<u64> {
+    Some(match m {
+        2 | 3 => 200,
+        4 => 160,
+        5 => 100,
+        6 => 82,
+        7 | 8 => 40,
+        9 => 37,
+        10 => 32,
+        11 => 30,
+        12 => 28,
+        13 => 26,
+        14 => 24,
+        15 => 21,
+        16 => 20,
+        17 => 18,
+        _ => return None,
+    })
+}
+
+/// Options of one run (tests use `stop_after` as the fault hook).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Stop with an error after this many rows were checkpointed in this run.
+    pub stop_after: Option<usize>,
+}
+
+/// Runs the plan: solves the rows without a checkpoint, then writes the
+/// table and `summary.json`.
+pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptions) -> Result<Summary, String> {
+    let rows_dir = checkpoints.join("rows");
+    std::fs::create_dir_all(&rows_dir).map_err(|e| format!("{}: {e}", rows_dir.display()))?;
+    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let mut results: BTreeMap<(u64, u64), (RowResult, bool)> = BTreeMap::new();
+    for &(m, n) in &plan.rows {
+        let path = row_path(&rows_dir, m, n);
+        match read_checked_json::<RowResult>(&path) {
+            Ok(Some(r)) if r.question == plan.question && (r.status == RowStatus::Solved || r.cap == plan.cap) => {
+                results.insert((m, n), (r, true));
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("{e}; the row will be solved again"),
+        }
+    }
+    let mut units: Vec<ClassUnit> = plan
+        .classes()
+        .into_iter()
+        .map(|mut u| {
+            u.ns.retain(|&n| !results.contains_key(&(u.m, n)));
+            u
+        })
+        .filter(|u| !u.ns.is_empty())
+        .collect();
+    // Cheapest first in the vector, so pop() hands out the dearest class.
+    units.sort_by(|a, b| expected_cost(a).total_cmp(&expected_cost(b)));
+    let todo: usize = units.iter().map(|u| u.ns.len()).sum();
+    tracing::info!(
+        "sylver job {}: {} rows, {} from checkpoints, {} to solve in {} classes on {} threads",
+        plan.name,
+        plan.rows.len(),
+        results.len(),
+        todo,
+        units.len(),
+        plan.threads
+    );
+    let queue = Arc::new(Mutex::new(units));
+    let (tx, rx) = mpsc::channel::<RowResult>();
+    let mut handles = Vec::new();
+    for _ in 0..plan.threads.min(todo.max(1)) {
+        let queue = Arc::clone(&queue);
+        let tx = tx.clone();
+        let h = std::thread::Builder::new()
+            .name("sylver-class".into())
+            // The search recurses once per named number: deep but small frames.
+            .stack_size(256 << 20)
+            .spawn(move || {
+                loop {
+                    let next = queue.lock().ok().and_then(|mut q| q.pop());
+                    let Some(unit) = next else { break };
+                    let mut stop = false;
+                    solve_class(&unit, |row| {
+                        if !stop && tx.send(row).is_err() {
+                            stop = true;
+                        }
+                    });
+                    if stop {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start a solver thread: {e}"))?;
+        handles.push(h);
+    }
+    drop(tx);
+    let mut written = 0;
+    let mut failure = None;
+    for row in rx {
+        let path = row_path(&rows_dir, row.m, row.n);
+        if let Err(e) = write_checked_json(&path, &row) {
+            failure = Some(e.to_string());
+            break;
+        }
+        tracing::info!(
+            "row {{{}, {}}} t = {}: {:?}, {} positions, {:.2} s{}",
+            row.m,
+            row.n,
+            row.t,
+            row.status,
+            row.positions,
+            row.seconds,
+            match (row.question, row.status) {
+                (_, RowStatus::Capped) => String::new(),
+                (Question::Winning, _) => format!(", winning {:?}", row.winning),
+                (Question::TWins, _) => format!(", t wins: {}", row.t_wins.unwrap_or(false)),
+            }
+        );
+        results.insert((row.m, row.n), (row, false));
+        written += 1;
+        if opts.stop_after.is_some_and(|k| written >= k) {
+            failure = Some(format!("stopped after {written} rows (fault hook)"));
+            break;
+        }
+    }
+    if let Some(f) = failure {
+        // Threads still solving see the channel closed at their next row and
+        // stop; do not wait for a long row to finish.
+        return Err(f);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let summary = summarize(plan, results);
+    write_outputs(output, &summary)?;
+    Ok(summary)
+}
+
+fn summarize(plan: &SylverPlan, results: BTreeMap<(u64, u64), (RowResult, bool)>) -> Summary {
+    let (winning, twins) = published();
+    let rows: Vec<SummaryRow> = results
+        .into_values()
+        .map(|(r, resumed)| {
+            let reference = match (r.status, r.question) {
+                (RowStatus::Capped, _) => None,
+                (_, Question::Winning) => {
+                    winning.get(&(r.m, r.n)).map(|w| if *w == r.winning { "match" } else { "mismatch" })
+                }
+                (_, Question::TWins) => article_twins_bound(r.m)
+                    .filter(|&b| r.n <= b)
+                    .map(|_| if r.t_wins == Some(twins.contains(&(r.m, r.n))) { "match" } else { "mismatch" }),
+            };
+            SummaryRow { result: r, reference, resumed }
+        })
+        .collect();
+    Summary {
+        job: plan.name.clone(),
+        game: "sylver",
+        question: plan.question,
+        cap: plan.cap,
+        solved: rows.iter().filter(|r| r.result.status == RowStatus::Solved).count(),
+        capped: rows.iter().filter(|r| r.result.status == RowStatus::Capped).count(),
+        compared: rows.iter().filter(|r| r.reference.is_some()).count(),
+        mismatches: rows.iter().filter(|r| r.reference == Some("mismatch")).count(),
+        rows,
+    }
+}
+
+/// The table as tab-separated text, one row per line.
+pub fn table_tsv(s: &Summary) -> String {
+    let mut out = String::from("# m\tn\tt\tstatus\tanswer\tpositions\tseconds\treference\n");
+    for r in &s.rows {
+        let x = &r.result;
+        let answer = match (x.status, x.question) {
+            (RowStatus::Capped, _) => "-".to_owned(),
+            (_, Question::Winning) => x.winning.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
+            (_, Question::TWins) => if x.t_wins == Some(true) { "t wins" } else { "t loses" }.to_owned(),
+        };
+        let status = if x.status == RowStatus::Solved { "solved" } else { "capped" };
+        out += &format!(
+            "{}\t{}\t{}\t{status}\t{answer}\t{}\t{:.2}\t{}\n",
+            x.m,
+            x.n,
+            x.t,
+            x.positions,
+            x.seconds,
+            r.reference.unwrap_or("-")
+        );
+    }
+    out
+}
+
+fn write_outputs(dir: &Path, s: &Summary) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+    write_atomic(&dir.join("table.tsv"), table_tsv(s).as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&dir.join("summary.json"), json.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// `coordinator --plan P` for a Sylver plan.
+pub fn run_cli(path: &Path, output: Option<PathBuf>, checkpoints: Option<PathBuf>, json: bool) -> Result<(), String> {
+    let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
+    let output = output.unwrap_or_else(|| plan.output.clone());
+    let checkpoints = checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
+    let s = run(&plan, &output, &checkpoints, &RunOptions::default())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", table_tsv(&s));
+        println!(
+            "{} rows: {} solved, {} capped; {} compared with published values, {} mismatches",
+            s.rows.len(),
+            s.solved,
+            s.capped,
+            s.compared,
+            s.mismatches
+        );
+        println!("table.tsv and summary.json in {}", output.display());
+    }
+    Ok(())
+}
+
+/// The Markdown ledger of a Sylver `summary.json` (`coordinator ledger`): one
+/// line per m-class, then every row.
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let rows = v["rows"].as_array().cloned().unwrap_or_default();
+    let question = v["question"].as_str().unwrap_or("?");
+    let mut out = format!(
+        "## {} — Sylver coinage, question `{question}`\n\nProduced by `coordinator ledger` from the run's summary.json: \
+         {} rows, {} solved, {} capped (memo cap {} positions per m-class); {} rows compared with published \
+         values, {} mismatches. Seconds are wall-clock on a machine shared with another job: upper bounds.\n\n",
+        v["job"].as_str().unwrap_or("?"),
+        rows.len(),
+        v["solved"],
+        v["capped"],
+        v["cap"],
+        v["compared"],
+        v["mismatches"]
+    );
+    let mut by_m: BTreeMap<u64, Vec<&serde_json::Value>> = BTreeMap::new();
+    for r in &rows {
+        by_m.entry(r["m"].as_u64().unwrap_or(0)).or_default().push(r);
+    }
+    out += "| m | rows solved / all | n solved up to | largest t solved | slowest row | positions (class) |\n";
+    out += "|---:|---:|---:|---:|---|---:|\n";
+    for (m, rs) in &by_m {
+        let solved: Vec<_> = rs.iter().filter(|r| r["status"] == "solved").collect();
+        let slowest = solved
+            .iter()
+            .max_by(|a, b| a["seconds"].as_f64().unwrap_or(0.0).total_cmp(&b["seconds"].as_f64().unwrap_or(0.0)));
+        out += &format!(
+            "| {m} | {} / {} | {} | {} | {} | {} |\n",
+            solved.len(),
+            rs.len(),
+            solved.iter().filter_map(|r| r["n"].as_u64()).max().map_or("-".into(), |n| n.to_string()),
+            solved.iter().filter_map(|r| r["t"].as_u64()).max().map_or("-".into(), |t| t.to_string()),
+            slowest.map_or("-".into(), |r| format!(
+                "{{{m}, {}}} {:.2} s",
+                r["n"],
+                r["seconds"].as_f64().unwrap_or(0.0)
+            )),
+            rs.iter().filter_map(|r| r["positions"].as_u64()).sum::<u64>()
+        );
+    }
+    out +=
+        "\n| m | n | t | status | answer | positions | seconds | published |\n|---:|---:|---:|---|---|---:|---:|---|\n";
+    for r in &rows {
+        let answer = if r["status"] != "solved" {
+            "-".to_owned()
+        } else if question == "t_wins" {
+            if r["t_wins"] == true { "t wins".into() } else { "t loses".into() }
+        } else {
+            let w: Vec<String> = r["winning"].as_array().into_iter().flatten().map(|x| x.to_string()).collect();
+            w.join(" ")
+        };
+        out += &format!(
+            "| {} | {} | {} | {} | {answer} | {} | {:.2} | {} |\n",
+            r["m"],
+            r["n"],
+            r["t"],
+            r["status"].as_str().unwrap_or("?"),
+            r["positions"],
+            r["seconds"].as_f64().unwrap_or(0.0),
+            r["reference"].as_str().unwrap_or("-")
+        );
+    }
+    out + "\n"
+}

@@ -1,0 +1,139 @@
+//! The memo of one m-class: packed Apéry tuples in an open-addressing table.
+//!
+//! A key is the tuple `k[1..m]` (`k[i] = (w[i] - i) / m`, the number of
+//! nameable values in class `i`) packed `bits` bits a slot into `W` words; the
+//! top bit of the last word (never used by a key, see `ClassSolver::new`)
+//! holds the value (1 = N, the player to move wins). An all-zero word array is
+//! an empty slot: a real key has `k[1] >= 1` (1 stays nameable until it is
+//! named, and naming 1 is never searched). Linear probing, power-of-two
+//! capacity, grown at 3/4 load: no per-entry allocation, `8 W` bytes a slot.
+
+/// The value bit in the last word of a stored key.
+pub(crate) const VALUE_BIT: u64 = 1 << 63;
+
+/// An open-addressing set of packed keys with one value bit each.
+pub(crate) struct Memo<const W: usize> {
+    slots: Vec<[u64; W]>,
+    len: usize,
+}
+
+/// 64x64 -> 128-bit multiply, folded: the mixing step of wyhash.
+#[inline]
+fn mum(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+/// The hash of a key (value bit clear).
+#[inline]
+pub(crate) fn hash<const W: usize>(key: &[u64; W]) -> u64 {
+    let mut h = 0x243f_6a88_85a3_08d3u64;
+    for &word in key {
+        h = mum(h ^ word, 0x9e37_79b9_7f4a_7c15);
+    }
+    mum(h, 0xe703_7ed1_a0b4_28db)
+}
+
+impl<const W: usize> Memo<W> {
+    /// An empty memo with room for a few thousand entries.
+    pub(crate) fn new() -> Self {
+        Memo { slots: vec![[0; W]; 1 << 12], len: 0 }
+    }
+
+    /// Entries stored.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes held by the table.
+    pub(crate) fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<[u64; W]>()
+    }
+
+    /// Drops every entry and returns the memory.
+    pub(crate) fn clear(&mut self) {
+        *self = Memo::new();
+    }
+
+    /// The value stored for `key` (which must not have the value bit set).
+    #[inline]
+    pub(crate) fn get(&self, key: &[u64; W]) -> Option<bool> {
+        self.get_hashed(key, hash(key))
+    }
+
+    /// Asks the CPU to start loading the slot of hash `h`: the search probes
+    /// several children in a row, and a probe is a cache miss once the table
+    /// outgrows the cache, so overlapping the misses is most of the speed.
+    #[inline]
+    pub(crate) fn prefetch(&self, h: u64) {
+        let i = h as usize & (self.slots.len() - 1);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never
+            // faults; the pointer is in bounds anyway.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.slots[i..].as_ptr().cast::<i8>()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
+    /// [`Memo::get`] with the key's hash already known.
+    #[inline]
+    pub(crate) fn get_hashed(&self, key: &[u64; W], h: u64) -> Option<bool> {
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let slot = &self.slots[i];
+            // A key is never all zero, so a match is never an empty slot.
+            if slot[W - 1] & !VALUE_BIT == key[W - 1] && slot[..W - 1] == key[..W - 1] {
+                return Some(slot[W - 1] & VALUE_BIT != 0);
+            }
+            if slot.iter().all(|&x| x == 0) {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Stores `key` with `value`; the key must not be present yet.
+    #[inline]
+    pub(crate) fn insert(&mut self, key: &[u64; W], value: bool) {
+        self.insert_hashed(key, hash(key), value);
+    }
+
+    /// [`Memo::insert`] with the key's hash already known.
+    #[inline]
+    pub(crate) fn insert_hashed(&mut self, key: &[u64; W], h: u64, value: bool) {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mut stored = *key;
+        if value {
+            stored[W - 1] |= VALUE_BIT;
+        }
+        self.place(stored, h);
+        self.len += 1;
+    }
+
+    fn place(&mut self, stored: [u64; W], h: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        while self.slots[i].iter().any(|&x| x != 0) {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = stored;
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![[0; W]; 0]);
+        self.slots = vec![[0; W]; old.len() * 2];
+        for slot in old {
+            if slot.iter().any(|&x| x != 0) {
+                let mut key = slot;
+                key[W - 1] &= !VALUE_BIT;
+                self.place(slot, hash(&key));
+            }
+        }
+    }
+}
