@@ -4,7 +4,8 @@
 #   scripts/ledger.sh          stage 1, two-player 7x7 with 1 and 2 pieces, the English peg ledger (seconds)
 #   scripts/ledger.sh --long   also two-player 7x7 with 3 pieces (about 2 minutes on 2 cores)
 # Summaries of long runs kept under docs/results/ (<job>-summary.json: stage 2, the
-# 3-piece game, the peg problems) are appended as they are unless this invocation ran them again.
+# 3-piece game, the peg problems, the Sylver tables) are appended as they are unless this
+# invocation ran them again, each after its notes (<job>-notes.md) when there are any.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 plans=(stage1 cc2-m7p1 cc2-m7p2 peg-english)
@@ -31,6 +32,8 @@ bin=target/release/coordinator
   for kept in docs/results/*-summary.json; do
     name=$(basename "$kept" -summary.json)
     [[ " ${plans[*]} " == *" $name "* ]] && continue   # run again above
+    # Prose written about a kept run (docs/results/<job>-notes.md) goes before its table.
+    if [[ -f "docs/results/$name-notes.md" ]]; then cat "docs/results/$name-notes.md"; fi
     if [[ -f "$kept" ]]; then "$bin" ledger --summary "$kept"; fi
   done
 } > docs/RESULTS.md

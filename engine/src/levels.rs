@@ -233,12 +233,18 @@ pub fn merge(mut received: Vec<Successor>) -> Result<LevelShard, LevelError> {
 
 /// Merges the successors several expanders sent to one shard.
 pub fn merge_parts(parts: Vec<Vec<Successor>>) -> Result<LevelShard, LevelError> {
-    let total: usize = parts.iter().map(Vec::len).sum();
+    let slices: Vec<&[Successor]> = parts.iter().map(|p| &p[..]).collect();
+    merge_slices(&slices)
+}
+
+/// [`merge_parts`] over borrowed buffers.
+pub fn merge_slices(parts: &[&[Successor]]) -> Result<LevelShard, LevelError> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
     // Each position has several parents; a quarter of the moves is a generous
     // first guess at the distinct children, and the table grows if not.
     let mut table = Accumulator::with_capacity(total / 4);
     for part in parts {
-        for s in part {
+        for s in part.iter() {
             table.add_weight(s.key, s.weight());
         }
     }
@@ -280,39 +286,55 @@ pub fn next_level(
     current: &[LevelShard],
     threads: usize,
 ) -> Result<(Vec<LevelShard>, u64), LevelError> {
+    next_level_reusing(game, current, threads, &mut Scratch::default())
+}
+
+/// Successor buffers kept from one level to the next: allocating them afresh
+/// for every level made the kernel zero gigabytes of new pages (most of a
+/// run's system time).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// `outboxes[t][dest]`: thread t's successors bound for shard `dest`.
+    outboxes: Vec<Vec<Vec<Successor>>>,
+}
+
+/// [`next_level`], reusing the buffers in `scratch`.
+pub fn next_level_reusing(
+    game: &impl LevelGame,
+    current: &[LevelShard],
+    threads: usize,
+    scratch: &mut Scratch,
+) -> Result<(Vec<LevelShard>, u64), LevelError> {
     let shards = current.len();
     let threads = threads.clamp(1, shards.max(1));
+    scratch.outboxes.resize_with(threads, Vec::new);
+    for outbox in &mut scratch.outboxes {
+        outbox.resize_with(shards, Vec::new);
+        outbox.iter_mut().for_each(Vec::clear);
+    }
     let cursor = AtomicUsize::new(0);
-    let outboxes: Vec<Mutex<Vec<Vec<Successor>>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
     let childless = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let (cursor, outboxes) = (&cursor, &outboxes);
+        let handles: Vec<_> = scratch.outboxes[..threads]
+            .iter_mut()
+            .map(|outbox| {
+                let cursor = &cursor;
                 scope.spawn(move || {
-                    let mut outbox: Vec<Vec<Successor>> = vec![Vec::new(); shards];
                     let mut childless = 0;
                     loop {
                         let i = cursor.fetch_add(1, Ordering::Relaxed);
                         if i >= shards {
                             break;
                         }
-                        childless += expand(game, &current[i], &mut outbox);
+                        childless += expand(game, &current[i], outbox);
                     }
-                    *outboxes[t].lock().unwrap_or_else(|e| e.into_inner()) = outbox;
                     childless
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("expand thread panicked")).sum::<u64>()
     });
-    // Hand each destination its incoming vectors, then merge destinations in parallel.
-    let mut inboxes: Vec<Vec<Vec<Successor>>> = (0..shards).map(|_| Vec::new()).collect();
-    for outbox in outboxes {
-        for (dest, table) in outbox.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().enumerate() {
-            inboxes[dest].push(table);
-        }
-    }
-    let inboxes: Vec<Mutex<Vec<Vec<Successor>>>> = inboxes.into_iter().map(Mutex::new).collect();
+    // Merge destinations in parallel; each reads its vector from every thread.
+    let outboxes = &scratch.outboxes;
     let results: Vec<Mutex<Option<Result<LevelShard, LevelError>>>> = (0..shards).map(|_| Mutex::new(None)).collect();
     let cursor = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -323,8 +345,8 @@ pub fn next_level(
                     if i >= shards {
                         break;
                     }
-                    let parts = std::mem::take(&mut *inboxes[i].lock().unwrap_or_else(|e| e.into_inner()));
-                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge_parts(parts));
+                    let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();
+                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge_slices(&parts));
                 }
             });
         }

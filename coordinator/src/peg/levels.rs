@@ -101,11 +101,13 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, St
         out.levels.push(first);
         out.seconds.push(began.elapsed().as_secs_f64());
     }
+    let mut scratch = levels::Scratch::default();
     loop {
         let n = out.levels.len();
         let began = Instant::now();
-        let (next, _) = levels::next_level(board, out.levels.last().expect("level 0 exists"), opts.threads)
-            .map_err(|e| e.to_string())?;
+        let current = out.levels.last().expect("level 0 exists");
+        let (next, _) =
+            levels::next_level_reusing(board, current, opts.threads, &mut scratch).map_err(|e| e.to_string())?;
         let size: usize = next.iter().map(LevelShard::len).sum();
         if size == 0 {
             break;
