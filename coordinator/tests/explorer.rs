@@ -702,3 +702,109 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
     assert_eq!(state(&dom), "error");
     assert!(text_of(&dom, "error").contains("jump a1-a3 is not legal"), "{}", text_of(&dom, "error"));
 }
+
+/// Winning moves of the reference file's `winning` lines (games/tests/reference/sylver.tsv).
+fn sylver_reference_winning(position: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(repo().join("games/tests/reference/sylver.tsv")).unwrap();
+    let line = text
+        .lines()
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .find(|f| f.len() >= 3 && f[0] == "winning" && f[1] == position)
+        .unwrap_or_else(|| panic!("no winning line for {position}"));
+    line[2].split_whitespace().map(|x| x.parse().unwrap()).collect()
+}
+
+#[test]
+fn sylver_api_positions_tables_and_bad_input() {
+    // A directory without any tablebase: the Sylver view still answers, and
+    // the Chinese checkers routes keep their 404.
+    let dir = TempDir::new("explorer-sylver");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (server, addr) = serve(&empty, &dir, "serve-sylver-empty");
+    get_json(&addr, "/api/info", 404);
+    for (query, want) in [("numbers=5+14", "5 14"), ("numbers=14%2C5", "5 14"), ("numbers=4+5", "4 5")] {
+        let v = get_json(&addr, &format!("/api/sylver/position?{query}"), 200);
+        let winning: Vec<u64> = serde_json::from_value(v["winning"].clone()).unwrap();
+        assert_eq!(winning, sylver_reference_winning(want), "{query}");
+        assert_eq!(v["value"], "N");
+        assert!(v["table"].is_null(), "no summary here");
+        let chips = v["nameable"].as_array().unwrap();
+        let won: Vec<u64> =
+            chips.iter().filter(|c| c["status"] == "winning").map(|c| c["n"].as_u64().unwrap()).collect();
+        assert_eq!(won, winning);
+    }
+    let v = get_json(&addr, "/api/sylver/position?numbers=5+14", 200);
+    assert_eq!((v["t"].as_i64(), v["genus"].as_u64()), (Some(51), Some(26)));
+    assert_eq!(v["position"], "{5, 14}");
+    let p = get_json(&addr, "/api/sylver/position?numbers=11", 200);
+    assert_eq!((p["finite"].as_bool(), p["value"].as_str()), (Some(false), Some("P")));
+    let capped = get_json(&addr, "/api/sylver/position?numbers=17+18&budget=100", 200);
+    assert_eq!(capped["value"], "unknown");
+    for (query, want, says) in [
+        ("", 400, "empty position"),
+        ("numbers=", 400, "empty position"),
+        ("numbers=0", 400, "0 cannot be named"),
+        ("numbers=-4+5", 400, "negative"),
+        ("numbers=5+abc", 400, "not a number"),
+        ("numbers=5+99999999", 400, "too large"),
+        ("numbers=5+14&budget=x", 400, "budget"),
+        ("numbers=5+14&budget=999999999", 400, "budget"),
+        ("numbers=5&colour=red", 400, "unknown parameter"),
+        ("numbers=3000+3001", 422, "smallest"),
+    ] {
+        let e = get_json(&addr, &format!("/api/sylver/position?{query}"), want);
+        assert!(e["error"].as_str().unwrap().contains(says), "{query}: {e}");
+    }
+    let (status, _) = request(&addr, "POST", "/api/sylver/position?numbers=5+14");
+    assert_eq!(status, 405);
+    drop(server);
+
+    // A directory holding a Sylver table summary one level down: kind sylver,
+    // and a two-number position carries its row.
+    let tb = dir.join("tb");
+    std::fs::create_dir_all(tb.join("sylver-table")).unwrap();
+    std::fs::copy(repo().join("docs/results/sylver-table-m10-11-summary.json"), tb.join("sylver-table/summary.json"))
+        .unwrap();
+    let (_server, addr) = serve(&tb, &dir, "serve-sylver-table");
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!(info["kind"], "sylver");
+    assert_eq!(info["tables"][0], "sylver-table-m10-11");
+    get_json(&addr, "/api/position", 404);
+    let v = get_json(&addr, "/api/sylver/position?numbers=11+10", 200);
+    assert_eq!(v["table"]["job"], "sylver-table-m10-11");
+    assert_eq!(v["table"]["row"]["winning"], v["winning"]);
+    assert_eq!(v["winning"], serde_json::json!(sylver_reference_winning("10 11")));
+    let (status, body) = request(&addr, "GET", "/?game=sylver");
+    assert_eq!(status, 200);
+    assert!(body.contains("sylver.js"), "the page loads the Sylver view");
+
+    // The page: {5, 14} and its 26 chips, 18 the only green one; then 18
+    // named by URL (a P-position: no chip green); then a bad position.
+    let Some(bin) = chromium() else {
+        eprintln!("SKIPPED the Sylver page: no chromium binary");
+        return;
+    };
+    let profile = dir.join("profile");
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=14+5"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    let chips = tags(&dom, "button", "data-status=");
+    assert_eq!(chips.len(), 26, "{dom}");
+    let green: Vec<&str> =
+        chips.iter().filter(|c| attr(c, "data-status") == Some("winning")).filter_map(|c| attr(c, "data-n")).collect();
+    assert_eq!(green, ["18"]);
+    assert_eq!(
+        attr(tags(&dom, "table", "id=\"sylver-row\"").first().copied().unwrap_or(""), "data-m"),
+        None,
+        "no row for {{5, 14}} in m10-11"
+    );
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=10+11"));
+    assert_eq!(attr(tags(&dom, "table", "id=\"sylver-row\"")[0], "data-n"), Some("11"));
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=5+14&play=18"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    assert_eq!(attr(tags(&dom, "span", "id=\"sylver-value\"")[0], "data-value"), Some("P"));
+    assert!(tags(&dom, "button", "data-status=\"winning\"").is_empty());
+    let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=0"));
+    assert_eq!(state(&dom), "error");
+    assert!(text_of(&dom, "error").contains("0 cannot be named"), "{dom}");
+}

@@ -4,16 +4,17 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /` (`/app.js`, `/style.css`) | the page |
+//! | `GET /` (`/app.js`, `/peg.js`, `/sylver.js`, `/style.css`) | the page |
 //! | `GET /api/info` | the game kind, title, board cells, players, start, witness kinds |
 //! | `GET /api/position?pos=TEXT` | the position (default: the start), its answers and every move's child |
 //! | `GET /api/witness?kind=KIND` | a witness line (three-player only) |
 //! | `GET /api/peg/ledger` | the peg ledger (counts past 2^53 as strings) |
 //! | `GET /api/peg/problems` | the peg problem tables (class-feasible rows) |
 //! | `GET /api/peg/position?board=B&pos=PICTURE` | a peg position: jumps, class, finishing holes searched |
+//! | `GET /api/sylver/position?numbers=5+14&budget=N` | a Sylver coinage position: t, nameable numbers winning or losing, table row (any directory) |
 
 use super::peg::SEARCH_BUDGET;
-use super::{ApiError, Explorer, PegExplorer, Shared};
+use super::{ApiError, Explorer, PegExplorer, Shared, sylver};
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
@@ -27,6 +28,7 @@ const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const STYLE_CSS: &str = include_str!("assets/style.css");
 const PEG_JS: &str = include_str!("assets/peg.js");
+const SYLVER_JS: &str = include_str!("assets/sylver.js");
 
 /// Longest query string accepted (a position of the largest board is a few
 /// hundred bytes).
@@ -43,12 +45,14 @@ pub fn router(state: Arc<Shared>) -> Router {
         .route("/app.js", asset("text/javascript; charset=utf-8", APP_JS))
         .route("/style.css", asset("text/css; charset=utf-8", STYLE_CSS))
         .route("/peg.js", asset("text/javascript; charset=utf-8", PEG_JS))
+        .route("/sylver.js", asset("text/javascript; charset=utf-8", SYLVER_JS))
         .route("/api/info", get(info).fallback(method_not_allowed))
         .route("/api/position", get(position).fallback(method_not_allowed))
         .route("/api/witness", get(witness).fallback(method_not_allowed))
         .route("/api/peg/ledger", get(peg_ledger).fallback(method_not_allowed))
         .route("/api/peg/problems", get(peg_problems).fallback(method_not_allowed))
         .route("/api/peg/position", get(peg_position).fallback(method_not_allowed))
+        .route("/api/sylver/position", get(sylver_position).fallback(method_not_allowed))
         .fallback(not_found)
         .with_state(state)
 }
@@ -67,7 +71,8 @@ pub fn json_response(status: StatusCode, body: &impl Serialize) -> Response {
 async fn not_found() -> ApiError {
     ApiError::not_found(
         "no such page: try / (the explorer), /api/info, /api/position?pos=TEXT, /api/witness?kind=KIND, \
-         or for peg solitaire /api/peg/ledger, /api/peg/problems, /api/peg/position?board=B&pos=PICTURE",
+         for peg solitaire /api/peg/ledger, /api/peg/problems, /api/peg/position?board=B&pos=PICTURE, \
+         or for Sylver coinage /api/sylver/position?numbers=5+14",
     )
 }
 
@@ -89,11 +94,13 @@ async fn answer<T: Serialize + Send + 'static>(
 }
 
 async fn info(State(state): State<Arc<Shared>>) -> Response {
-    answer(state, |ex| {
+    let dir = state.dir.clone();
+    answer(state, move |ex| {
         Ok(match ex {
             Explorer::Cc3(e) => e.info(),
             Explorer::Cc2(e) => e.info(),
             Explorer::Peg(e) => e.info(),
+            Explorer::Sylver => sylver::info(&dir),
         })
     })
     .await
@@ -110,6 +117,7 @@ async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -
             Explorer::Cc3(e) => serde_json::to_value(e.position(pos)?),
             Explorer::Cc2(e) => serde_json::to_value(e.position(pos)?),
             Explorer::Peg(_) => return Err(ApiError::not_found(PEG_POSITIONS)),
+            Explorer::Sylver => return Err(ApiError::not_found(SYLVER_POSITIONS)),
         }
         .map_err(ApiError::internal)
     })
@@ -129,12 +137,16 @@ async fn witness(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) ->
         Explorer::Cc3(e) => e.witness(&kind),
         Explorer::Cc2(_) => Err(ApiError::not_found("two-player tablebases have no witnesses (three-player only)")),
         Explorer::Peg(_) => Err(ApiError::not_found("peg solitaire has no witnesses (three-player only)")),
+        Explorer::Sylver => Err(ApiError::not_found("Sylver coinage has no witnesses (three-player only)")),
     })
     .await
 }
 
 const PEG_POSITIONS: &str =
     "this directory holds peg solitaire summaries: positions are at /api/peg/position?board=B&pos=PICTURE";
+
+const SYLVER_POSITIONS: &str =
+    "this directory holds Sylver coinage tables: positions are at /api/sylver/position?numbers=5+14";
 
 /// Runs `f` on the peg explorer off the async threads, without holding the
 /// server's lock (a position's searches take seconds); 404 for another game.
@@ -192,6 +204,29 @@ async fn peg_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuer
         p.position(q.get("board").map(String::as_str), q.get("pos").map(String::as_str), budget, search)
     })
     .await
+}
+
+async fn sylver_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
+    let q = match parse_query(query.as_deref(), &["numbers", "budget"]) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    let budget = match q.get("budget").map(|b| b.trim().parse::<u64>()) {
+        None => sylver::SOLVE_BUDGET,
+        Some(Ok(b)) => b,
+        Some(Err(_)) => {
+            return ApiError::bad_request(format!("budget {:?} is not a number of positions", q["budget"]))
+                .into_response();
+        }
+    };
+    let numbers = q.get("numbers").cloned().unwrap_or_default();
+    let dir = state.dir.clone();
+    // No lock on the explorer: a Sylver position needs no tablebase.
+    match tokio::task::spawn_blocking(move || sylver::position(&dir, &numbers, budget)).await {
+        Ok(Ok(v)) => json_response(StatusCode::OK, &v),
+        Ok(Err(e)) => e.into_response(),
+        Err(e) => ApiError::internal(format!("request failed: {e}")).into_response(),
+    }
 }
 
 /// The parameters of a query string (`a=1&b=x+y`), percent-decoded; a

@@ -6,7 +6,8 @@
 //! The game kind comes from the files: `solo_A.tb` (with `enable_A_B.tb` and
 //! `enable_A_C.tb`) is a three-player job, `solo_1.tb` a two-player one.
 //! A directory holding the `summary.json` of a peg solitaire plan (or
-//! directories holding them) is a peg job. `/api/info` names the kind and the
+//! directories holding them) is a peg job; one holding only Sylver table
+//! summaries is a Sylver one (the Sylver view works over any directory). `/api/info` names the kind and the
 //! page picks the view that draws it, so
 //! another game plugs in as one more [`Explorer`] variant and one more view in
 //! `assets/app.js`. See docs/EXPLORER.md for the API.
@@ -15,12 +16,15 @@
 //! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
 //! - `depth`: plies to the end of a decided answer, by a bounded search.
 //! - [`peg`]: peg solitaire's ledger, problem table and positions.
+//! - [`sylver`]: Sylver coinage positions (over any directory) and the rows of
+//!   Sylver table summaries.
 
 pub mod api;
 mod cc2;
 mod cc3;
 mod depth;
 pub mod peg;
+pub mod sylver;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -76,6 +80,9 @@ pub enum Explorer {
     /// Peg solitaire: a ledger and/or a problem table, and positions searched
     /// on demand (shared so a search runs without holding the server's lock).
     Peg(Arc<PegExplorer>),
+    /// Sylver coinage table summaries and nothing else (the tables are read
+    /// per request by [`sylver`]; positions need no files).
+    Sylver,
 }
 
 impl Explorer {
@@ -94,9 +101,13 @@ impl Explorer {
         if let Some(peg) = PegExplorer::open(dir)? {
             return Ok(Explorer::Peg(Arc::new(peg)));
         }
+        if sylver::has_tables(dir) {
+            return Ok(Explorer::Sylver);
+        }
         Err(format!(
             "{}: no tablebase here (solo_A.tb for three-player Chinese checkers, solo_1.tb for two-player, \
-             summary.json of a peg plan here or one directory down); solve a plan first",
+             summary.json of a peg or sylver plan here or one directory down); solve a plan first, \
+             or open /?game=sylver for Sylver coinage",
             dir.display()
         ))
     }

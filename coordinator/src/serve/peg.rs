@@ -208,7 +208,7 @@ fn jumps_text(jumps: &[Jump]) -> String {
 }
 
 /// `DIR/summary.json`, then `DIR/*/summary.json` in name order.
-fn candidates(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn candidates(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.join("summary.json")];
     let mut subs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path().join("summary.json")).collect())

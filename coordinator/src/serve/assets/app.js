@@ -236,8 +236,9 @@ const cc2 = {
   moveAttrs(m) { return { "data-value": m.child.value }; },
 };
 
-// pegView (peg.js) draws its own board and tables: it has a main() and takes over.
-const VIEWS = { cc3, cc2, peg: pegView };
+// pegView (peg.js) and sylverView (sylver.js) draw their own boards and
+// tables: each has a main() and takes over.
+const VIEWS = { cc3, cc2, peg: pegView, sylver: sylverView };
 
 // ---- rendering and navigation
 
@@ -370,6 +371,8 @@ async function run(step) {
 }
 
 async function main() {
+  // Sylver coinage needs no tablebase: /?game=sylver works over any directory.
+  if (new URLSearchParams(location.search).get("game") === "sylver") return sylverView.main(null);
   try {
     app.info = await api("/api/info");
   } catch (e) {
