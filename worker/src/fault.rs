@@ -7,7 +7,8 @@
 //! committed), `after-generate` (worker: batches sent, not reported),
 //! `after-commit` (coordinator: round committed in its manifest),
 //! `after-counts-shard` (worker: the move counts of the n-th shard computed,
-//! not yet recorded as done; layer 0, round n).
+//! not yet recorded as done; layer 0, round n), `peg-mid-level` (a level
+//! job, embedded: level n computed, its file not yet written; layer 0, round n).
 
 /// A parsed fault point.
 #[derive(Clone, Debug, PartialEq, Eq)]
