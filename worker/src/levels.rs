@@ -245,12 +245,23 @@ where
     loop {
         match f().await {
             Ok(v) => return Ok(v),
-            Err(s) if matches!(s.code(), tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled) => {
+            // The same split as the retrograde link (`LinkError`): these may pass.
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unavailable
+                        | tonic::Code::DeadlineExceeded
+                        | tonic::Code::Cancelled
+                        | tonic::Code::Unknown
+                        | tonic::Code::Aborted
+                        | tonic::Code::ResourceExhausted
+                ) =>
+            {
                 tracing::warn!("coordinator unreachable ({}); retrying", s.message());
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
-            Err(s) => return Err(format!("coordinator refused: {}", s.message())),
+            Err(s) => return Err(format!("the coordinator refused this worker: {}", s.message())),
         }
     }
 }

@@ -212,7 +212,8 @@ impl Levels for LevelService {
             j.save(&s)?;
             id
         } else {
-            return Err(Status::resource_exhausted(format!("the job already has its {} workers", j.workers)));
+            // Not resource_exhausted: workers retry that code, and this does not pass.
+            return Err(Status::failed_precondition(format!("the job already has its {} workers", j.workers)));
         };
         tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), j.workers);
         if s.phase == Phase::Joining && s.manifest.workers.len() == j.workers as usize {
