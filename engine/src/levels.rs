@@ -5,7 +5,7 @@
 //! the key's symmetry orbit. Keys are cut into shards by a hash of the key;
 //! whoever owns a shard of level n expands it ([`expand`]), sends each child to
 //! the owner of the child's shard, and the owner merges what it receives into
-//! its shard of level n + 1 ([`merge`]): sorted, deduplicated, weights added.
+//! its shard of level n + 1 ([`merge_parts`]): sorted, deduplicated, weights added.
 //!
 //! Why orbit weights need no division: the sequences ending in the orbit of
 //! T are the sum, over parent orbits R and over the moves from R's
@@ -48,11 +48,6 @@ impl LevelShard {
     /// True when the shard holds no key.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
-    }
-
-    /// True when `key` is in the shard.
-    pub fn contains(&self, key: u64) -> bool {
-        self.keys.binary_search(&key).is_ok()
     }
 }
 
@@ -162,16 +157,6 @@ impl Accumulator {
         }
     }
 
-    /// Adds every entry of `other`.
-    pub fn absorb(&mut self, other: Accumulator) {
-        if let Some(key) = other.overflow {
-            self.overflow = Some(key);
-        }
-        for s in other.slots.into_iter().filter(|s| s.key != FREE) {
-            self.add_weight(s.key, s.weight());
-        }
-    }
-
     /// The entries, in no particular order (what crosses the wire to an owner).
     pub fn into_successors(self) -> Result<Vec<Successor>, LevelError> {
         if let Some(key) = self.overflow {
@@ -209,29 +194,10 @@ pub fn expand(game: &impl LevelGame, shard: &LevelShard, outbox: &mut [Vec<Succe
     childless
 }
 
-/// Merges the successors sent to one shard into that shard of the next level.
+/// Merges the successors several expanders sent to one shard.
 ///
 /// Fails only when a weight overflows `u128`, which would mean the counts
 /// are wrong (no published sequence comes near).
-pub fn merge(mut received: Vec<Successor>) -> Result<LevelShard, LevelError> {
-    received.sort_unstable_by_key(|s| s.key);
-    let mut out = LevelShard::default();
-    for s in received {
-        match out.keys.last() {
-            Some(&last) if last == s.key => {
-                let total = out.weights.last_mut().expect("weights follow keys");
-                *total = total.checked_add(s.weight()).ok_or(LevelError::Overflow { key: s.key })?;
-            }
-            _ => {
-                out.keys.push(s.key);
-                out.weights.push(s.weight());
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Merges the successors several expanders sent to one shard.
 pub fn merge_parts(parts: Vec<Vec<Successor>>) -> Result<LevelShard, LevelError> {
     let slices: Vec<&[Successor]> = parts.iter().map(|p| &p[..]).collect();
     merge_slices(&slices)
@@ -597,6 +563,6 @@ mod tests {
     #[test]
     fn merge_refuses_overflow() {
         let s = vec![Successor::new(7, u128::MAX), Successor::new(7, 1)];
-        assert!(matches!(merge(s), Err(LevelError::Overflow { key: 7 })));
+        assert!(matches!(merge_parts(vec![s]), Err(LevelError::Overflow { key: 7 })));
     }
 }

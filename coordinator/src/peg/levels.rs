@@ -129,11 +129,6 @@ fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> 
     levels::write_part(&level_path(root, n), &parts).map_err(|e| e.to_string())
 }
 
-/// True when `key` is in `level`.
-pub fn contains(level: &Level, key: u64) -> bool {
-    level[levels::shard_of(key, level.len())].contains(key)
-}
-
 /// The weight of `key` in `level` (0 when absent).
 pub fn weight(level: &Level, key: u64) -> u128 {
     let shard = &level[levels::shard_of(key, level.len())];
