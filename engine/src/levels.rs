@@ -271,7 +271,20 @@ pub fn next_level_reusing(
     threads: usize,
     scratch: &mut Scratch,
 ) -> Result<(Vec<LevelShard>, u64), LevelError> {
-    let shards = current.len();
+    let sources: Vec<&LevelShard> = current.iter().collect();
+    expand_and_merge(game, &sources, current.len(), threads, scratch)
+}
+
+/// Expands `sources` (any shards of one level) on `threads` threads and adds
+/// the successors up into `shards` destination shards of the next level.
+/// Returns them and the number of source keys with no child.
+fn expand_and_merge(
+    game: &impl LevelGame,
+    sources: &[&LevelShard],
+    shards: usize,
+    threads: usize,
+    scratch: &mut Scratch,
+) -> Result<(Vec<LevelShard>, u64), LevelError> {
     let threads = threads.clamp(1, shards.max(1));
     scratch.outboxes.resize_with(threads, Vec::new);
     for outbox in &mut scratch.outboxes {
@@ -286,12 +299,8 @@ pub fn next_level_reusing(
                 let cursor = &cursor;
                 scope.spawn(move || {
                     let mut childless = 0;
-                    loop {
-                        let i = cursor.fetch_add(1, Ordering::Relaxed);
-                        if i >= shards {
-                            break;
-                        }
-                        childless += expand(game, &current[i], outbox);
+                    while let Some(source) = sources.get(cursor.fetch_add(1, Ordering::Relaxed)) {
+                        childless += expand(game, source, outbox);
                     }
                     childless
                 })
@@ -455,30 +464,8 @@ pub fn expand_owned(
     shards: usize,
     threads: usize,
 ) -> Result<Vec<LevelShard>, LevelError> {
-    let cursor = AtomicUsize::new(0);
-    let threads = threads.max(1);
-    let outboxes: Vec<Vec<Vec<Successor>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let cursor = &cursor;
-                scope.spawn(move || {
-                    let mut outbox: Vec<Vec<Successor>> = vec![Vec::new(); shards];
-                    while let Some((_, shard)) = level.get(cursor.fetch_add(1, Ordering::Relaxed)) {
-                        expand(game, shard, &mut outbox);
-                    }
-                    outbox
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("expand thread panicked")).collect()
-    });
-    let mut inboxes: Vec<Vec<Vec<Successor>>> = (0..shards).map(|_| Vec::new()).collect();
-    for outbox in outboxes {
-        for (dest, v) in outbox.into_iter().enumerate() {
-            inboxes[dest].push(v);
-        }
-    }
-    inboxes.into_iter().map(merge_parts).collect()
+    let sources: Vec<&LevelShard> = level.iter().map(|(_, s)| s).collect();
+    Ok(expand_and_merge(game, &sources, shards, threads, &mut Scratch::default())?.0)
 }
 
 /// Adds up the parcels several senders delivered for one shard.
