@@ -35,6 +35,7 @@ pub mod service;
 pub mod status;
 pub mod summary;
 pub mod sylver;
+pub mod sylver_cluster;
 pub mod sylver_job;
 pub mod twoplayer;
 pub mod witness;

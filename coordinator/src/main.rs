@@ -6,7 +6,7 @@ use retro_coordinator::analysis;
 use retro_coordinator::estimate::{bytes_human, estimate};
 use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
-use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
+use retro_coordinator::plan::{ClusterSection, DEFAULT_PLAN, Plan};
 use retro_coordinator::probe::{self, Prober};
 use retro_coordinator::summary;
 use retro_coordinator::witness::{self, WitnessKind};
@@ -253,8 +253,8 @@ fn peg_solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: 
     Ok(())
 }
 
-fn server_tls(plan: &Plan) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
-    let (Some(cert), Some(key)) = (&plan.cluster.tls_cert, &plan.cluster.tls_key) else { return Ok(None) };
+fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
+    let (Some(cert), Some(key)) = (&cluster.tls_cert, &cluster.tls_key) else { return Ok(None) };
     let read = |p: &PathBuf, what: &str| std::fs::read(p).map_err(|e| format!("[cluster] {what} {}: {e}", p.display()));
     Ok(Some(retro_coordinator::service::ServerTls {
         cert_pem: read(cert, "tls_cert")?,
@@ -272,7 +272,8 @@ async fn run(args: RunArgs) -> Result<(), String> {
     if let Some(path) = &args.plan
         && retro_coordinator::sylver_job::is_sylver_plan(path)
     {
-        return retro_coordinator::sylver_job::run_cli(path, args.output, args.checkpoints, args.json);
+        let path = path.clone();
+        return run_sylver(&path, args).await;
     }
     let plan = load_plan(&args.plan)?;
     if !plan.is_solvable() {
@@ -303,7 +304,7 @@ async fn run(args: RunArgs) -> Result<(), String> {
         token: plan.token(),
         on_listen: Some(print_listen),
         status_listen: args.status,
-        tls: server_tls(&plan)?,
+        tls: server_tls(&plan.cluster)?,
     };
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;
@@ -314,6 +315,41 @@ async fn run(args: RunArgs) -> Result<(), String> {
         println!("tablebases and summary.json in {}", output.display());
     }
     Ok(())
+}
+
+/// Runs a Sylver table plan: on this machine's threads, or (with `[cluster]
+/// workers`, `--listen` or `--expect-workers`) on any number of remote workers
+/// that take whole m-classes; both write the same table.
+async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String> {
+    use retro_coordinator::sylver_job::{self, SylverPlan};
+    let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
+    let output = args.output.unwrap_or_else(|| plan.output.clone());
+    let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
+    std::fs::create_dir_all(&checkpoints).map_err(|e| format!("{}: {e}", checkpoints.display()))?;
+    let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let summary = if cluster {
+        let text = plan.cluster.listen.clone();
+        let addr = match args.listen {
+            Some(a) => a,
+            None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
+        };
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+        let tls = server_tls(&plan.cluster)?;
+        let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
+        let opts = sylver_job::RunOptions::default();
+        retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls).await?
+    } else {
+        let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
+        tokio::task::spawn_blocking(move || {
+            sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())
+        })
+        .await
+        .map_err(|e| e.to_string())??
+    };
+    sylver_job::print_summary(&summary, &output, args.json)
 }
 
 /// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
@@ -354,7 +390,8 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
             tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         print_listen(listener.local_addr().map_err(|e| e.to_string())?);
         let (_, start) = peg::plan_start(plan)?;
-        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(plan)?).await?;
+        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(&plan.cluster)?)
+            .await?;
     }
     let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
         .await

@@ -131,6 +131,25 @@ pub struct ClusterSection {
     pub tls_key: Option<PathBuf>,
 }
 
+impl ClusterSection {
+    /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else
+    /// `cluster.token` when non-empty, else none.
+    pub fn token(&self) -> Option<String> {
+        pick_token(std::env::var("RETRO_TOKEN").ok(), self.token.as_ref())
+    }
+
+    /// Reads only the `[cluster]` section of plan text (plans of other kinds,
+    /// like Sylver tables, share it); `origin` names the file in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<ClusterSection, PlanError> {
+        let root = parse_toml(text, origin)?;
+        Reader { origin, root }.cluster()
+    }
+
+    /// The fields `[cluster]` may have.
+    pub const FIELDS: &[&str] =
+        &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"];
+}
+
 /// `[output]`: where finished tablebases and checkpoints go.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -205,9 +224,22 @@ impl PlanError {
 const SCHEMA: [(&str, &[&str]); 4] = [
     ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions", "board", "vacancy", "task"]),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
-    ("cluster", &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"]),
+    ("cluster", ClusterSection::FIELDS),
     ("output", &["dir", "checkpoints"]),
 ];
+
+/// Plan text as a tree of sections; a syntax error names the file.
+fn parse_toml(text: &str, origin: &str) -> Result<BTreeMap<String, Value>, PlanError> {
+    let syntax =
+        |message: String| PlanError::Syntax { origin: origin.to_owned(), message: message.trim_end().to_owned() };
+    let root = config::Config::builder()
+        .add_source(config::File::from_str(text, config::FileFormat::Toml))
+        .build()
+        .map_err(|e| syntax(e.to_string()))?
+        .try_deserialize::<config::Map<String, Value>>()
+        .map_err(|e| syntax(e.to_string()))?;
+    Ok(root.into_iter().collect())
+}
 
 /// Walks the value tree `config` produced, with strict types.
 struct Reader<'a> {
@@ -222,6 +254,31 @@ impl Reader<'_> {
 
     fn missing(&self, field: &str) -> PlanError {
         PlanError::Missing { origin: self.origin.to_owned(), field: field.to_owned() }
+    }
+
+    /// The `[cluster]` section (every field optional).
+    fn cluster(&self) -> Result<ClusterSection, PlanError> {
+        let r = self;
+        let workers = r.int("cluster", "workers", 0, u32::MAX.into())?.unwrap_or(0) as u32;
+        let token = r.string("cluster", "token")?.filter(|t| !t.is_empty());
+        let listen = r.string("cluster", "listen")?.unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
+        if let Err(e) = listen.parse::<SocketAddr>() {
+            return Err(r.invalid(
+                "cluster.listen",
+                format!("must be a socket address like {DEFAULT_LISTEN}, got {listen:?} ({e})"),
+            ));
+        }
+        let threads = r.int("cluster", "threads", 0, u32::MAX.into())?.unwrap_or(0) as u32;
+        let heartbeat_timeout_secs =
+            r.int("cluster", "heartbeat_timeout_secs", 1, 3600)?.unwrap_or(DEFAULT_HEARTBEAT_SECS);
+
+        let tls_cert = r.string("cluster", "tls_cert")?.filter(|t| !t.is_empty()).map(PathBuf::from);
+        let tls_key = r.string("cluster", "tls_key")?.filter(|t| !t.is_empty()).map(PathBuf::from);
+        if tls_cert.is_some() != tls_key.is_some() {
+            let missing = if tls_cert.is_some() { "cluster.tls_key" } else { "cluster.tls_cert" };
+            return Err(r.invalid(missing, "TLS needs both tls_cert and tls_key"));
+        }
+        Ok(ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key })
     }
 
     /// Rejects unknown sections and fields, and sections that are not tables.
@@ -358,15 +415,7 @@ impl Plan {
 
     /// Parses and validates plan text; `origin` names it in error messages.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Plan, PlanError> {
-        let syntax =
-            |message: String| PlanError::Syntax { origin: origin.to_owned(), message: message.trim_end().to_owned() };
-        let root = config::Config::builder()
-            .add_source(config::File::from_str(text, config::FileFormat::Toml))
-            .build()
-            .map_err(|e| syntax(e.to_string()))?
-            .try_deserialize::<config::Map<String, Value>>()
-            .map_err(|e| syntax(e.to_string()))?;
-        let r = Reader { origin, root: root.into_iter().collect() };
+        let r = Reader { origin, root: parse_toml(text, origin)? };
         if matches!(r.get("job", "game").map(|v| &v.kind), Some(ValueKind::String(g)) if g == "sylver") {
             // Sylver plans have their own fields (rows, not a rank space): see sylver_job.
             return Err(r.invalid(
@@ -493,26 +542,7 @@ impl Plan {
         }
         let chunk_bytes = r.int("shards", "chunk_bytes", 512, 1 << 30)?.unwrap_or(DEFAULT_CHUNK_BYTES);
 
-        // [cluster]
-        let workers = r.int("cluster", "workers", 0, u32::MAX.into())?.unwrap_or(0) as u32;
-        let token = r.string("cluster", "token")?.filter(|t| !t.is_empty());
-        let listen = r.string("cluster", "listen")?.unwrap_or_else(|| DEFAULT_LISTEN.to_owned());
-        if let Err(e) = listen.parse::<SocketAddr>() {
-            return Err(r.invalid(
-                "cluster.listen",
-                format!("must be a socket address like {DEFAULT_LISTEN}, got {listen:?} ({e})"),
-            ));
-        }
-        let threads = r.int("cluster", "threads", 0, u32::MAX.into())?.unwrap_or(0) as u32;
-        let heartbeat_timeout_secs =
-            r.int("cluster", "heartbeat_timeout_secs", 1, 3600)?.unwrap_or(DEFAULT_HEARTBEAT_SECS);
-
-        let tls_cert = r.string("cluster", "tls_cert")?.filter(|t| !t.is_empty()).map(PathBuf::from);
-        let tls_key = r.string("cluster", "tls_key")?.filter(|t| !t.is_empty()).map(PathBuf::from);
-        if tls_cert.is_some() != tls_key.is_some() {
-            let missing = if tls_cert.is_some() { "cluster.tls_key" } else { "cluster.tls_cert" };
-            return Err(r.invalid(missing, "TLS needs both tls_cert and tls_key"));
-        }
+        let cluster = r.cluster()?;
 
         // [output]
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
@@ -528,7 +558,7 @@ impl Plan {
         Ok(Plan {
             job: JobSection { name, game, order, questions, size, pieces, colour_symmetry, board, vacancy, task },
             shards: ShardSection { count, block_positions, chunk_bytes },
-            cluster: ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key },
+            cluster,
             output: OutputSection { dir, checkpoints },
         })
     }
@@ -566,7 +596,7 @@ impl Plan {
     /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else
     /// `cluster.token` when non-empty, else none.
     pub fn token(&self) -> Option<String> {
-        pick_token(std::env::var("RETRO_TOKEN").ok(), self.cluster.token.as_ref())
+        self.cluster.token()
     }
 }
 

@@ -79,6 +79,19 @@ pub async fn serve(
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token));
+    serve_routes(tonic::service::Routes::new(svc), tls, listener, shutdown).await
+}
+
+/// Serves `routes` (services already wrapped in the token check) on
+/// `listener` until `shutdown`, over TLS when `tls` is given, with the
+/// keepalive every coordinator service uses. Shared by the retrograde, level
+/// and task services so they are reachable the same way.
+pub async fn serve_routes(
+    routes: tonic::service::Routes,
+    tls: Option<ServerTls>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
     let mut builder = tonic::transport::Server::builder();
     if let Some(t) = tls {
         let identity = tonic::transport::Identity::from_pem(t.cert_pem, t.key_pem);
@@ -87,7 +100,7 @@ pub async fn serve(
     builder
         .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
-        .add_service(svc)
+        .add_routes(routes)
         .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
         .await
 }

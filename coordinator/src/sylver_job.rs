@@ -26,15 +26,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use config::{Value, ValueKind};
 use retro_engine::durable::{read_checked_json, write_atomic, write_checked_json};
-use retro_engine::sylver::{ClassSolver, MAX_M, SolveError};
-use retro_games::sylver::{Apery, gcd, parse_numbers};
-use serde::{Deserialize, Serialize};
+use retro_engine::sylver::{ClassSolver, MAX_M};
+use retro_games::sylver::{gcd, parse_numbers};
+use serde::Serialize;
 
-use crate::plan::PlanError;
+use crate::plan::{ClusterSection, PlanError};
+
+pub use retro_engine::sylver::table::{
+    ClassUnit, Question, RowResult, RowStatus, SOLVER_STACK, expected_cost, solve_class,
+};
 
 /// The published reference lines (source line inside), for the comparison column.
 const REFERENCE: &str = include_str!("../../games/tests/reference/sylver.tsv");
@@ -44,18 +47,11 @@ const REFERENCE: &str = include_str!("../../games/tests/reference/sylver.tsv");
 pub const DEFAULT_CAP: u64 = 250_000_000;
 
 /// The allowed fields of each section.
-const SCHEMA: [(&str, &[&str]); 2] =
-    [("job", &["name", "game", "question", "ranges", "pairs", "cap", "threads"]), ("output", &["dir", "checkpoints"])];
-
-/// What each row answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Question {
-    /// Every winning move of `{m, n}`.
-    Winning,
-    /// Whether naming `t` wins from `{m, n}`.
-    TWins,
-}
+const SCHEMA: [(&str, &[&str]); 3] = [
+    ("job", &["name", "game", "question", "ranges", "pairs", "cap", "threads"]),
+    ("cluster", ClusterSection::FIELDS),
+    ("output", &["dir", "checkpoints"]),
+];
 
 /// A validated Sylver plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,61 +70,8 @@ pub struct SylverPlan {
     pub output: PathBuf,
     /// Where the row checkpoints go.
     pub checkpoints: PathBuf,
-}
-
-/// One m-class with its rows: the unit of work a thread (or, later, a remote
-/// worker) takes whole.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClassUnit {
-    /// The reference number.
-    pub m: u64,
-    /// The rows' `n`, ascending (only those still to do).
-    pub ns: Vec<u64>,
-    /// The largest `n` of the class in the plan: sizes the key, so the same
-    /// class packs its positions the same way whichever rows remain.
-    pub n_max: u64,
-    /// The question.
-    pub question: Question,
-    /// Memo cap.
-    pub cap: u64,
-}
-
-/// How a row ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RowStatus {
-    /// Answered exactly.
-    Solved,
-    /// The class memo reached the cap first.
-    Capped,
-}
-
-/// The result of one row: what a checkpoint file holds and what travels back
-/// from whoever solved it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RowResult {
-    /// The reference number.
-    pub m: u64,
-    /// The other number.
-    pub n: u64,
-    /// Frobenius number of `{m, n}`.
-    pub t: u64,
-    /// The question answered.
-    pub question: Question,
-    /// Winning moves of `{m, n}` (question `winning`, solved rows).
-    pub winning: Vec<u64>,
-    /// Whether naming `t` wins (question `t_wins`, solved rows).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub t_wins: Option<bool>,
-    /// Memo positions this row added (capped: reached when it stopped; 0 for a
-    /// row not attempted because a smaller row of its class was capped).
-    pub positions: u64,
-    /// Wall-clock seconds of this row.
-    pub seconds: f64,
-    /// Solved or capped.
-    pub status: RowStatus,
-    /// The cap it ran under (a capped row is redone when the cap changes).
-    pub cap: u64,
+    /// `[cluster]`: with `workers > 0` remote workers take the classes.
+    pub cluster: ClusterSection,
 }
 
 /// A summary row: the result plus the comparison with the published value.
@@ -354,7 +297,8 @@ impl SylverPlan {
         };
         let output = dir_of("dir", "tablebases")?;
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
-        Ok(SylverPlan { name, question, rows: rows.into_iter().collect(), cap, threads, output, checkpoints })
+        let cluster = ClusterSection::from_toml_str(text, origin)?;
+        Ok(SylverPlan { name, question, rows: rows.into_iter().collect(), cap, threads, output, checkpoints, cluster })
     }
 
     /// The rows grouped into m-classes, `n` ascending within each.
@@ -366,69 +310,6 @@ impl SylverPlan {
         by_m.into_iter()
             .map(|(m, ns)| ClassUnit { m, n_max: *ns.last().unwrap_or(&m), ns, question: self.question, cap: self.cap })
             .collect()
-    }
-}
-
-/// A rough cost of a class: the number of Apéry tuples below its largest row
-/// (`C(genus + m - 2, m - 2)`, as a float), only used to start the dearest
-/// classes first so the last thread does not start a long class late.
-pub fn expected_cost(unit: &ClassUnit) -> f64 {
-    let genus = ((unit.m - 1) * (unit.n_max - 1) / 2) as f64;
-    let dims = (unit.m.saturating_sub(2)) as f64;
-    (1..=dims as u64).map(|i| (genus + i as f64) / i as f64).map(f64::ln).sum()
-}
-
-/// The Frobenius number of a coprime pair.
-fn pair_t(m: u64, n: u64) -> u64 {
-    m * n - m - n
-}
-
-/// Solves the rows of one class in order, calling `done` after each. After a
-/// capped row the rest of the class is reported capped without an attempt
-/// (a larger `n` only has more positions).
-pub fn solve_class(unit: &ClassUnit, mut done: impl FnMut(RowResult)) {
-    let mut solver = match ClassSolver::new(unit.m, unit.n_max - 1) {
-        Ok(s) => s,
-        Err(_) => return, // validated with the plan; nothing can be solved
-    };
-    solver.set_cap(unit.cap);
-    let mut capped = false;
-    for &n in &unit.ns {
-        let t = pair_t(unit.m, n);
-        let mut row = RowResult {
-            m: unit.m,
-            n,
-            t,
-            question: unit.question,
-            winning: Vec::new(),
-            t_wins: None,
-            positions: 0,
-            seconds: 0.0,
-            status: RowStatus::Capped,
-            cap: unit.cap,
-        };
-        if !capped {
-            let started = Instant::now();
-            let before = solver.positions();
-            let result =
-                Apery::from_numbers(&[unit.m, n]).map_err(|_| SolveError::BadM { m: unit.m }).and_then(|a| match unit
-                    .question
-                {
-                    Question::Winning => solver.winning_moves(&a).map(|w| row.winning = w),
-                    Question::TWins => solver.value(&a.named(t)).map(|v| row.t_wins = Some(!v)),
-                });
-            row.seconds = started.elapsed().as_secs_f64();
-            row.positions = solver.positions() - before;
-            match result {
-                Ok(()) => row.status = RowStatus::Solved,
-                Err(_) => {
-                    capped = true;
-                    // The memo is full: hand its memory back now.
-                    solver.clear();
-                }
-            }
-        }
-        done(row);
     }
 }
 
@@ -496,40 +377,139 @@ pub struct RunOptions {
     pub stop_after: Option<usize>,
 }
 
-/// Runs the plan: solves the rows without a checkpoint, then writes the
-/// table and `summary.json`.
-pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptions) -> Result<Summary, String> {
-    let rows_dir = checkpoints.join("rows");
-    std::fs::create_dir_all(&rows_dir).map_err(|e| format!("{}: {e}", rows_dir.display()))?;
-    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
-    let mut results: BTreeMap<(u64, u64), (RowResult, bool)> = BTreeMap::new();
-    for &(m, n) in &plan.rows {
-        let path = row_path(&rows_dir, m, n);
-        match read_checked_json::<RowResult>(&path) {
-            Ok(Some(r)) if r.question == plan.question && (r.status == RowStatus::Solved || r.cap == plan.cap) => {
-                results.insert((m, n), (r, true));
+/// The rows of a job so far: those read back from checkpoints and those
+/// finished in this run. The embedded threads and the cluster service feed
+/// it the same way, so a table does not depend on who solved its rows.
+pub struct Progress {
+    rows_dir: PathBuf,
+    results: BTreeMap<(u64, u64), (RowResult, bool)>,
+    wanted: BTreeSet<(u64, u64)>,
+    written: usize,
+    stop_after: Option<usize>,
+}
+
+impl Progress {
+    /// Reads the row checkpoints of `plan` under `checkpoints` (a damaged or
+    /// stale one is logged and its row solved again).
+    pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<Progress, String> {
+        let rows_dir = checkpoints.join("rows");
+        std::fs::create_dir_all(&rows_dir).map_err(|e| format!("{}: {e}", rows_dir.display()))?;
+        let mut results = BTreeMap::new();
+        for &(m, n) in &plan.rows {
+            let path = row_path(&rows_dir, m, n);
+            match read_checked_json::<RowResult>(&path) {
+                Ok(Some(r)) if r.question == plan.question && (r.status == RowStatus::Solved || r.cap == plan.cap) => {
+                    results.insert((m, n), (r, true));
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!("{e}; the row will be solved again"),
             }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("{e}; the row will be solved again"),
         }
+        let wanted = plan.rows.iter().copied().collect();
+        Ok(Progress { rows_dir, results, wanted, written: 0, stop_after: opts.stop_after })
     }
-    let mut units: Vec<ClassUnit> = plan
-        .classes()
-        .into_iter()
-        .map(|mut u| {
-            u.ns.retain(|&n| !results.contains_key(&(u.m, n)));
-            u
-        })
-        .filter(|u| !u.ns.is_empty())
-        .collect();
-    // Cheapest first in the vector, so pop() hands out the dearest class.
-    units.sort_by(|a, b| expected_cost(a).total_cmp(&expected_cost(b)));
+
+    /// The classes still to solve, each with only its unfinished rows,
+    /// cheapest first (so `pop()` hands out the dearest).
+    pub fn pending_units(&self, plan: &SylverPlan) -> Vec<ClassUnit> {
+        let mut units: Vec<ClassUnit> = plan
+            .classes()
+            .into_iter()
+            .map(|mut u| {
+                u.ns.retain(|&n| !self.has(u.m, n));
+                u
+            })
+            .filter(|u| !u.ns.is_empty())
+            .collect();
+        units.sort_by(|a, b| expected_cost(a).total_cmp(&expected_cost(b)));
+        units
+    }
+
+    /// True when row `{m, n}` is done.
+    pub fn has(&self, m: u64, n: u64) -> bool {
+        self.results.contains_key(&(m, n))
+    }
+
+    /// Rows done (from checkpoints and this run).
+    pub fn done(&self) -> usize {
+        self.results.len()
+    }
+
+    /// True when every row of the plan is done.
+    pub fn is_complete(&self) -> bool {
+        self.results.len() == self.wanted.len()
+    }
+
+    /// Checks that `row` answers a row of `plan` the way the plan asks.
+    pub fn check(&self, plan: &SylverPlan, row: &RowResult) -> Result<(), String> {
+        if !self.wanted.contains(&(row.m, row.n)) {
+            return Err(format!("row {{{}, {}}} is not part of job {}", row.m, row.n, plan.name));
+        }
+        if row.question != plan.question || row.cap != plan.cap {
+            return Err(format!(
+                "row {{{}, {}}} answers {:?} under cap {}; the job asks {:?} under cap {}",
+                row.m, row.n, row.question, row.cap, plan.question, plan.cap
+            ));
+        }
+        if row.t != row.m * row.n - row.m - row.n {
+            return Err(format!("row {{{}, {}}} reports t = {}", row.m, row.n, row.t));
+        }
+        Ok(())
+    }
+
+    /// Checkpoints a finished row (a row already done is ignored: answers do
+    /// not depend on who computed them). Fails when the checkpoint cannot be
+    /// written, or at the fault hook.
+    pub fn record(&mut self, row: RowResult) -> Result<(), String> {
+        if self.has(row.m, row.n) {
+            return Ok(());
+        }
+        write_checked_json(&row_path(&self.rows_dir, row.m, row.n), &row).map_err(|e| e.to_string())?;
+        tracing::info!(
+            "row {{{}, {}}} t = {}: {:?}, {} positions, {:.2} s{} ({} of {} rows done)",
+            row.m,
+            row.n,
+            row.t,
+            row.status,
+            row.positions,
+            row.seconds,
+            match (row.question, row.status) {
+                (_, RowStatus::Capped) => String::new(),
+                (Question::Winning, _) => format!(", winning {:?}", row.winning),
+                (Question::TWins, _) => format!(", t wins: {}", row.t_wins.unwrap_or(false)),
+            },
+            self.results.len() + 1,
+            self.wanted.len()
+        );
+        self.results.insert((row.m, row.n), (row, false));
+        self.written += 1;
+        if self.stop_after.is_some_and(|k| self.written >= k) {
+            return Err(format!("stopped after {} rows (fault hook)", self.written));
+        }
+        Ok(())
+    }
+
+    /// Writes `table.tsv` and `summary.json` into `output`.
+    pub fn finish(&self, plan: &SylverPlan, output: &Path) -> Result<Summary, String> {
+        std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+        let summary = summarize(plan, self.results.clone());
+        write_outputs(output, &summary)?;
+        Ok(summary)
+    }
+}
+
+/// Runs the plan on this machine's threads: solves the rows without a
+/// checkpoint, then writes the table and `summary.json`.
+pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptions) -> Result<Summary, String> {
+    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    let mut progress = Progress::open(plan, checkpoints, opts)?;
+    let units = progress.pending_units(plan);
     let todo: usize = units.iter().map(|u| u.ns.len()).sum();
     tracing::info!(
         "sylver job {}: {} rows, {} from checkpoints, {} to solve in {} classes on {} threads",
         plan.name,
         plan.rows.len(),
-        results.len(),
+        progress.done(),
         todo,
         units.len(),
         plan.threads
@@ -542,17 +522,15 @@ pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptio
         let tx = tx.clone();
         let h = std::thread::Builder::new()
             .name("sylver-class".into())
-            // The search recurses once per named number: deep but small frames.
-            .stack_size(256 << 20)
+            .stack_size(SOLVER_STACK)
             .spawn(move || {
                 loop {
                     let next = queue.lock().ok().and_then(|mut q| q.pop());
                     let Some(unit) = next else { break };
                     let mut stop = false;
                     solve_class(&unit, |row| {
-                        if !stop && tx.send(row).is_err() {
-                            stop = true;
-                        }
+                        stop = tx.send(row).is_err();
+                        !stop
                     });
                     if stop {
                         break;
@@ -563,46 +541,15 @@ pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptio
         handles.push(h);
     }
     drop(tx);
-    let mut written = 0;
-    let mut failure = None;
     for row in rx {
-        let path = row_path(&rows_dir, row.m, row.n);
-        if let Err(e) = write_checked_json(&path, &row) {
-            failure = Some(e.to_string());
-            break;
-        }
-        tracing::info!(
-            "row {{{}, {}}} t = {}: {:?}, {} positions, {:.2} s{}",
-            row.m,
-            row.n,
-            row.t,
-            row.status,
-            row.positions,
-            row.seconds,
-            match (row.question, row.status) {
-                (_, RowStatus::Capped) => String::new(),
-                (Question::Winning, _) => format!(", winning {:?}", row.winning),
-                (Question::TWins, _) => format!(", t wins: {}", row.t_wins.unwrap_or(false)),
-            }
-        );
-        results.insert((row.m, row.n), (row, false));
-        written += 1;
-        if opts.stop_after.is_some_and(|k| written >= k) {
-            failure = Some(format!("stopped after {written} rows (fault hook)"));
-            break;
-        }
-    }
-    if let Some(f) = failure {
-        // Threads still solving see the channel closed at their next row and
-        // stop; do not wait for a long row to finish.
-        return Err(f);
+        // On failure, threads still solving see the channel closed at their
+        // next row and stop; do not wait for a long row to finish.
+        progress.record(row)?;
     }
     for h in handles {
         let _ = h.join();
     }
-    let summary = summarize(plan, results);
-    write_outputs(output, &summary)?;
-    Ok(summary)
+    progress.finish(plan, output)
 }
 
 fn summarize(plan: &SylverPlan, results: BTreeMap<(u64, u64), (RowResult, bool)>) -> Summary {
@@ -665,16 +612,12 @@ fn write_outputs(dir: &Path, s: &Summary) -> Result<(), String> {
     write_atomic(&dir.join("summary.json"), json.as_bytes()).map_err(|e| e.to_string())
 }
 
-/// `coordinator --plan P` for a Sylver plan.
-pub fn run_cli(path: &Path, output: Option<PathBuf>, checkpoints: Option<PathBuf>, json: bool) -> Result<(), String> {
-    let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
-    let output = output.unwrap_or_else(|| plan.output.clone());
-    let checkpoints = checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
-    let s = run(&plan, &output, &checkpoints, &RunOptions::default())?;
+/// Prints a finished table (or its `summary.json` with `json`) for `coordinator --plan P`.
+pub fn print_summary(s: &Summary, output: &Path, json: bool) -> Result<(), String> {
     if json {
-        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(s).map_err(|e| e.to_string())?);
     } else {
-        print!("{}", table_tsv(&s));
+        print!("{}", table_tsv(s));
         println!(
             "{} rows: {} solved, {} capped; {} compared with published values, {} mismatches",
             s.rows.len(),

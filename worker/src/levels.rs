@@ -235,8 +235,19 @@ fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, String> {
     Ok(part)
 }
 
-/// Retries a call while the coordinator is unreachable (it may be restarting).
-async fn call<T, F, Fut>(mut f: F) -> Result<T, String>
+/// Retries a call while the coordinator is unreachable (it may be restarting);
+/// a refusal becomes an error that says so.
+async fn call<T, F, Fut>(f: F) -> Result<T, String>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, tonic::Status>>,
+{
+    retry_unreachable(f).await.map_err(|s| format!("the coordinator refused this worker: {}", s.message()))
+}
+
+/// Retries a call while the coordinator is unreachable; returns the first
+/// answer, or the first refusal as it came.
+pub(crate) async fn retry_unreachable<T, F, Fut>(mut f: F) -> Result<T, tonic::Status>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
@@ -261,7 +272,7 @@ where
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
-            Err(s) => return Err(format!("the coordinator refused this worker: {}", s.message())),
+            Err(s) => return Err(s),
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod peer;
 pub mod run;
 pub mod spec;
 pub mod store;
+pub mod tasks;
 
 /// How often a busy worker pulls (the pull is its heartbeat).
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);

@@ -76,7 +76,7 @@ async fn main() -> std::process::ExitCode {
         },
     };
     // A coordinator running a level job (peg solitaire) answers the level
-    // protocol; any other answers the retrograde one.
+    // protocol; a task job the task protocol; any other the retrograde one.
     let level_opts = retro_worker::levels::LevelWorkerOptions {
         connect: args.connect.clone(),
         token: token.clone(),
@@ -87,6 +87,29 @@ async fn main() -> std::process::ExitCode {
     match retro_worker::levels::probe(&level_opts).await {
         Ok(true) => {
             return match retro_worker::levels::run(level_opts).await {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::ExitCode::FAILURE
+                }
+            };
+        }
+        Ok(false) => {}
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    // A coordinator running a task job (Sylver tables) answers the task protocol.
+    let task_opts = retro_worker::tasks::TaskWorkerOptions {
+        connect: args.connect.clone(),
+        token: token.clone(),
+        tls: tls.clone(),
+        fault: Fault::from_env(),
+    };
+    match retro_worker::tasks::probe(&task_opts).await {
+        Ok(true) => {
+            return match retro_worker::tasks::run(task_opts).await {
                 Ok(()) => std::process::ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

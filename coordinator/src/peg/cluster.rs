@@ -380,13 +380,6 @@ pub async fn run(
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_worker::link::check_token(token));
-    let mut builder = tonic::transport::Server::builder();
-    if let Some(t) = tls {
-        let identity = tonic::transport::Identity::from_pem(t.cert_pem, t.key_pem);
-        builder = builder
-            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-            .map_err(|e| e.to_string())?;
-    }
     let finished = Arc::new(Notify::new());
     let watch = {
         let (state, finished) = (state.clone(), finished.clone());
@@ -404,15 +397,11 @@ pub async fn run(
         }
     };
     tokio::spawn(watch);
-    builder
-        .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
-        .add_service(svc)
-        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async move {
-            finished.notified().await;
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+    crate::service::serve_routes(tonic::service::Routes::new(svc), tls, listener, async move {
+        finished.notified().await;
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(e.clone()),

@@ -17,6 +17,7 @@
 //! default); the root itself is always searched, since its moves are wanted.
 
 mod memo;
+pub mod table;
 #[cfg(test)]
 mod tests;
 pub mod theory;

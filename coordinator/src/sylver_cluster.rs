@@ -1,0 +1,311 @@
+//! A Sylver table on remote workers: the coordinator serves the `Tasks`
+//! service, hands out whole m-classes (the dearest first) and checkpoints
+//! every row a worker reports, through the same [`Progress`] the embedded
+//! run uses, so both write the same table.
+//!
+//! Workers keep no state: a worker that dies loses only the rows it had not
+//! reported. Its class goes back to the queue, with those rows only, once
+//! it has been silent for `cluster.heartbeat_timeout_secs`. A coordinator
+//! killed and started again reads its row checkpoints and hands out what is
+//! missing; workers retry until it is back.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use retro_proto::tasks_server::{Tasks, TasksServer};
+use retro_proto::{TaskAck, TaskGrant, TaskGrantKind, TaskJob, TaskJoin, TaskReport, TaskTake};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+use tonic::{Request, Response, Status};
+
+use crate::service::ServerTls;
+use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, Summary, SylverPlan};
+
+/// How long a `Take` waits for a unit before answering WAIT.
+const LONG_POLL: Duration = Duration::from_secs(10);
+
+/// The kind name a task worker checks before it solves anything.
+pub const KIND: &str = "sylver";
+
+/// A class a worker holds.
+struct Lease {
+    worker: String,
+    unit: ClassUnit,
+    last_seen: Instant,
+}
+
+struct State {
+    progress: Progress,
+    /// Classes to hand out, cheapest first (`pop` gives the dearest).
+    queue: Vec<ClassUnit>,
+    /// Held classes by m.
+    leases: BTreeMap<u64, Lease>,
+    workers: BTreeSet<String>,
+    error: Option<String>,
+}
+
+/// The job the service runs.
+pub struct TaskJobState {
+    plan: SylverPlan,
+    plan_hash: String,
+    heartbeat: Duration,
+    /// Workers to wait for before the first class is handed out, so the
+    /// dearest classes are spread over them; later joiners are welcome.
+    expect: usize,
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+impl TaskJobState {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn known(&self, s: &State, worker: &str) -> Result<(), Status> {
+        if s.workers.contains(worker) {
+            Ok(())
+        } else {
+            // NOT_FOUND tells a worker to join again (the coordinator restarted).
+            Err(Status::not_found(format!("unknown worker id {worker:?}; join first")))
+        }
+    }
+
+    /// Puts a lease's unreported rows back in the queue.
+    fn release(&self, s: &mut State, m: u64) {
+        let Some(lease) = s.leases.remove(&m) else { return };
+        let mut unit = lease.unit;
+        unit.ns.retain(|&n| !s.progress.has(m, n));
+        if !unit.ns.is_empty() {
+            tracing::warn!(
+                "class m = {m} goes back to the queue with {} rows (worker {} silent or gone)",
+                unit.ns.len(),
+                lease.worker
+            );
+            let cost = crate::sylver_job::expected_cost(&unit);
+            let at = s.queue.partition_point(|u| crate::sylver_job::expected_cost(u) < cost);
+            s.queue.insert(at, unit);
+        }
+    }
+
+    /// Takes back the classes of workers silent for longer than the heartbeat
+    /// timeout, and any class `worker` still holds (it asks for a new one only
+    /// when done with the last).
+    fn reclaim(&self, s: &mut State, worker: &str) {
+        let now = Instant::now();
+        let stale: Vec<u64> = s
+            .leases
+            .iter()
+            .filter(|(_, l)| l.worker == worker || now.duration_since(l.last_seen) > self.heartbeat)
+            .map(|(&m, _)| m)
+            .collect();
+        for m in stale {
+            self.release(s, m);
+        }
+    }
+
+    fn fail(&self, s: &mut State, e: String) -> Status {
+        tracing::error!("{e}");
+        s.error = Some(e.clone());
+        self.changed.notify_waiters();
+        Status::internal(e)
+    }
+
+    fn over(s: &State) -> bool {
+        s.progress.is_complete() || s.error.is_some()
+    }
+}
+
+/// The gRPC face of the job.
+pub struct TaskService(pub Arc<TaskJobState>);
+
+#[tonic::async_trait]
+impl Tasks for TaskService {
+    async fn join(&self, req: Request<TaskJoin>) -> Result<Response<TaskJob>, Status> {
+        let j = &self.0;
+        let version = req.into_inner().protocol_version;
+        let mut reply = TaskJob {
+            worker_id: String::new(),
+            job: j.plan.name.clone(),
+            kind: KIND.into(),
+            plan_hash: j.plan_hash.clone(),
+            heartbeat_ms: (j.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
+        };
+        if version == retro_worker::tasks::PROBE_VERSION {
+            return Ok(Response::new(reply));
+        }
+        if version != retro_proto::PROTOCOL_VERSION {
+            return Err(Status::failed_precondition(format!(
+                "protocol version {version} (this coordinator speaks {})",
+                retro_proto::PROTOCOL_VERSION
+            )));
+        }
+        let mut s = j.lock();
+        reply.worker_id = format!("t{}-{:08x}", s.workers.len(), random_u32());
+        s.workers.insert(reply.worker_id.clone());
+        tracing::info!("worker {} joined ({} so far, {} awaited)", reply.worker_id, s.workers.len(), j.expect);
+        j.changed.notify_waiters();
+        Ok(Response::new(reply))
+    }
+
+    async fn take(&self, req: Request<TaskTake>) -> Result<Response<TaskGrant>, Status> {
+        let j = &self.0;
+        let worker = req.into_inner().worker_id;
+        let deadline = tokio::time::Instant::now() + LONG_POLL;
+        loop {
+            let notified = j.changed.notified();
+            {
+                let mut s = j.lock();
+                j.known(&s, &worker)?;
+                if TaskJobState::over(&s) {
+                    return Ok(Response::new(TaskGrant {
+                        kind: TaskGrantKind::TaskFinish as i32,
+                        ..Default::default()
+                    }));
+                }
+                j.reclaim(&mut s, &worker);
+                let gathered = s.workers.len() >= j.expect;
+                if let Some(unit) = s.queue.pop_if(|_| gathered) {
+                    let json = serde_json::to_string(&unit).map_err(|e| Status::internal(e.to_string()))?;
+                    tracing::info!("class m = {} ({} rows) to worker {worker}", unit.m, unit.ns.len());
+                    let m = unit.m;
+                    s.leases.insert(m, Lease { worker: worker.clone(), unit, last_seen: Instant::now() });
+                    return Ok(Response::new(TaskGrant {
+                        kind: TaskGrantKind::TaskUnit as i32,
+                        unit: m,
+                        unit_json: json,
+                    }));
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(Response::new(TaskGrant { kind: TaskGrantKind::TaskWait as i32, ..Default::default() }));
+            }
+            // Wake at least every second: a silent worker's class is taken
+            // back only when someone looks.
+            let wake = deadline.min(tokio::time::Instant::now() + Duration::from_secs(1));
+            let _ = tokio::time::timeout_at(wake, notified).await;
+        }
+    }
+
+    async fn report(&self, req: Request<TaskReport>) -> Result<Response<TaskAck>, Status> {
+        let j = &self.0;
+        let req = req.into_inner();
+        let row: Option<RowResult> = if req.result_json.is_empty() {
+            None
+        } else {
+            let row: RowResult = serde_json::from_str(&req.result_json)
+                .map_err(|e| Status::invalid_argument(format!("result is not a Sylver row: {e}")))?;
+            if row.m != req.unit {
+                return Err(Status::invalid_argument(format!(
+                    "row {{{}, {}}} is not in class {}",
+                    row.m, row.n, req.unit
+                )));
+            }
+            Some(row)
+        };
+        let mut s = j.lock();
+        j.known(&s, &req.worker_id)?;
+        if let Some(row) = row {
+            s.progress.check(&j.plan, &row).map_err(Status::invalid_argument)?;
+            // A correct answer counts whoever holds the class now: rows do not
+            // depend on who solved them.
+            if let Err(e) = s.progress.record(row) {
+                return Err(j.fail(&mut s, e));
+            }
+            if TaskJobState::over(&s) {
+                j.changed.notify_waiters();
+            }
+        }
+        let st = &mut *s;
+        let held = match st.leases.get_mut(&req.unit) {
+            Some(l) if l.worker == req.worker_id => {
+                l.last_seen = Instant::now();
+                let all_done = l.unit.ns.iter().all(|&n| st.progress.has(req.unit, n));
+                if all_done {
+                    st.leases.remove(&req.unit);
+                }
+                !all_done
+            }
+            _ => false,
+        };
+        Ok(Response::new(TaskAck { keep_going: held && !TaskJobState::over(&s) }))
+    }
+}
+
+fn random_u32() -> u32 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    nanos ^ std::process::id().rotate_left(16)
+}
+
+/// A short hash of what the plan computes (rows, question, cap), shown to
+/// workers so an operator can check they joined the intended job.
+pub fn plan_hash(plan: &SylverPlan) -> String {
+    let text = format!("{:?}|{:?}|{}", plan.rows, plan.question, plan.cap);
+    Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Serves the table of `plan` to remote workers on `listener` until every row
+/// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
+/// No class is handed out before `expect` workers have joined.
+pub async fn run(
+    plan: &SylverPlan,
+    expect: usize,
+    output: &Path,
+    checkpoints: &Path,
+    opts: &RunOptions,
+    listener: tokio::net::TcpListener,
+    tls: Option<ServerTls>,
+) -> Result<Summary, String> {
+    let progress = Progress::open(plan, checkpoints, opts)?;
+    let queue = progress.pending_units(plan);
+    tracing::info!(
+        "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
+        plan.name,
+        plan.rows.len(),
+        progress.done(),
+        queue.len()
+    );
+    let state = Arc::new(TaskJobState {
+        plan: plan.clone(),
+        plan_hash: plan_hash(plan),
+        heartbeat: Duration::from_secs(plan.cluster.heartbeat_timeout_secs),
+        expect,
+        state: Mutex::new(State { progress, queue, leases: BTreeMap::new(), workers: BTreeSet::new(), error: None }),
+        changed: Notify::new(),
+    });
+    let svc = TasksServer::new(TaskService(state.clone()))
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        svc,
+        retro_worker::link::check_token(plan.cluster.token()),
+    );
+    let finished = Arc::new(Notify::new());
+    let watch = {
+        let (state, finished) = (state.clone(), finished.clone());
+        async move {
+            loop {
+                let notified = state.changed.notified();
+                if TaskJobState::over(&state.lock()) {
+                    // Give long-polling workers a moment to hear FINISH.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    finished.notify_one();
+                    return;
+                }
+                let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
+            }
+        }
+    };
+    tokio::spawn(watch);
+    crate::service::serve_routes(tonic::service::Routes::new(svc), tls, listener, async move {
+        finished.notified().await;
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let s = state.lock();
+    match &s.error {
+        Some(e) => Err(e.clone()),
+        None => s.progress.finish(plan, output),
+    }
+}
