@@ -120,6 +120,15 @@ fn three_workers_give_the_embedded_table() {
     let log = coord.logs();
     assert!(log.contains("goes back to the queue"), "{log}");
     assert_eq!(rows(&summary(&dir), false), rows(&reference, false));
+
+    // The coordinator started again on the same checkpoints hands nothing
+    // out: every row comes from its checkpoint, no worker needed.
+    std::fs::remove_dir_all(dir.join("out")).unwrap();
+    let (mut coord, _) = start_coordinator(&dir, None, &["--expect-workers", "1"]);
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    let again = summary(&dir);
+    assert!(again["rows"].as_array().unwrap().iter().all(|r| r["resumed"] == true));
+    assert_eq!(rows(&again, false), rows(&reference, false));
 }
 
 #[test]

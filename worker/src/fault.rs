@@ -8,7 +8,9 @@
 //! `after-commit` (coordinator: round committed in its manifest),
 //! `after-counts-shard` (worker: the move counts of the n-th shard computed,
 //! not yet recorded as done; layer 0, round n), `peg-mid-level` (a level
-//! job, embedded: level n computed, its file not yet written; layer 0, round n).
+//! job, embedded: level n computed, its file not yet written; layer 0, round n),
+//! `task-after-rows` (a task worker: right after its n-th reported row; layer 0,
+//! round n).
 
 /// A parsed fault point.
 #[derive(Clone, Debug, PartialEq, Eq)]
