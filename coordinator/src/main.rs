@@ -262,6 +262,22 @@ fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::serv
     }))
 }
 
+/// Binds `--listen` (or the plan's `cluster.listen`) and prints the address
+/// (tests read it when the port was 0).
+async fn bind_listener(
+    listen: Option<SocketAddr>,
+    cluster: &ClusterSection,
+) -> Result<tokio::net::TcpListener, String> {
+    let text = &cluster.listen;
+    let addr = match listen {
+        Some(a) => a,
+        None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+    Ok(listener)
+}
+
 fn print_listen(addr: SocketAddr) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "listening on {addr}");
@@ -329,14 +345,7 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
     let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
-        let text = plan.cluster.listen.clone();
-        let addr = match args.listen {
-            Some(a) => a,
-            None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
-        };
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+        let listener = bind_listener(args.listen, &plan.cluster).await?;
         let tls = server_tls(&plan.cluster)?;
         let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
         let opts = sylver_job::RunOptions::default();
@@ -381,14 +390,7 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         if expect == 0 {
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
-        let text = plan.cluster.listen.clone();
-        let addr = match args.listen {
-            Some(a) => a,
-            None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
-        };
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+        let listener = bind_listener(args.listen, &plan.cluster).await?;
         let (_, start) = peg::plan_start(plan)?;
         peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(&plan.cluster)?)
             .await?;

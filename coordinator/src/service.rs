@@ -104,3 +104,22 @@ pub async fn serve_routes(
         .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
         .await
 }
+
+/// Serves `routes` like [`serve_routes`] until `over()` turns true (checked
+/// every 200 ms), then one more second so workers long-polling for their next
+/// step hear that the job is over, then stops. For jobs whose end the service
+/// itself decides (level and task jobs).
+pub async fn serve_until(
+    routes: tonic::service::Routes,
+    tls: Option<ServerTls>,
+    listener: tokio::net::TcpListener,
+    over: impl Fn() -> bool + Send + 'static,
+) -> Result<(), String> {
+    let shutdown = async move {
+        while !over() {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    };
+    serve_routes(routes, tls, listener, shutdown).await.map_err(|e| e.to_string())
+}

@@ -281,28 +281,11 @@ pub async fn run(
         svc,
         retro_worker::link::check_token(plan.cluster.token()),
     );
-    let finished = Arc::new(Notify::new());
-    let watch = {
-        let (state, finished) = (state.clone(), finished.clone());
-        async move {
-            loop {
-                let notified = state.changed.notified();
-                if TaskJobState::over(&state.lock()) {
-                    // Give long-polling workers a moment to hear FINISH.
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    finished.notify_one();
-                    return;
-                }
-                let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
-            }
-        }
+    let over = {
+        let state = state.clone();
+        move || TaskJobState::over(&state.lock())
     };
-    tokio::spawn(watch);
-    crate::service::serve_routes(tonic::service::Routes::new(svc), tls, listener, async move {
-        finished.notified().await;
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    crate::service::serve_until(tonic::service::Routes::new(svc), tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(e.clone()),

@@ -87,20 +87,9 @@ async fn main() -> std::process::ExitCode {
         threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
     };
     match retro_worker::levels::probe(&level_opts).await {
-        Ok(true) => {
-            return match retro_worker::levels::run(level_opts).await {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
+        Ok(true) => return exit_code(retro_worker::levels::run(level_opts).await),
         Ok(false) => {}
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
+        Err(e) => return exit_code(Err(e)),
     }
     // A coordinator running a task job (Sylver tables) answers the task protocol.
     let task_opts = retro_worker::tasks::TaskWorkerOptions {
@@ -110,20 +99,9 @@ async fn main() -> std::process::ExitCode {
         fault: Fault::from_env(),
     };
     match retro_worker::tasks::probe(&task_opts).await {
-        Ok(true) => {
-            return match retro_worker::tasks::run(task_opts).await {
-                Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    std::process::ExitCode::FAILURE
-                }
-            };
-        }
+        Ok(true) => return exit_code(retro_worker::tasks::run(task_opts).await),
         Ok(false) => {}
-        Err(e) => {
-            eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
+        Err(e) => return exit_code(Err(e)),
     }
     let link = match GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref()) {
         Ok(l) => Arc::new(l),
@@ -159,7 +137,12 @@ async fn main() -> std::process::ExitCode {
             }
         }
     }
-    match run_worker(link, opts).await {
+    exit_code(run_worker(link, opts).await.map_err(|e| e.to_string()))
+}
+
+/// The process's exit status for a worker's outcome, printing the error.
+fn exit_code(outcome: Result<(), String>) -> std::process::ExitCode {
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -380,28 +380,14 @@ pub async fn run(
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_worker::link::check_token(token));
-    let finished = Arc::new(Notify::new());
-    let watch = {
-        let (state, finished) = (state.clone(), finished.clone());
-        async move {
-            loop {
-                let notified = state.changed.notified();
-                if state.lock().phase == Phase::Finish || state.lock().error.is_some() {
-                    // Give the workers a moment to hear FINISH before the server stops.
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    finished.notify_one();
-                    return;
-                }
-                let _ = tokio::time::timeout(Duration::from_secs(1), notified).await;
-            }
+    let over = {
+        let state = state.clone();
+        move || {
+            let s = state.lock();
+            s.phase == Phase::Finish || s.error.is_some()
         }
     };
-    tokio::spawn(watch);
-    crate::service::serve_routes(tonic::service::Routes::new(svc), tls, listener, async move {
-        finished.notified().await;
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    crate::service::serve_until(tonic::service::Routes::new(svc), tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(e.clone()),
