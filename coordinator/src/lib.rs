@@ -21,6 +21,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod check;
 pub mod estimate;
 pub mod inproc;
 pub mod job;

@@ -156,6 +156,13 @@ enum Command {
     },
     /// Sylver coinage: one position (t, nameable numbers, ender, winning moves) or the first-move table.
     Sylver(retro_coordinator::sylver::SylverArgs),
+    /// Compares a three-player summary.json with every published number of its
+    /// stage (built in); fails on a mismatch or a number the summary lacks.
+    Check {
+        /// The run's summary.json.
+        #[arg(long)]
+        summary: PathBuf,
+    },
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -171,7 +178,6 @@ fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
     }
 }
 
-/// The TLS identity the plan names, read from its files.
 /// Refuses peg plans in the commands that only know Chinese checkers.
 fn not_peg(plan: Plan) -> Result<Plan, String> {
     if plan.job.game == "peg" {
@@ -253,6 +259,7 @@ fn peg_solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: 
     Ok(())
 }
 
+/// The TLS identity the plan names, read from its files.
 fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
     let (Some(cert), Some(key)) = (&cluster.tls_cert, &cluster.tls_key) else { return Ok(None) };
     let read = |p: &PathBuf, what: &str| std::fs::read(p).map_err(|e| format!("[cluster] {what} {}: {e}", p.display()));
@@ -517,6 +524,7 @@ fn main() -> ExitCode {
             print!("{}", g.board_picture(Some(&g.start())));
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
+        Some(Command::Check { summary }) => check(&summary),
         Some(Command::Serve { tablebase, listen }) => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -561,6 +569,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn check(path: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let summary: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not a summary.json: {e}", path.display()))?;
+    let lines = retro_coordinator::check::check_cc3(&summary).map_err(|e| format!("{}: {e}", path.display()))?;
+    print!("{}", retro_coordinator::check::markdown(&lines));
+    if retro_coordinator::check::all_match(&lines) {
+        Ok(())
+    } else {
+        Err(format!("{} does not reproduce every published number (see the table)", path.display()))
     }
 }
 

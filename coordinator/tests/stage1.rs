@@ -133,3 +133,31 @@ fn explore_stage2_depth_9() {
     assert_eq!(v["depths"][9]["depth"], 9);
     assert_eq!(v["depths"][9]["new"], reference_u64("stage2.bfs_from_start.depth9_new_positions"));
 }
+
+/// `coordinator check` puts every published stage-1 number next to the run's
+/// value and passes; a summary with one count changed fails, naming the key.
+#[test]
+fn check_compares_every_published_number() {
+    let dir = TempDir::new("stage1-check");
+    let mut s = summary_of(&dir);
+    let check = |path: &std::path::Path| {
+        let mut c = Command::new(coordinator());
+        c.arg("check").arg("--summary").arg(path);
+        run(c, Duration::from_secs(30))
+    };
+    let out = check(&dir.join("tb").join("summary.json"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let published = reference().keys().filter(|k| k.starts_with("stage1.")).count();
+    assert_eq!(text.lines().filter(|l| l.starts_with("| `stage1.")).count(), published, "{text}");
+    assert!(text.contains("12 published numbers compared: 12 match, 0 mismatch, 0 missing"), "{text}");
+
+    s["scopes"]["reachable"]["categories"]["kingmaker"] = 241.into();
+    let tampered = dir.join("tampered.json");
+    std::fs::write(&tampered, serde_json::to_string(&s).unwrap()).unwrap();
+    let out = check(&tampered);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("| `stage1.category.kingmaker` | 240 | 241 | **MISMATCH**"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not reproduce every published number"));
+}
