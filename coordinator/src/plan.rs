@@ -138,13 +138,6 @@ impl ClusterSection {
         pick_token(std::env::var("RETRO_TOKEN").ok(), self.token.as_ref())
     }
 
-    /// Reads only the `[cluster]` section of plan text (plans of other kinds,
-    /// like Sylver tables, share it); `origin` names the file in errors.
-    pub fn from_toml_str(text: &str, origin: &str) -> Result<ClusterSection, PlanError> {
-        let root = parse_toml(text, origin)?;
-        Reader { origin, root }.cluster()
-    }
-
     /// The fields `[cluster]` may have.
     pub const FIELDS: &[&str] =
         &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"];
@@ -229,7 +222,7 @@ const SCHEMA: [(&str, &[&str]); 4] = [
 ];
 
 /// Plan text as a tree of sections; a syntax error names the file.
-fn parse_toml(text: &str, origin: &str) -> Result<BTreeMap<String, Value>, PlanError> {
+pub(crate) fn parse_toml(text: &str, origin: &str) -> Result<BTreeMap<String, Value>, PlanError> {
     let syntax =
         |message: String| PlanError::Syntax { origin: origin.to_owned(), message: message.trim_end().to_owned() };
     let root = config::Config::builder()
@@ -241,23 +234,33 @@ fn parse_toml(text: &str, origin: &str) -> Result<BTreeMap<String, Value>, PlanE
     Ok(root.into_iter().collect())
 }
 
-/// Walks the value tree `config` produced, with strict types.
-struct Reader<'a> {
-    origin: &'a str,
-    root: BTreeMap<String, Value>,
+/// Walks the value tree `config` produced, with strict types. Shared by every
+/// plan kind (the Sylver plans too), so all of them report errors alike.
+pub(crate) struct Reader<'a> {
+    /// The file (or other origin) named in errors.
+    pub(crate) origin: &'a str,
+    /// The sections, by name.
+    pub(crate) root: BTreeMap<String, Value>,
 }
 
-impl Reader<'_> {
-    fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
+impl<'a> Reader<'a> {
+    /// Parses plan text; a syntax error names `origin`.
+    pub(crate) fn parse(text: &str, origin: &'a str) -> Result<Reader<'a>, PlanError> {
+        Ok(Reader { origin, root: parse_toml(text, origin)? })
+    }
+
+    /// An error about `field`.
+    pub(crate) fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
         PlanError::Invalid { origin: self.origin.to_owned(), field: field.to_owned(), problem: problem.into() }
     }
 
-    fn missing(&self, field: &str) -> PlanError {
+    /// The error for a required `field` that is absent.
+    pub(crate) fn missing(&self, field: &str) -> PlanError {
         PlanError::Missing { origin: self.origin.to_owned(), field: field.to_owned() }
     }
 
     /// The `[cluster]` section (every field optional).
-    fn cluster(&self) -> Result<ClusterSection, PlanError> {
+    pub(crate) fn cluster(&self) -> Result<ClusterSection, PlanError> {
         let r = self;
         let workers = r.int("cluster", "workers", 0, u32::MAX.into())?.unwrap_or(0) as u32;
         let token = r.string("cluster", "token")?.filter(|t| !t.is_empty());
@@ -281,10 +284,11 @@ impl Reader<'_> {
         Ok(ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key })
     }
 
-    /// Rejects unknown sections and fields, and sections that are not tables.
-    fn check_schema(&self) -> Result<(), PlanError> {
+    /// Rejects sections and fields that `schema` does not list, and sections
+    /// that are not tables.
+    pub(crate) fn check_schema(&self, schema: &[(&str, &[&str])]) -> Result<(), PlanError> {
         for (key, value) in &self.root {
-            let Some((_, fields)) = SCHEMA.iter().find(|(name, _)| name == key) else {
+            let Some((_, fields)) = schema.iter().find(|(name, _)| name == key) else {
                 return Err(PlanError::Unknown { origin: self.origin.to_owned(), field: key.clone() });
             };
             let ValueKind::Table(table) = &value.kind else {
@@ -300,14 +304,15 @@ impl Reader<'_> {
     }
 
     /// The raw value of `section.key`, if present.
-    fn get(&self, section: &str, key: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, section: &str, key: &str) -> Option<&Value> {
         match &self.root.get(section)?.kind {
             ValueKind::Table(table) => table.get(key),
             _ => None,
         }
     }
 
-    fn string(&self, section: &str, key: &str) -> Result<Option<String>, PlanError> {
+    /// A string field.
+    pub(crate) fn string(&self, section: &str, key: &str) -> Result<Option<String>, PlanError> {
         let Some(value) = self.get(section, key) else {
             return Ok(None);
         };
@@ -332,24 +337,25 @@ impl Reader<'_> {
     }
 
     /// An integer field checked against `lo..=hi`.
-    fn int(&self, section: &str, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, PlanError> {
-        let field = format!("{section}.{key}");
-        let Some(value) = self.get(section, key) else {
-            return Ok(None);
-        };
+    pub(crate) fn int(&self, section: &str, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, PlanError> {
+        self.get(section, key).map(|v| self.int_value(&format!("{section}.{key}"), v, lo, hi)).transpose()
+    }
+
+    /// `value` (named `field` in errors) as an integer in `lo..=hi`.
+    pub(crate) fn int_value(&self, field: &str, value: &Value, lo: u64, hi: u64) -> Result<u64, PlanError> {
         let n: i128 = match value.kind {
             ValueKind::I64(n) => n.into(),
             ValueKind::U64(n) => n.into(),
             ValueKind::I128(n) => n,
             ValueKind::U128(n) => i128::try_from(n).unwrap_or(i128::MAX),
             _ => {
-                return Err(self.invalid(&field, format!("expected an integer, got {}", describe(value))));
+                return Err(self.invalid(field, format!("expected an integer, got {}", describe(value))));
             }
         };
         if n < i128::from(lo) || n > i128::from(hi) {
-            return Err(self.invalid(&field, format!("must be between {lo} and {hi}, got {n}")));
+            return Err(self.invalid(field, format!("must be between {lo} and {hi}, got {n}")));
         }
-        Ok(Some(n as u64))
+        Ok(n as u64)
     }
 
     fn strings(&self, section: &str, key: &str) -> Result<Option<Vec<String>>, PlanError> {
@@ -415,7 +421,7 @@ impl Plan {
 
     /// Parses and validates plan text; `origin` names it in error messages.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Plan, PlanError> {
-        let r = Reader { origin, root: parse_toml(text, origin)? };
+        let r = Reader::parse(text, origin)?;
         if matches!(r.get("job", "game").map(|v| &v.kind), Some(ValueKind::String(g)) if g == "sylver") {
             // Sylver plans have their own fields (rows, not a rank space): see sylver_job.
             return Err(r.invalid(
@@ -423,7 +429,7 @@ impl Plan {
                 "\"sylver\" plans are run by `coordinator --plan FILE` itself (sylver_job); this command is for cc2/cc3 plans",
             ));
         }
-        r.check_schema()?;
+        r.check_schema(&SCHEMA)?;
 
         // [job]
         let name = r.string("job", "name")?.ok_or_else(|| r.missing("job.name"))?;

@@ -186,7 +186,8 @@ pub fn human_table(s: &Summary) -> String {
         let g = |k: &str| thousands(m.get(k).copied().unwrap_or(0));
         format!("{} / {} / {}", g("win"), g("loss"), g("draw"))
     };
-    out.push_str(&format!("{:<14}{:>18}{:>18}\n", "solo(A) w/l/d", solo(a), solo(r)));
+    // Three numbers per scope are too wide for the table's columns.
+    out.push_str(&format!("solo(A) win / loss / draw: all {}; reachable {}\n", solo(a), solo(r)));
     out.push_str(&format!(
         "illegal {}, positions without a move {}\n",
         thousands(s.illegal),

@@ -27,13 +27,13 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use config::{Value, ValueKind};
+use config::ValueKind;
 use retro_engine::durable::{read_checked_json, write_atomic, write_checked_json};
 use retro_engine::sylver::{ClassSolver, MAX_M};
 use retro_games::sylver::{gcd, parse_numbers};
 use serde::Serialize;
 
-use crate::plan::{ClusterSection, PlanError};
+use crate::plan::{ClusterSection, PlanError, Reader};
 
 pub use retro_engine::sylver::table::{
     ClassUnit, Question, RowResult, RowStatus, SOLVER_STACK, expected_cost, solve_class,
@@ -115,88 +115,30 @@ pub struct Summary {
 pub fn is_sylver_plan(path: &Path) -> bool {
     std::fs::read_to_string(path)
         .ok()
-        .and_then(|t| toml_root(&t).ok())
-        .and_then(|root| match &root.get("job")?.kind {
-            ValueKind::Table(t) => t.get("game").map(|g| matches!(&g.kind, ValueKind::String(s) if s == "sylver")),
-            _ => None,
-        })
-        .unwrap_or(false)
+        .and_then(|t| Reader::parse(&t, "").ok())
+        .is_some_and(|r| matches!(r.get("job", "game").map(|g| &g.kind), Some(ValueKind::String(s)) if s == "sylver"))
 }
 
-fn toml_root(text: &str) -> Result<BTreeMap<String, Value>, String> {
-    let root = config::Config::builder()
-        .add_source(config::File::from_str(text, config::FileFormat::Toml))
-        .build()
-        .map_err(|e| e.to_string())?
-        .try_deserialize::<config::Map<String, Value>>()
-        .map_err(|e| e.to_string())?;
-    Ok(root.into_iter().collect())
-}
-
-struct Reader<'a> {
-    origin: &'a str,
-    root: BTreeMap<String, Value>,
-}
-
-impl Reader<'_> {
-    fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
-        PlanError::Invalid { origin: self.origin.to_owned(), field: field.to_owned(), problem: problem.into() }
-    }
-
-    fn get(&self, section: &str, key: &str) -> Option<&Value> {
-        match &self.root.get(section)?.kind {
-            ValueKind::Table(t) => t.get(key),
-            _ => None,
-        }
-    }
-
-    fn string(&self, section: &str, key: &str) -> Result<Option<String>, PlanError> {
-        match self.get(section, key).map(|v| &v.kind) {
-            None => Ok(None),
-            Some(ValueKind::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(self.invalid(&format!("{section}.{key}"), "expected a string")),
-        }
-    }
-
-    fn int_value(&self, field: &str, v: &Value, lo: u64, hi: u64) -> Result<u64, PlanError> {
-        let n: i128 = match v.kind {
-            ValueKind::I64(n) => n.into(),
-            ValueKind::U64(n) => n.into(),
-            ValueKind::I128(n) => n,
-            ValueKind::U128(n) => i128::try_from(n).unwrap_or(i128::MAX),
-            _ => return Err(self.invalid(field, format!("expected an integer, got {v}"))),
-        };
-        if n < i128::from(lo) || n > i128::from(hi) {
-            return Err(self.invalid(field, format!("must be between {lo} and {hi}, got {n}")));
-        }
-        Ok(n as u64)
-    }
-
-    fn int(&self, section: &str, key: &str, lo: u64, hi: u64) -> Result<Option<u64>, PlanError> {
-        self.get(section, key).map(|v| self.int_value(&format!("{section}.{key}"), v, lo, hi)).transpose()
-    }
-
-    /// An array of integer arrays of length `len`.
-    fn tuples(&self, key: &str, len: usize) -> Result<Vec<Vec<u64>>, PlanError> {
-        let field = format!("job.{key}");
-        let Some(v) = self.get("job", key) else { return Ok(Vec::new()) };
-        let ValueKind::Array(items) = &v.kind else {
-            return Err(self.invalid(&field, format!("expected an array of {len}-number arrays")));
-        };
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let f = format!("{field}[{i}]");
-                match &item.kind {
-                    ValueKind::Array(xs) if xs.len() == len => {
-                        xs.iter().map(|x| self.int_value(&f, x, 1, 1 << 20)).collect::<Result<Vec<_>, _>>()
-                    }
-                    _ => Err(self.invalid(&f, format!("expected an array of {len} integers"))),
+/// `job.<key>`: an array of integer arrays of length `len` (absent: empty).
+fn tuples(r: &Reader, key: &str, len: usize) -> Result<Vec<Vec<u64>>, PlanError> {
+    let field = format!("job.{key}");
+    let Some(v) = r.get("job", key) else { return Ok(Vec::new()) };
+    let ValueKind::Array(items) = &v.kind else {
+        return Err(r.invalid(&field, format!("expected an array of {len}-number arrays")));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let f = format!("{field}[{i}]");
+            match &item.kind {
+                ValueKind::Array(xs) if xs.len() == len => {
+                    xs.iter().map(|x| r.int_value(&f, x, 1, 1 << 20)).collect::<Result<Vec<_>, _>>()
                 }
-            })
-            .collect()
-    }
+                _ => Err(r.invalid(&f, format!("expected an array of {len} integers"))),
+            }
+        })
+        .collect()
 }
 
 impl SylverPlan {
@@ -209,25 +151,15 @@ impl SylverPlan {
 
     /// Parses and validates plan text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SylverPlan, PlanError> {
-        let root = toml_root(text).map_err(|message| PlanError::Syntax { origin: origin.to_owned(), message })?;
-        let r = Reader { origin, root };
-        for (section, value) in &r.root {
-            let Some((_, fields)) = SCHEMA.iter().find(|(s, _)| s == section) else {
-                return Err(PlanError::Unknown { origin: origin.to_owned(), field: section.clone() });
-            };
-            let ValueKind::Table(t) = &value.kind else { return Err(r.invalid(section, "must be a table")) };
-            if let Some(bad) = t.keys().find(|k| !fields.contains(&k.as_str())) {
-                return Err(PlanError::Unknown { origin: origin.to_owned(), field: format!("{section}.{bad}") });
-            }
-        }
-        let missing = |field: &str| PlanError::Missing { origin: origin.to_owned(), field: field.to_owned() };
-        let name = r.string("job", "name")?.ok_or_else(|| missing("job.name"))?;
+        let r = Reader::parse(text, origin)?;
+        r.check_schema(&SCHEMA)?;
+        let name = r.string("job", "name")?.ok_or_else(|| r.missing("job.name"))?;
         if name.is_empty()
             || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
-        let game = r.string("job", "game")?.ok_or_else(|| missing("job.game"))?;
+        let game = r.string("job", "game")?.ok_or_else(|| r.missing("job.game"))?;
         if game != "sylver" {
             return Err(r.invalid("job.game", format!("must be \"sylver\" in a Sylver plan, got {game:?}")));
         }
@@ -239,7 +171,7 @@ impl SylverPlan {
             }
         };
         let mut rows = BTreeSet::new();
-        for (i, t) in r.tuples("ranges", 3)?.into_iter().enumerate() {
+        for (i, t) in tuples(&r, "ranges", 3)?.into_iter().enumerate() {
             let (lo, hi, n_max) = (t[0], t[1], t[2]);
             if lo < 2 || lo > hi || hi >= n_max {
                 return Err(r.invalid(
@@ -256,7 +188,7 @@ impl SylverPlan {
                 }
             }
         }
-        for (i, p) in r.tuples("pairs", 2)?.into_iter().enumerate() {
+        for (i, p) in tuples(&r, "pairs", 2)?.into_iter().enumerate() {
             let (m, n) = (p[0].min(p[1]), p[0].max(p[1]));
             let field = format!("job.pairs[{i}]");
             if m < 2 || m == n || gcd(m, n) != 1 {
@@ -297,7 +229,7 @@ impl SylverPlan {
         };
         let output = dir_of("dir", "tablebases")?;
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
-        let cluster = ClusterSection::from_toml_str(text, origin)?;
+        let cluster = r.cluster()?;
         Ok(SylverPlan { name, question, rows: rows.into_iter().collect(), cap, threads, output, checkpoints, cluster })
     }
 
