@@ -161,3 +161,31 @@ fn check_compares_every_published_number() {
     assert!(text.contains("| `stage1.category.kingmaker` | 240 | 241 | **MISMATCH**"), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not reproduce every published number"));
 }
+
+/// The committed stage-2 summary (docs/results/, from the real run; see
+/// docs/results/stage2-notes.md) reproduces every published stage-2 number,
+/// and its own totals agree with each other: the categories cover the whole
+/// space and the breadth-first depths add up to the reachable count.
+#[test]
+fn committed_stage2_summary_reproduces_every_published_number() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results/stage2-summary.json");
+    let mut c = Command::new(coordinator());
+    c.arg("check").arg("--summary").arg(&path);
+    let out = run(c, Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let published = reference().keys().filter(|k| k.starts_with("stage2.")).count();
+    assert_eq!(text.lines().filter(|l| l.starts_with("| `stage2.")).count(), published, "{text}");
+    assert!(text.contains(", 0 mismatch, 0 missing"), "{text}");
+
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let sum = |v: &Value| v.as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum(&s["scopes"]["all"]["categories"]), s["positions"].as_u64().unwrap());
+    let reachable = s["scopes"]["reachable"]["positions"].as_u64().unwrap();
+    assert_eq!(sum(&s["scopes"]["reachable"]["categories"]), reachable);
+    let depths = s["bfs_from_start"].as_array().unwrap();
+    assert_eq!(depths.iter().map(|d| d["new"].as_u64().unwrap()).sum::<u64>(), reachable);
+    for d in depths {
+        assert_eq!(sum(&d["categories"]), d["new"].as_u64().unwrap(), "{d}");
+    }
+}
