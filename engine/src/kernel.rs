@@ -11,7 +11,7 @@
 use crate::layout::Layout;
 use crate::values::{self, COUNTER_MAX, ILLEGAL, LOSS_NEW_EVEN, WIN_NEW_EVEN};
 use retro_games::{Classification, Question, RetroGame};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 /// Counts from the init pass of one shard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -204,7 +204,8 @@ pub fn init_shard<G: RetroGame>(
 
 /// The updates one shard's frontier sends, bucketed by destination shard.
 pub struct Generated {
-    /// `(destination shard, keys)`, one entry per shard that gets any (unsorted).
+    /// `(destination shard, keys)`, unsorted: one entry per generate thread and
+    /// destination shard that gets any, so a shard may appear more than once.
     pub buckets: Vec<(u32, Vec<u64>)>,
     /// Chunks of this shard that hold frontier positions (the apply pass settles them).
     pub frontier_chunks: Vec<u64>,
@@ -245,6 +246,9 @@ impl DecidedFilter for KeepAll {
     }
 }
 
+/// Positions in one piece of the generate step's shared work counter.
+const GENERATE_PIECE: usize = 1 << 16;
+
 /// Updates buffered per generate thread between the prefetch and the check.
 const PREFETCH_BATCH: usize = 64;
 
@@ -263,15 +267,17 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
 ) -> Generated {
     let prev = round - 1;
     let negate = game.edges_negate();
-    let ranges = split(bytes.len(), threads);
     let shards = layout.shards as usize;
+    // Threads take pieces from a shared counter: frontier positions bunch up, so
+    // fixed halves would leave one core idle while the other finishes.
+    let pieces = bytes.len().div_ceil(GENERATE_PIECE);
+    let next_piece = AtomicUsize::new(0);
+    let next_piece = &next_piece;
     // Chunk numbers count from the start of the shard `bytes` belongs to.
     let offset = base - layout.range(layout.shard_of(base)).start;
     let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .map(|r| {
-                let r = r.clone();
+        let handles: Vec<_> = (0..threads.max(1).min(pieces.max(1)))
+            .map(|_| {
                 s.spawn(move || {
                     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
                     let mut chunks = Vec::new();
@@ -286,26 +292,33 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
                         }
                         keys.drain(..upto);
                     };
-                    for i in r {
-                        let code = bytes[i];
-                        if !values::is_new_of(code, prev) {
-                            continue;
+                    loop {
+                        let piece = next_piece.fetch_add(1, Ordering::Relaxed);
+                        if piece >= pieces {
+                            break;
                         }
-                        frontier += 1;
-                        let chunk = (offset + i as u64) / layout.chunk_len;
-                        if chunks.last() != Some(&chunk) {
-                            chunks.push(chunk);
-                        }
-                        // In a folded game the child's value counts negated.
-                        let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
-                        game.for_each_predecessor(base + i as u64, &mut |p| {
-                            filter.prefetch(p);
-                            pending.push(p << 1 | loss_bit);
-                        });
-                        // Check the older half: its memory has had time to arrive.
-                        if pending.len() >= 2 * PREFETCH_BATCH {
-                            let upto = pending.len() - PREFETCH_BATCH;
-                            check(&mut pending, upto, &mut buckets);
+                        let r = piece * GENERATE_PIECE..((piece + 1) * GENERATE_PIECE).min(bytes.len());
+                        for i in r {
+                            let code = bytes[i];
+                            if !values::is_new_of(code, prev) {
+                                continue;
+                            }
+                            frontier += 1;
+                            let chunk = (offset + i as u64) / layout.chunk_len;
+                            if chunks.last() != Some(&chunk) {
+                                chunks.push(chunk);
+                            }
+                            // In a folded game the child's value counts negated.
+                            let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
+                            game.for_each_predecessor(base + i as u64, &mut |p| {
+                                filter.prefetch(p);
+                                pending.push(p << 1 | loss_bit);
+                            });
+                            // Check the older half: its memory has had time to arrive.
+                            if pending.len() >= 2 * PREFETCH_BATCH {
+                                let upto = pending.len() - PREFETCH_BATCH;
+                                check(&mut pending, upto, &mut buckets);
+                            }
                         }
                     }
                     let upto = pending.len();
@@ -316,23 +329,22 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
             .collect();
         handles.into_iter().map(|h| h.join().expect("generate thread panicked")).collect()
     });
-    let mut merged: Vec<Vec<u64>> = vec![Vec::new(); shards];
+    // Each thread's buckets are kept as they are (a shard may get one list per
+    // thread): copying them into one list per shard would be a serial pass over
+    // every update, and every consumer takes several lists per shard anyway.
+    let mut buckets = Vec::new();
     let mut frontier_chunks = Vec::new();
     let mut frontier = 0;
-    for (buckets, chunks, f) in parts {
-        for (d, b) in buckets.into_iter().enumerate() {
-            merged[d].extend(b);
-        }
-        for c in chunks {
-            if frontier_chunks.last() != Some(&c) {
-                frontier_chunks.push(c);
-            }
-        }
+    for (lists, chunks, f) in parts {
+        buckets.extend(lists.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)));
+        frontier_chunks.extend(chunks);
         frontier += f;
     }
+    // Threads took pieces in any order.
+    frontier_chunks.sort_unstable();
+    frontier_chunks.dedup();
     // Not sorted: apply does not need order (each predecessor block is already
     // together), and the one place that does (encoding a batch) sorts its copy.
-    let buckets = merged.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)).collect();
     Generated { buckets, frontier_chunks, frontier }
 }
 

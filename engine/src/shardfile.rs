@@ -108,23 +108,34 @@ pub fn append_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) ->
     if chunks.is_empty() {
         return Ok(());
     }
-    let mut buf = Vec::new();
-    buf.extend_from_slice(UNDO_MAGIC);
-    buf.extend_from_slice(&chunk_len.to_le_bytes());
-    buf.extend_from_slice(&(chunks.len() as u64).to_le_bytes());
-    for &c in chunks {
-        let lo = (c * chunk_len) as usize;
-        let hi = (lo + chunk_len as usize).min(bytes.len());
-        buf.extend_from_slice(&c.to_le_bytes());
-        buf.extend_from_slice(&((hi - lo) as u64).to_le_bytes());
-        buf.extend_from_slice(&bytes[lo..hi]);
-    }
-    let crc = crc32fast::hash(&buf);
-    buf.extend_from_slice(&crc.to_le_bytes());
-    buf.extend_from_slice(UNDO_END);
     let new_file = !path.exists();
-    let mut f = OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
-    f.write_all(&buf).map_err(io_err(path))?;
+    let f = OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
+    // Written straight from `bytes` (the buffer only gathers the small headers;
+    // a chunk bypasses it): a round saves up to the whole shard, and a copy of it
+    // first would be one more pass over the state on the round's critical path.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
+    let mut crc = crc32fast::Hasher::new();
+    let mut put = |out: &mut std::io::BufWriter<File>, data: &[u8]| {
+        crc.update(data);
+        out.write_all(data)
+    };
+    let mut write_segment = || -> std::io::Result<()> {
+        put(&mut out, UNDO_MAGIC)?;
+        put(&mut out, &chunk_len.to_le_bytes())?;
+        put(&mut out, &(chunks.len() as u64).to_le_bytes())?;
+        for &c in chunks {
+            let lo = (c * chunk_len) as usize;
+            let hi = (lo + chunk_len as usize).min(bytes.len());
+            put(&mut out, &c.to_le_bytes())?;
+            put(&mut out, &((hi - lo) as u64).to_le_bytes())?;
+            put(&mut out, &bytes[lo..hi])?;
+        }
+        Ok(())
+    };
+    write_segment().map_err(io_err(path))?;
+    out.write_all(&crc.finalize().to_le_bytes()).map_err(io_err(path))?;
+    out.write_all(UNDO_END).map_err(io_err(path))?;
+    let f = out.into_inner().map_err(|e| io_err(path)(e.into_error()))?;
     f.sync_all().map_err(io_err(path))?;
     if new_file {
         sync_dir(path.parent().unwrap_or(Path::new(".")))?;

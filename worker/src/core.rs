@@ -409,8 +409,9 @@ impl WorkerCore {
                 apply_buffered(self, store, &mut work, q, batches)?;
             }
             // Settle the frontier this round propagated (undo-protected too).
+            let frontier: Vec<(u32, Vec<u64>)> = work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
+            save_chunks(self, store, &mut work.saved, round, frontier)?;
             for (&s, chunks) in &work.frontier_chunks {
-                save_chunks(&self.layout, store, &mut work.saved, round, s, chunks)?;
                 let file = store.shards.get_mut(&s).expect("owned shard");
                 kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks, self.threads);
             }
@@ -501,33 +502,60 @@ impl WorkerCore {
     }
 }
 
-/// Saves the not-yet-saved chunks among `chunks` of shard `s` to the round's
-/// undo log (fsynced) and marks them saved, so they may now be modified.
+/// Runs `f` on every item, on up to `threads` threads (contiguous groups), and
+/// returns the results in item order.
+fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 || threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            items.chunks(per).map(|group| scope.spawn(move || group.iter().map(f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().expect("worker thread panicked")).collect()
+    })
+}
+
+/// For each `(shard, chunks)`, saves the chunks not yet saved this round to
+/// the shard's undo log (fsynced) and marks them saved, so they may now be
+/// modified. Each shard has its own log, so the shards are saved at once: the
+/// copy into the page cache and the fsync are otherwise the serial part of a round.
 fn save_chunks(
-    layout: &Layout,
+    core: &WorkerCore,
     store: &LayerStore,
     saved: &mut BTreeMap<u32, Vec<bool>>,
     round: u32,
-    s: u32,
-    chunks: &[u64],
+    wanted: Vec<(u32, Vec<u64>)>,
 ) -> Result<(), TaskError> {
-    let flags = saved.entry(s).or_insert_with(|| vec![false; layout.chunks(s) as usize]);
-    let mut fresh: Vec<u64> = chunks.iter().copied().filter(|&c| !flags[c as usize]).collect();
-    fresh.sort_unstable();
-    fresh.dedup();
-    if fresh.is_empty() {
-        return Ok(());
+    let mut jobs = Vec::new();
+    for (s, chunks) in wanted {
+        let flags = saved.entry(s).or_insert_with(|| vec![false; core.layout.chunks(s) as usize]);
+        let mut fresh: Vec<u64> = chunks.into_iter().filter(|&c| !flags[c as usize]).collect();
+        fresh.sort_unstable();
+        fresh.dedup();
+        if !fresh.is_empty() {
+            let file = store.shards.get(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
+            jobs.push((s, file, fresh));
+        }
     }
-    let file = store.shards.get(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
-    shardfile::append_undo(&store::undo_path(&store.dir, round, s), file.bytes(), layout.chunk_len, &fresh)?;
-    for c in fresh {
-        flags[c as usize] = true;
+    let chunk_len = core.layout.chunk_len;
+    par_map(&jobs, core.threads, |(s, file, fresh)| {
+        shardfile::append_undo(&store::undo_path(&store.dir, round, *s), file.bytes(), chunk_len, fresh)
+    })
+    .into_iter()
+    .collect::<Result<(), _>>()?;
+    for (s, _, fresh) in jobs {
+        let flags = saved.get_mut(&s).expect("entry made above");
+        for c in fresh {
+            flags[c as usize] = true;
+        }
     }
     Ok(())
 }
 
-/// Applies buffered `(destination shard, sorted keys)` lists to the owned
-/// shards, saving every chunk they touch to the undo log first.
+/// Applies buffered `(destination shard, keys)` lists to the owned shards,
+/// saving every chunk they touch to the undo logs first.
 fn apply_buffered(
     core: &WorkerCore,
     store: &mut LayerStore,
@@ -539,11 +567,16 @@ fn apply_buffered(
     for (dest, keys) in batches {
         by_shard.entry(dest).or_default().push(keys);
     }
+    let by_shard: Vec<(u32, Vec<Vec<u64>>)> = by_shard.into_iter().collect();
+    // Which chunks each shard's updates land in, on every core (one pass over every update).
+    let touched = par_map(&by_shard, core.threads, |(s, lists)| {
+        let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
+        (*s, kernel::touched_chunks(&core.layout, core.layout.range(*s).start, &[], &refs))
+    });
+    save_chunks(core, store, &mut work.saved, work.round, touched)?;
     for (s, lists) in by_shard {
         let base = core.layout.range(s).start;
         let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
-        let touched = kernel::touched_chunks(&core.layout, base, &[], &refs);
-        save_chunks(&core.layout, store, &mut work.saved, work.round, s, &touched)?;
         let file = store.shards.get_mut(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
         let d = kernel::apply_updates(&core.game, q, work.round, base, file.bytes_mut(), &refs, core.threads)?;
         work.decided.add(&d);
