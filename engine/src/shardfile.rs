@@ -115,24 +115,24 @@ pub fn append_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) ->
     // first would be one more pass over the state on the round's critical path.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, f);
     let mut crc = crc32fast::Hasher::new();
-    let mut put = |out: &mut std::io::BufWriter<File>, data: &[u8]| {
+    let mut put = |data: &[u8]| {
         crc.update(data);
         out.write_all(data)
     };
-    let mut write_segment = || -> std::io::Result<()> {
-        put(&mut out, UNDO_MAGIC)?;
-        put(&mut out, &chunk_len.to_le_bytes())?;
-        put(&mut out, &(chunks.len() as u64).to_le_bytes())?;
+    let segment = (|| -> std::io::Result<()> {
+        put(UNDO_MAGIC)?;
+        put(&chunk_len.to_le_bytes())?;
+        put(&(chunks.len() as u64).to_le_bytes())?;
         for &c in chunks {
             let lo = (c * chunk_len) as usize;
             let hi = (lo + chunk_len as usize).min(bytes.len());
-            put(&mut out, &c.to_le_bytes())?;
-            put(&mut out, &((hi - lo) as u64).to_le_bytes())?;
-            put(&mut out, &bytes[lo..hi])?;
+            put(&c.to_le_bytes())?;
+            put(&((hi - lo) as u64).to_le_bytes())?;
+            put(&bytes[lo..hi])?;
         }
         Ok(())
-    };
-    write_segment().map_err(io_err(path))?;
+    })();
+    segment.map_err(io_err(path))?;
     out.write_all(&crc.finalize().to_le_bytes()).map_err(io_err(path))?;
     out.write_all(UNDO_END).map_err(io_err(path))?;
     let f = out.into_inner().map_err(|e| io_err(path)(e.into_error()))?;
