@@ -348,14 +348,11 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
     Generated { buckets, frontier_chunks, frontier }
 }
 
-/// Chunks of a shard that the apply step of a round will write: the frontier
-/// chunks and every chunk an update lands in. Sorted, deduplicated.
-pub fn touched_chunks(layout: &Layout, base: u64, frontier_chunks: &[u64], updates: &[&[u64]]) -> Vec<u64> {
+/// Chunks of the shard starting at `base` that `updates` land in (the apply
+/// step saves them before writing). Sorted, deduplicated.
+pub fn touched_chunks(layout: &Layout, base: u64, updates: &[&[u64]]) -> Vec<u64> {
     let shard = layout.shard_of(base);
     let mut hit = vec![false; layout.chunks(shard) as usize];
-    for &c in frontier_chunks {
-        hit[c as usize] = true;
-    }
     for list in updates {
         for &k in list.iter() {
             hit[(((k >> 1) - base) / layout.chunk_len) as usize] = true;

@@ -571,7 +571,7 @@ fn apply_buffered(
     // Which chunks each shard's updates land in, on every core (one pass over every update).
     let touched = par_map(&by_shard, core.threads, |(s, lists)| {
         let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
-        (*s, kernel::touched_chunks(&core.layout, core.layout.range(*s).start, &[], &refs))
+        (*s, kernel::touched_chunks(&core.layout, core.layout.range(*s).start, &refs))
     });
     save_chunks(core, store, &mut work.saved, work.round, touched)?;
     for (s, lists) in by_shard {
