@@ -14,7 +14,7 @@ use retro_games::RetroGame;
 use retro_worker::run::{WorkerOptions, run_worker};
 use retro_worker::spec::JobSpec;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +37,23 @@ pub struct RunOptions {
     pub status_listen: Option<SocketAddr>,
     /// Serve the workers over TLS with this identity.
     pub tls: Option<crate::service::ServerTls>,
+    /// Run even when the machine lacks the memory or disk the job needs.
+    pub ignore_resources: bool,
+}
+
+/// Creates `dir` (and its parents) for use as the `what` directory; a path
+/// that names a file gets an error saying so, not the bare "File exists".
+pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("the {what} directory {} is a file, not a directory; choose a directory", dir.display()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        let blocked = dir.ancestors().skip(1).find(|a| a.is_file());
+        match blocked {
+            Some(f) => format!("cannot create the {what} directory {}: {} is a file", dir.display(), f.display()),
+            None => format!("cannot create the {what} directory {}: {e}", dir.display()),
+        }
+    })
 }
 
 /// The job description workers receive.
@@ -58,6 +75,25 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         block_positions: plan.shards.block_positions,
         chunk_bytes: plan.shards.chunk_bytes,
         plan_hash: plan.hash(),
+    }
+}
+
+/// What the coordinator's machine needs for a job over `stored` positions.
+/// The analysis of a three-player job holds its three layers packed (a
+/// quarter byte a position each) and the breadth-first search's sets: about
+/// a byte a position (stage 2: 14.0 GB peak for 14.8 G positions); a
+/// two-player summary reads one layer packed. The tablebases go to disk,
+/// allowed a sixteenth of a byte a position each (4:1 compression; stage 2
+/// compresses 25:1). Embedded, the worker's layers run here too.
+pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_worker::resources::Needs {
+    let layers = spec.questions.len() as u64;
+    let analysis = if spec.game == "cc2" { stored / 4 } else { stored };
+    let own = retro_worker::resources::Needs { memory: analysis, disk: layers * (stored / 16) };
+    if embedded {
+        let worker = retro_worker::resources::Needs::retrograde(stored, true);
+        retro_worker::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
+    } else {
+        own
     }
 }
 
@@ -96,19 +132,26 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     let spec = job_spec(plan);
     let game = spec.game().map_err(|e| e.to_string())?;
     let layout = spec.layout(game.position_count());
-    for dir in [&opts.output, &opts.checkpoints] {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
+    ensure_dir(&opts.output, "output")?;
+    ensure_dir(&opts.checkpoints, "checkpoint")?;
     let _lock = retro_worker::lock::DirLock::acquire(&opts.checkpoints)?;
+    let embedded = opts.listen.is_none();
+    let needs = coordinator_needs(&spec, layout.positions, embedded);
+    let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
+    let have = retro_worker::resources::Available::measure(&opts.checkpoints);
+    tracing::info!("{}", retro_worker::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
     let manifest_path = opts.checkpoints.join("coordinator.json");
-    let manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
+    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
         Some(m) => {
             tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
             m
         }
         None => Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions),
     };
-    let embedded = opts.listen.is_none();
+    for note in manifest.claim_output(&opts.output)? {
+        tracing::info!("{note}");
+    }
+    manifest.save(&manifest_path)?;
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
     if manifest.workers.len() > expected {
         return Err(format!(
@@ -144,6 +187,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         let link = Arc::new(InProcessLink { scheduler: scheduler.clone() });
         let mut wopts = WorkerOptions::new(opts.checkpoints.join("worker"));
         wopts.threads = plan.threads();
+        wopts.ignore_resources = opts.ignore_resources;
         wopts.fault = retro_worker::fault::Fault::from_env();
         worker_task = Some(tokio::spawn(run_worker(link, wopts)));
     } else {

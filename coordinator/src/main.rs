@@ -55,6 +55,10 @@ struct RunArgs {
     /// Print summary.json instead of the table.
     #[arg(long)]
     json: bool,
+    /// Run even when this machine lacks the memory or disk the job needs
+    /// (checked before anything is allocated; the figures are logged).
+    #[arg(long)]
+    ignore_resources: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -216,6 +220,11 @@ enum PegCommand {
 fn peg_solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool) -> Result<(), String> {
     use retro_games::peg::{Board, BoardKind, class, parse_hole, search};
     let kind = BoardKind::parse(board).ok_or_else(|| format!("unknown board {board:?} (english or european)"))?;
+    if budget == 0 {
+        return Err(
+            "--budget 0 searches nothing; give the number of positions the search may expand (at least 1)".into()
+        );
+    }
     let board = Board::new(kind);
     let hole = |name: &str, what: &str| {
         parse_hole(name)
@@ -255,6 +264,10 @@ fn peg_solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: 
         if let Some(jumps) = solution {
             println!("{jumps}");
         }
+    }
+    // An undecided problem is not an answer: scripts must not read it as one.
+    if status == "undecided" {
+        return Err(format!("undecided after {positions} positions; run again with a larger --budget"));
     }
     Ok(())
 }
@@ -328,6 +341,7 @@ async fn run(args: RunArgs) -> Result<(), String> {
         on_listen: Some(print_listen),
         status_listen: args.status,
         tls: server_tls(&plan.cluster)?,
+        ignore_resources: args.ignore_resources,
     };
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;
@@ -348,7 +362,8 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
     let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
-    std::fs::create_dir_all(&checkpoints).map_err(|e| format!("{}: {e}", checkpoints.display()))?;
+    job::ensure_dir(&output, "output")?;
+    job::ensure_dir(&checkpoints, "checkpoint")?;
     let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
@@ -372,6 +387,8 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
 async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
+    job::ensure_dir(&output, "output")?;
+    job::ensure_dir(&checkpoints, "checkpoint")?;
     let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
@@ -586,20 +603,94 @@ fn check(path: &std::path::Path) -> Result<(), String> {
 }
 
 fn verify(dir: &std::path::Path) -> Result<(), String> {
-    let mut n = 0;
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<PathBuf> =
         entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
     paths.sort();
-    for path in paths {
-        let mut r = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
-        r.verify().map_err(|e| e.to_string())?;
-        let sha = retro_engine::tablebase::sha256_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        println!("ok  {}  {}  {}", sha, r.header().layer, path.display());
-        n += 1;
-    }
-    if n == 0 {
+    if paths.is_empty() {
         return Err(format!("{}: no tablebase files (*.tb)", dir.display()));
+    }
+    // What the job recorded: each file's layer, size and digest, and the plan.
+    // Each file's own checksums cannot tell a valid file of another layer or
+    // job copied over this name; the recorded digests can.
+    let summary_path = dir.join("summary.json");
+    let recorded = match std::fs::read_to_string(&summary_path) {
+        Ok(text) => Some(
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{}: not a summary.json: {e}", summary_path.display()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", summary_path.display())),
+    };
+    let mut bad = Vec::new();
+    let mut seen = Vec::new();
+    for path in &paths {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let checked = TablebaseReader::open(path).and_then(|mut r| r.verify().map(|()| r)).map_err(|e| e.to_string());
+        let r = match checked {
+            Ok(r) => r,
+            Err(e) => {
+                println!("BAD {e}");
+                bad.push(e);
+                continue;
+            }
+        };
+        let sha = retro_engine::tablebase::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+        let header = r.header().clone();
+        let mismatch = recorded.as_ref().and_then(|v| {
+            let listed = v["tablebases"].as_array().into_iter().flatten().find(|t| t["file"] == name.as_str());
+            let Some(t) = listed else {
+                return Some(format!("not listed in {}", summary_path.display()));
+            };
+            seen.push(name.clone());
+            if t["sha256"] != sha.as_str() || t["bytes"] != bytes {
+                return Some(format!(
+                    "sha256 {sha} ({bytes} bytes), but the job recorded {} ({} bytes)",
+                    t["sha256"].as_str().unwrap_or("?"),
+                    t["bytes"]
+                ));
+            }
+            if t["question"] != header.layer.as_str() {
+                return Some(format!("holds layer {}, the job wrote layer {} here", header.layer, t["question"]));
+            }
+            if v["plan_hash"] != header.plan_hash.as_str() {
+                return Some(format!("written by plan {}, the job's plan is {}", header.plan_hash, v["plan_hash"]));
+            }
+            None
+        });
+        match mismatch {
+            None => println!("ok  {}  {}  {}", sha, header.layer, path.display()),
+            Some(why) => {
+                let e = format!("{}: {why}", path.display());
+                println!("BAD {e}");
+                bad.push(e);
+            }
+        }
+    }
+    match &recorded {
+        Some(v) => {
+            for t in v["tablebases"].as_array().into_iter().flatten() {
+                let file = t["file"].as_str().unwrap_or("?");
+                if !seen.iter().any(|s| s == file) && !dir.join(file).exists() {
+                    let e = format!("{}: listed in summary.json but missing", dir.join(file).display());
+                    println!("BAD {e}");
+                    bad.push(e);
+                }
+            }
+        }
+        None => println!(
+            "note: no {}; each file's own checksums were checked, not that it is the file its job wrote",
+            summary_path.display()
+        ),
+    }
+    if !bad.is_empty() {
+        return Err(format!(
+            "{}: {} tablebase file(s) failed verification: {}",
+            dir.display(),
+            bad.len(),
+            bad.join("; ")
+        ));
     }
     Ok(())
 }

@@ -4,9 +4,10 @@
 
 use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
 use retro_engine::kernel::InitStats;
+use retro_engine::tablebase::{TablebaseReader, sha256_file};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Version of the manifest format.
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
@@ -35,6 +36,65 @@ pub struct TablebaseEntry {
     pub bytes: u64,
     /// SHA-256 of the file (as `sha256sum` prints it).
     pub sha256: String,
+}
+
+impl TablebaseEntry {
+    /// Opens the file this entry names in `dir` and proves it is the very file
+    /// the job wrote for `question`: its size and SHA-256 are the recorded ones,
+    /// its header names this layer, this plan and `rank_order`, and every
+    /// checksum holds. Each file is self-consistent on its own, so without the
+    /// recorded digest a valid tablebase of another layer (or job) copied over
+    /// this name would be read as this layer and give a wrong answer silently.
+    pub fn open_checked(
+        &self,
+        dir: &Path,
+        question: &str,
+        plan_hash: &str,
+        rank_order: u32,
+    ) -> Result<TablebaseReader, String> {
+        let path = dir.join(&self.file);
+        let shown = path.display();
+        let restore = "restore the file the job wrote, or solve the plan again into a fresh checkpoint directory";
+        let len = std::fs::metadata(&path).map_err(|e| format!("tablebase {shown} of layer {question}: {e}"))?.len();
+        if len != self.bytes {
+            return Err(format!(
+                "tablebase {shown} holds {len} bytes, but the job wrote {} bytes for layer {question}: it is not \
+                 the job's file; {restore}",
+                self.bytes
+            ));
+        }
+        let mut reader = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
+        let header = reader.header();
+        if header.layer != question {
+            return Err(format!(
+                "tablebase {shown} holds layer {}, but the job wrote layer {question} under this name; {restore}",
+                header.layer
+            ));
+        }
+        if header.plan_hash != plan_hash {
+            return Err(format!(
+                "tablebase {shown} was written by a job with plan {}, not this job (plan {plan_hash}); {restore}",
+                header.plan_hash
+            ));
+        }
+        let got = &header.params["rank_order"];
+        if *got != rank_order {
+            return Err(format!(
+                "tablebase {shown}: written with rank order {got}, this program uses {rank_order}; solve the plan \
+                 again with this version (into a fresh checkpoint directory)"
+            ));
+        }
+        let sha = sha256_file(&path).map_err(|e| format!("tablebase {shown}: {e}"))?;
+        if sha != self.sha256 {
+            return Err(format!(
+                "tablebase {shown} has sha256 {sha}, but the job recorded {} for layer {question}: the file was \
+                 changed after the job wrote it; {restore}",
+                self.sha256
+            ));
+        }
+        reader.verify().map_err(|e| e.to_string())?;
+        Ok(reader)
+    }
 }
 
 /// Progress of one layer.
@@ -76,6 +136,12 @@ pub struct Manifest {
     /// the field; filled in when such a job resumes).
     #[serde(default)]
     pub rank_order: Option<u32>,
+    /// The output directory the job writes its tablebases to (absolute; absent
+    /// in manifests older than the field, filled in when such a job resumes).
+    /// Checkpoints belong to the output they produce: a run with another
+    /// `--output` brings the finished layers' files over, checked, first.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
     /// Shards of each worker, by worker id.
     pub workers: BTreeMap<String, Vec<u32>>,
     /// Number for the next new worker id.
@@ -92,6 +158,7 @@ impl Manifest {
             job: job.to_string(),
             plan_hash: plan_hash.to_string(),
             rank_order: Some(rank_order),
+            output: None,
             workers: BTreeMap::new(),
             next_worker: 1,
             layers: questions.iter().map(|q| LayerRecord { question: q.clone(), ..Default::default() }).collect(),
@@ -102,6 +169,26 @@ impl Manifest {
     pub fn load(path: &Path, job: &str, plan_hash: &str, rank_order: u32) -> Result<Option<Manifest>, String> {
         let mut m: Option<Manifest> = read_checked_json(path).map_err(|e: DurableError| e.to_string())?;
         if let Some(m) = &mut m {
+            // Whose checkpoints these are comes first: another job's manifest
+            // also differs in everything else, and the user must hear that it
+            // is another job, not another program.
+            if m.plan_hash != plan_hash || m.job != job {
+                return Err(format!(
+                    "{}: these checkpoints belong to job {} with plan {}, but this plan is job {job} with plan \
+                     {plan_hash}; give this run its own checkpoint directory (--checkpoints DIR or the plan's \
+                     [output] checkpoints), or remove this one if that job is no longer wanted",
+                    path.display(),
+                    m.job,
+                    m.plan_hash
+                ));
+            }
+            if m.format_version != MANIFEST_FORMAT_VERSION {
+                return Err(format!(
+                    "{}: manifest format {} (this build reads {MANIFEST_FORMAT_VERSION})",
+                    path.display(),
+                    m.format_version
+                ));
+            }
             match m.rank_order {
                 Some(r) if r != rank_order => {
                     return Err(format!(
@@ -113,28 +200,75 @@ impl Manifest {
                 Some(_) => {}
                 None => m.rank_order = Some(rank_order),
             }
-            if m.format_version != MANIFEST_FORMAT_VERSION {
-                return Err(format!(
-                    "{}: manifest format {} (this build reads {MANIFEST_FORMAT_VERSION})",
-                    path.display(),
-                    m.format_version
-                ));
-            }
-            if m.plan_hash != plan_hash || m.job != job {
-                return Err(format!(
-                    "{}: these checkpoints belong to job {} with plan {}, but this plan is job {job} with plan \
-                     {plan_hash}; choose another [output] checkpoints directory or remove this one",
-                    path.display(),
-                    m.job,
-                    m.plan_hash
-                ));
-            }
         }
         Ok(m)
+    }
+
+    /// Makes `output` this job's output directory. Every finished layer's
+    /// tablebase must be there and be the file the job wrote
+    /// ([`TablebaseEntry::open_checked`]). A run given another `--output`
+    /// than the one the checkpoints were written for brings the files over
+    /// from the recorded directory (checked, copied atomically) and says so;
+    /// a file that is missing everywhere, or a different file under the name,
+    /// is an error that names it. Returns what was done, to be logged.
+    pub fn claim_output(&mut self, output: &Path) -> Result<Vec<String>, String> {
+        let here = std::fs::canonicalize(output).map_err(|e| format!("output directory {}: {e}", output.display()))?;
+        let recorded = self.output.clone().filter(|old| *old != here);
+        let rank_order = self.rank_order.unwrap_or_default();
+        let mut notes = Vec::new();
+        for layer in &self.layers {
+            let Some(entry) = &layer.tablebase else { continue };
+            let q = &layer.question;
+            let target = here.join(&entry.file);
+            if target.exists() {
+                entry.open_checked(&here, q, &self.plan_hash, rank_order)?;
+                continue;
+            }
+            let Some(old) = &recorded else {
+                return Err(format!(
+                    "tablebase {} of the finished layer {q} is missing; restore it (sha256 {}), or solve the plan \
+                     again into a fresh checkpoint directory",
+                    target.display(),
+                    entry.sha256
+                ));
+            };
+            entry.open_checked(old, q, &self.plan_hash, rank_order).map_err(|e| {
+                format!(
+                    "these checkpoints wrote their finished layers to {}, and its copy of layer {q} is unusable \
+                     ({e}); run with --output {} or give this run its own --checkpoints DIR",
+                    old.display(),
+                    old.display()
+                )
+            })?;
+            copy_atomic(&old.join(&entry.file), &target)?;
+            entry.open_checked(&here, q, &self.plan_hash, rank_order)?;
+            notes.push(format!(
+                "layer {q} was finished earlier by these checkpoints with its tablebase in {}; copied {} ({} bytes, \
+                 sha256 checked) to {}",
+                old.display(),
+                entry.file,
+                entry.bytes,
+                here.display()
+            ));
+        }
+        self.output = Some(here);
+        Ok(notes)
     }
 
     /// Writes the manifest atomically.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         write_checked_json(path, self).map_err(|e| e.to_string())
     }
+}
+
+/// Copies `from` to `to` through a temporary file, synced, then renamed: a
+/// crash leaves either no file or the whole file at `to`.
+fn copy_atomic(from: &Path, to: &Path) -> Result<(), String> {
+    use retro_engine::durable::{fsync_parent_dir, tmp_path};
+    let tmp = tmp_path(to);
+    let err = |what: &str, e: std::io::Error| format!("copying {} to {}: {what}: {e}", from.display(), to.display());
+    std::fs::copy(from, &tmp).map_err(|e| err("copy", e))?;
+    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| err("sync", e))?;
+    std::fs::rename(&tmp, to).map_err(|e| err("rename", e))?;
+    fsync_parent_dir(to).map_err(|e| err("sync directory", e))
 }

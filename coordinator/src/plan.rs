@@ -411,12 +411,35 @@ fn pick_token(env: Option<String>, plan: Option<&String>) -> Option<String> {
     env.filter(|t| !t.is_empty()).or_else(|| plan.filter(|t| !t.is_empty()).cloned())
 }
 
+/// The largest plan file read (the biggest real plan is a few KB). A path
+/// such as `/dev/zero` or a multi-gigabyte file given by mistake is refused
+/// after this many bytes instead of being read into memory without end.
+pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+
+/// Reads a plan file's text, at most [`MAX_PLAN_BYTES`] of it.
+pub fn read_plan_text(path: &Path) -> Result<String, PlanError> {
+    use std::io::Read;
+    let origin = path.display().to_string();
+    let read_err = |error| PlanError::Read { origin: origin.clone(), error };
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    if file.metadata().map_err(read_err)?.is_dir() {
+        return Err(read_err(std::io::Error::other("it is a directory, not a plan file")));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes).map_err(read_err)?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        return Err(read_err(std::io::Error::other(format!(
+            "more than {MAX_PLAN_BYTES} bytes; a plan is a small TOML file (see plans/)"
+        ))));
+    }
+    String::from_utf8(bytes).map_err(|_| read_err(std::io::Error::other("not UTF-8 text; a plan is a TOML file")))
+}
+
 impl Plan {
     /// Reads and validates the plan file at `path`.
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read { origin: origin.clone(), error })?;
-        Plan::from_toml_str(&text, &origin)
+        let text = read_plan_text(path)?;
+        Plan::from_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses and validates plan text; `origin` names it in error messages.
@@ -591,12 +614,10 @@ impl Plan {
         }
     }
 
-    /// Kernel threads per worker: `cluster.threads`, or all cores when 0.
+    /// Kernel threads per worker: `cluster.threads`, or all cores when 0;
+    /// never more than [`retro_worker::bounded_threads`] allows (the cores).
     pub fn threads(&self) -> usize {
-        match self.cluster.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n as usize,
-        }
+        retro_worker::bounded_threads(self.cluster.threads as usize, "[cluster] threads")
     }
 
     /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else

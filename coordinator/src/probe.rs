@@ -56,6 +56,35 @@ pub struct Probe {
     pub moves: Vec<MoveReport>,
 }
 
+/// Why a three-player layer file is missing: the directory does not exist,
+/// holds another game's tablebases, or the plan was not solved yet.
+fn missing_layer(dir: &Path, path: &Path) -> String {
+    if !dir.is_dir() {
+        return format!(
+            "{}: no such directory (solve a plan first; its [output] dir holds the tablebases)",
+            dir.display()
+        );
+    }
+    let other = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tb"))
+        .find_map(|p| TablebaseReader::open(&p).ok());
+    match other {
+        Some(r) if r.header().game != "cc3" => format!(
+            "{} holds {} tablebases ({}), not three-player Chinese checkers: `coordinator probe` answers the \
+             three-player questions; explore this directory with `coordinator serve --tablebase {}`",
+            dir.display(),
+            r.header().game,
+            r.path().display(),
+            dir.display()
+        ),
+        _ => format!("{}: no such tablebase (solve the plan first)", path.display()),
+    }
+}
+
 impl Prober {
     /// Opens `solo_A.tb`, `enable_A_B.tb` and `enable_A_C.tb` in `dir` and checks
     /// that they belong together.
@@ -64,7 +93,7 @@ impl Prober {
         for q in COMPUTED_LAYERS {
             let path = dir.join(tablebase_file_name(q));
             if !path.exists() {
-                return Err(format!("{}: no such tablebase (solve the plan first)", path.display()));
+                return Err(missing_layer(dir, &path));
             }
             readers.push(TablebaseReader::open(&path).map_err(|e| e.to_string())?);
         }

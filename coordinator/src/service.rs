@@ -1,6 +1,6 @@
 //! The Coordinator gRPC service (a thin shell over the [`Scheduler`]) and its server.
 
-use crate::scheduler::{RegisterError, Scheduler};
+use crate::scheduler::Scheduler;
 use retro_proto::coordinator_server::{Coordinator, CoordinatorServer};
 use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
 use retro_worker::link::check_token;
@@ -17,10 +17,15 @@ pub struct CoordinatorService {
 #[tonic::async_trait]
 impl Coordinator for CoordinatorService {
     async fn register(&self, request: Request<RegisterRequest>) -> Result<Response<RegisterReply>, Status> {
+        let peer = request.remote_addr().map(|a| a.to_string()).unwrap_or_else(|| "a worker".into());
         match self.scheduler.register(request.into_inner()) {
             Ok(r) => Ok(Response::new(r)),
-            Err(e @ RegisterError::Version { .. }) => Err(Status::failed_precondition(e.to_string())),
-            Err(e) => Err(Status::failed_precondition(e.to_string())),
+            Err(e) => {
+                // The refused worker hears why; the operator watching the
+                // coordinator must too, or a misstarted worker goes unnoticed.
+                tracing::warn!("refused {peer}: {e}");
+                Err(Status::failed_precondition(e.to_string()))
+            }
         }
     }
 

@@ -92,15 +92,18 @@ pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
             .find(|l| l.question == want)
             .ok_or_else(|| format!("the plan does not compute {want}, which the analysis needs"))?;
         let tb = rec.tablebase.as_ref().ok_or_else(|| format!("layer {want} has no tablebase yet"))?;
-        files.push(dir.join(&tb.file));
+        files.push((want, tb));
     }
-    let load = |path: &Path| -> Result<Vec<u8>, String> {
+    let load = |(want, tb): &(&str, &crate::manifest::TablebaseEntry)| -> Result<Vec<u8>, String> {
         let started = std::time::Instant::now();
-        let mut r = TablebaseReader::open(path).map_err(|e| e.to_string())?;
-        check_rank_order(&r, retro_games::cc3::RANK_ORDER)?;
-        r.verify().map_err(|e| e.to_string())?;
+        let mut r = tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER)?;
         let packed = r.read_all().map_err(|e| e.to_string())?;
-        tracing::info!("loaded {} ({} bytes) in {:.1}s", path.display(), packed.len(), started.elapsed().as_secs_f64());
+        tracing::info!(
+            "loaded {} ({} bytes) in {:.1}s",
+            r.path().display(),
+            packed.len(),
+            started.elapsed().as_secs_f64()
+        );
         Ok(packed)
     };
     let packed: Vec<Result<Vec<u8>, String>> = std::thread::scope(|s| {

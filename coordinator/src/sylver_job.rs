@@ -113,7 +113,7 @@ pub struct Summary {
 /// True when the plan file names `game = "sylver"` (unreadable files are left
 /// to the normal plan loader, which reports them).
 pub fn is_sylver_plan(path: &Path) -> bool {
-    std::fs::read_to_string(path)
+    crate::plan::read_plan_text(path)
         .ok()
         .and_then(|t| Reader::parse(&t, "").ok())
         .is_some_and(|r| matches!(r.get("job", "game").map(|g| &g.kind), Some(ValueKind::String(s)) if s == "sylver"))
@@ -144,9 +144,8 @@ fn tuples(r: &Reader, key: &str, len: usize) -> Result<Vec<Vec<u64>>, PlanError>
 impl SylverPlan {
     /// Reads and validates a Sylver plan file.
     pub fn load(path: &Path) -> Result<SylverPlan, PlanError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| PlanError::Read { origin: origin.clone(), error })?;
-        SylverPlan::from_toml_str(&text, &origin)
+        let text = crate::plan::read_plan_text(path)?;
+        SylverPlan::from_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses and validates plan text; `origin` names it in errors.

@@ -4,7 +4,7 @@
 
 use crate::manifest::Manifest;
 use crate::summary::{LayerSummary, TablebaseSummary};
-use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
 use retro_games::cc2::{Cc2, PLAYER_NAMES};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -78,9 +78,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         .find(|l| l.question == "solo(1)")
         .ok_or_else(|| "the plan does not compute solo(1), which the two-player summary needs".to_string())?;
     let tb = rec.tablebase.as_ref().ok_or_else(|| "layer solo(1) has no tablebase yet".to_string())?;
-    let mut reader = TablebaseReader::open(&dir.join(&tb.file)).map_err(|e| e.to_string())?;
-    crate::summary::check_rank_order(&reader, retro_games::cc2::RANK_ORDER)?;
-    reader.verify().map_err(|e| e.to_string())?;
+    let mut reader = tb.open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)?;
     let packed = reader.read_all().map_err(|e| e.to_string())?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];

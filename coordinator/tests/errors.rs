@@ -83,9 +83,13 @@ fn strangers_without_the_token_are_refused() {
 #[test]
 fn workers_of_another_version_or_plan_are_refused() {
     let dir = TempDir::new("version");
-    let (_coord, addr) = token_coordinator(&dir, None);
+    let (coord, addr) = token_coordinator(&dir, None);
     assert_clear_failure(&worker_run(&dir, &addr, &["--protocol-version", "99"], None), "protocol version 99");
     assert_clear_failure(&worker_run(&dir, &addr, &["--plan-hash", "deadbeefdeadbeef"], None), "deadbeefdeadbeef");
+    // The coordinator's operator hears of both refusals too.
+    let log = coord.logs();
+    assert!(log.contains("refused") && log.contains("protocol version 99"), "{log}");
+    assert!(log.contains("refused") && log.contains("deadbeefdeadbeef"), "{log}");
 }
 
 fn solved_stage1() -> TempDir {
@@ -236,4 +240,236 @@ fn files_of_another_rank_order_are_refused() {
     let mut c = Command::new(coordinator());
     c.arg("probe").arg("--tablebase").arg(dir.join("tb"));
     assert_clear_failure(&run(c, LIMIT), "rank order 1");
+}
+
+/// A valid tablebase of another layer copied over a layer's name passes every
+/// checksum of its own; the job recorded each file's SHA-256 and layer, so a
+/// finished job run again refuses it (naming the file) and leaves
+/// summary.json as it was, and `verify` fails it against summary.json.
+#[test]
+fn a_tablebase_of_another_layer_under_a_layer_name_is_refused() {
+    let dir = solved_stage1();
+    let tb = dir.join("tb");
+    let summary = std::fs::read(tb.join("summary.json")).unwrap();
+    std::fs::copy(tb.join("enable_A_B.tb"), tb.join("enable_A_C.tb")).unwrap();
+    let out = run(embedded_command(&dir), LIMIT);
+    assert_clear_failure(&out, "enable_A_C.tb");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("enable(A>B)") || err.contains("sha256") || err.contains("bytes"), "{err}");
+    assert_eq!(std::fs::read(tb.join("summary.json")).unwrap(), summary, "summary.json untouched");
+    let v = verify(&tb);
+    assert_clear_failure(&v, "failed verification");
+    let listing = String::from_utf8_lossy(&v.stdout);
+    assert!(listing.contains("BAD") && listing.contains("enable_A_C.tb"), "{listing}");
+    assert!(listing.contains("ok ") && listing.contains("solo_A.tb"), "the good files still pass: {listing}");
+    // The same file with its header's layer changed is refused by its layer
+    // even where sizes happened to agree: rewrite A>B's values as "enable(A>C)"
+    // of another plan.
+    use retro_engine::tablebase::{TablebaseReader, TablebaseWriter, unpack_value};
+    let mut r = TablebaseReader::open(&tb.join("enable_A_B.tb")).unwrap();
+    let mut header = r.header().clone();
+    let packed = r.read_all().unwrap();
+    header.plan_hash = "0123456789abcdef".into();
+    header.layer = "enable(A>C)".into();
+    let (n, bp) = (header.positions, header.block_positions);
+    let mut w = TablebaseWriter::create(&tb.join("enable_A_C.tb"), header).unwrap();
+    for start in (0..n).step_by(bp as usize) {
+        let values: Vec<u8> = (start..(start + bp).min(n)).map(|i| unpack_value(&packed, i)).collect();
+        w.push_values(&values).unwrap();
+    }
+    w.finish().unwrap();
+    assert_clear_failure(&run(embedded_command(&dir), LIMIT), "enable_A_C.tb");
+    assert_clear_failure(&verify(&tb), "failed verification");
+}
+
+/// The embedded stage-1 run with its checkpoints in dir/ck and its output in `output`.
+fn stage1_into(dir: &TempDir, output: &std::path::Path) -> Command {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/stage1.toml"));
+    c.arg("--output").arg(output).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    c
+}
+
+/// The README's first command, then the same plan with another --output and
+/// the default checkpoints: the finished job's files are brought over,
+/// checked, and the run succeeds with the same bytes. A job killed after its
+/// first layer and resumed with another --output finishes the same way.
+#[test]
+fn checkpoints_follow_their_output() {
+    let dir = TempDir::new("other-output");
+    let cwd = dir.join("");
+    let mut first = Command::new(coordinator());
+    first.current_dir(&cwd).env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(first, LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut second = Command::new(coordinator());
+    second.current_dir(&cwd).args(["--output", "OTHER"]).env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(second, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("copied"), "the run says where the files came from: {err}");
+    let want = checksums(&cwd.join("tablebases/stage1"));
+    assert_eq!(want.len(), 3);
+    assert_eq!(checksums(&cwd.join("OTHER")), want);
+
+    // Killed in layer 1, resumed into another output directory.
+    let mut c = embedded_command(&dir);
+    c.env("RETRO_FAULT", "after-apply:1:2");
+    assert!(!run(c, LIMIT).status.success());
+    assert!(dir.join("tb").join("solo_A.tb").exists(), "layer 0 was finished before the kill");
+    let out = run(stage1_into(&dir, &dir.join("moved")), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(checksums(&dir.join("moved")), want);
+    // With the first output's copy gone too, the error names the missing file.
+    std::fs::remove_file(dir.join("moved").join("solo_A.tb")).unwrap();
+    std::fs::remove_file(dir.join("tb").join("solo_A.tb")).unwrap();
+    assert_clear_failure(&run(stage1_into(&dir, &dir.join("moved")), LIMIT), "solo_A.tb");
+}
+
+/// Shard files are written through a memory map; on a full disk a sparse
+/// file's write would kill the process with SIGBUS. Run cc2 7 x 7 with 2
+/// pieces with its checkpoints on a 2 MB tmpfs (in a user and mount
+/// namespace of this test's own): refused up front by the resource check,
+/// and with --ignore-resources an error naming the shard file, never a
+/// signal; then, with room, the same checkpoints resume to the same bytes as
+/// a run that never ran out.
+#[test]
+fn a_full_disk_is_an_error_never_sigbus() {
+    let dir = TempDir::new("disk-full");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let plan = repo().join("plans/cc2-m7p2.toml");
+    let mut clean = Command::new(coordinator());
+    clean.arg("--plan").arg(&plan).arg("--output").arg(dir.join("clean")).arg("--checkpoints").arg(dir.join("ck"));
+    let out = run(clean, LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let script = format!(
+        "set -u; mount -t tmpfs -o size=2m none {m} || exit 90; \
+         {c} --plan {p} --output {o} --checkpoints {m}/ck; echo \"exit=$?\"; \
+         {c} --plan {p} --output {o} --checkpoints {m}/ck --ignore-resources; echo \"exit=$?\"; \
+         mount -o remount,size=64m {m} || exit 91; \
+         {c} --plan {p} --output {o} --checkpoints {m}/ck; echo \"exit=$?\"",
+        m = mnt.display(),
+        c = coordinator().display(),
+        p = plan.display(),
+        o = dir.join("full").display(),
+    );
+    let mut c = Command::new("unshare");
+    c.args(["--user", "--map-root-user", "--mount", "sh", "-c", &script]).env_remove("RETRO_FAULT");
+    let out = run(c, LIMIT);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "unshare and a tmpfs mount are needed (util-linux, unprivileged user namespaces): {stdout}\n{stderr}"
+    );
+    let exits: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("exit=")).collect();
+    assert_eq!(exits, ["1", "1", "0"], "refused, then a clear error (not 135 = SIGBUS), then done:\n{stderr}");
+    assert!(stderr.contains("not enough disk"), "{stderr}");
+    assert!(stderr.contains("cannot reserve") && stderr.contains(".bin"), "the error names the file: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("Bus error"), "{stderr}");
+    let tb = |d: &str| std::fs::read(dir.join(d).join("solo_1.tb")).unwrap();
+    assert_eq!(tb("full"), tb("clean"), "the resumed run wrote the same tablebase bytes");
+}
+
+/// Settings and inputs that would exhaust the machine are bounded or refused
+/// before anything is allocated.
+#[test]
+fn unbounded_settings_are_bounded_or_refused() {
+    let dir = TempDir::new("unbounded");
+    let good = std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap();
+    // threads = 100000 runs on the cores, with a warning.
+    let path = dir.join("threads.toml");
+    std::fs::write(&path, good.replace("threads = 0", "threads = 100000")).unwrap();
+    assert!(good.contains("threads = 0"));
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(&path).arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    let out = run(c, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("threads = 100000") && err.contains("cores"), "{err}");
+    // An endless plan file is refused after the size limit.
+    let mut c = Command::new(coordinator());
+    c.args(["--plan", "/dev/zero"]);
+    assert_clear_failure(&run(c, Duration::from_secs(20)), "more than 1048576 bytes");
+    // A plan far beyond this machine says what it needs and creates nothing big.
+    let path = dir.join("huge.toml");
+    let huge = std::fs::read_to_string(repo().join("plans/cc2-m7p2.toml"))
+        .unwrap()
+        .replace("size = 7", "size = 8")
+        .replace("pieces = 2", "pieces = 5");
+    std::fs::write(&path, huge).unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(&path).arg("--output").arg(dir.join("huge-tb")).arg("--checkpoints").arg(dir.join("huge-ck"));
+    let out = run(c, Duration::from_secs(60));
+    assert_clear_failure(&out, "not enough memory");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ignore-resources"));
+    assert!(retro_worker::resources::allocated_bytes(&dir.join("huge-ck")) < 1 << 20, "nothing big was created");
+}
+
+/// Messages that used to mislead now say what is wrong.
+#[test]
+fn messages_say_what_is_wrong() {
+    let dir = solved_stage1();
+    let tb = dir.join("tb");
+    // A tablebase with a byte appended is not "truncated".
+    let file = tb.join("solo_A.tb");
+    let bytes = std::fs::read(&file).unwrap();
+    let mut longer = bytes.clone();
+    longer.push(0);
+    std::fs::write(&file, &longer).unwrap();
+    let v = verify(&tb);
+    assert_clear_failure(&v, "failed verification");
+    assert!(String::from_utf8_lossy(&v.stdout).contains("extra byte(s) after the end marker"));
+    std::fs::write(&file, &bytes).unwrap();
+    assert!(verify(&tb).status.success());
+    // --output naming a file.
+    assert_clear_failure(&run(stage1_into(&dir, &file), LIMIT), "is a file, not a directory");
+    // Another job's plan on these checkpoints: another job, not another program.
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/cc2-m7p1.toml"));
+    c.arg("--output").arg(dir.join("cc2")).arg("--checkpoints").arg(dir.join("ck"));
+    let out = run(c, LIMIT);
+    assert_clear_failure(&out, "belong to job stage1");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("rank order"));
+    // probe on a two-player directory names the game.
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/cc2-m7p1.toml"));
+    c.arg("--output").arg(dir.join("cc2")).arg("--checkpoints").arg(dir.join("ck2"));
+    assert!(run(c, LIMIT).status.success());
+    let mut c = Command::new(coordinator());
+    c.arg("probe").arg("--tablebase").arg(dir.join("cc2"));
+    assert_clear_failure(&run(c, LIMIT), "holds cc2 tablebases");
+    // peg solve with no budget is refused; an undecided search is not success.
+    let mut c = Command::new(coordinator());
+    c.args(["peg", "solve", "--budget", "0"]);
+    assert_clear_failure(&run(c, LIMIT), "--budget 0");
+    let mut c = Command::new(coordinator());
+    c.args(["peg", "solve", "--budget", "5"]);
+    assert_clear_failure(&run(c, LIMIT), "undecided");
+}
+
+/// A damaged undo log is named as such, not blamed on the shard it could not
+/// roll back, and it is kept for inspection.
+#[test]
+fn a_damaged_undo_log_is_named() {
+    let dir = TempDir::new("undo");
+    let mut c = embedded_command(&dir);
+    c.env("RETRO_FAULT", "mid-apply:0:3");
+    assert!(!run(c, LIMIT).status.success());
+    let layer = dir.join("ck").join("worker").join("layer-0");
+    let logs: Vec<_> = std::fs::read_dir(&layer)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("undo-r3-")))
+        .collect();
+    assert!(!logs.is_empty(), "the kill left undo logs of round 3");
+    for log in &logs {
+        let mut b = std::fs::read(log).unwrap();
+        b[0] ^= 0xff;
+        std::fs::write(log, b).unwrap();
+    }
+    assert_clear_failure(&run(embedded_command(&dir), LIMIT), "undo log is damaged");
+    assert!(logs.iter().all(|l| l.exists()), "the damaged logs are kept");
 }

@@ -20,6 +20,7 @@ impl ShardFile {
         let f =
             OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io_err(path))?;
         f.set_len(len).map_err(io_err(path))?;
+        reserve(path, &f, len)?;
         Self::map(path, &f)
     }
 
@@ -33,6 +34,9 @@ impl ShardFile {
                 why: format!("shard file is {actual} bytes, expected {len} (truncated or from another plan)"),
             });
         }
+        // A file left sparse (by an older build, or copied with holes) gets
+        // its blocks now, for the same reason as in `create`.
+        reserve(path, &f, len)?;
         Self::map(path, &f)
     }
 
@@ -59,6 +63,43 @@ impl ShardFile {
     /// Makes every write durable (msync).
     pub fn flush(&self) -> Result<(), DurableError> {
         self.map.flush().map_err(io_err(&self.path))
+    }
+}
+
+/// Allocates every block of the file's first `len` bytes on disk. The shard
+/// is written through its memory map, and a write to a hole of a sparse file
+/// on a full disk cannot return an error: the kernel kills the process with
+/// SIGBUS, with no message and mid-round. Reserved up front, a full disk is
+/// an error here that names the file and the size, and the job resumes from
+/// its last checkpoint once space is freed.
+fn reserve(path: &Path, f: &File, len: u64) -> Result<(), DurableError> {
+    use std::os::fd::AsRawFd;
+    let Ok(len) = libc::off_t::try_from(len) else {
+        return Err(DurableError::Io { path: path.to_path_buf(), source: std::io::Error::other("file too large") });
+    };
+    if len == 0 {
+        return Ok(());
+    }
+    // SAFETY: the descriptor is open for writing for the duration of the call.
+    let rc = unsafe { libc::posix_fallocate(f.as_raw_fd(), 0, len) };
+    match rc {
+        0 => Ok(()),
+        // Filesystems without fallocate (glibc then writes the blocks itself,
+        // so this is rare): nothing can be reserved; keep the old behaviour.
+        libc::EOPNOTSUPP | libc::EINVAL => Ok(()),
+        code => {
+            let source = std::io::Error::from_raw_os_error(code);
+            let why = if code == libc::ENOSPC {
+                format!(
+                    "cannot reserve {len} bytes for this shard file: {source}; free space on its filesystem (or \
+                     give the worker another --data directory) and run the same command again: the job resumes \
+                     from its last checkpoint"
+                )
+            } else {
+                format!("cannot reserve {len} bytes for this shard file: {source}")
+            };
+            Err(DurableError::Io { path: path.to_path_buf(), source: std::io::Error::new(source.kind(), why) })
+        }
     }
 }
 
@@ -143,10 +184,23 @@ pub fn append_undo(path: &Path, bytes: &[u8], chunk_len: u64, chunks: &[u64]) ->
     Ok(())
 }
 
-/// Restores every complete segment of an undo log into `bytes` and returns how
-/// many it restored. A torn last segment was being written when the process
-/// died, so the chunks it lists had not been modified: it is ignored.
-pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<usize, DurableError> {
+/// What [`restore_undo`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UndoRestored {
+    /// Complete segments restored.
+    pub segments: usize,
+    /// Bytes at the end of the log that did not form a complete segment and
+    /// were ignored (0 for an intact log).
+    pub unread_bytes: usize,
+}
+
+/// Restores every complete segment of an undo log into `bytes`. A torn last
+/// segment was being written when the process died, so the chunks it lists
+/// had not been modified: it is ignored, and its bytes are reported as
+/// unread. The caller verifies the chunk checksums afterwards: if they fail
+/// and bytes were unread, the log itself was damaged, not only torn, and it
+/// is the log that must be named.
+pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<UndoRestored, DurableError> {
     let mut data = Vec::new();
     File::open(path).and_then(|mut f| f.read_to_end(&mut data)).map_err(io_err(path))?;
     let corrupt = |why: &str| DurableError::Corrupt { path: path.to_path_buf(), why: why.to_string() };
@@ -204,7 +258,7 @@ pub fn restore_undo(path: &Path, bytes: &mut [u8]) -> Result<usize, DurableError
             dst.copy_from_slice(&data[body..body + len]);
         }
     }
-    Ok(segments.len())
+    Ok(UndoRestored { segments: segments.len(), unread_bytes: data.len() - at })
 }
 
 /// Removes a file if it exists.
@@ -236,14 +290,16 @@ mod tests {
         append_undo(&undo, shard.bytes(), 16, &[2]).unwrap();
         shard.bytes_mut()[40] = 202;
         let two_segments = fs::read(&undo).unwrap();
-        assert_eq!(restore_undo(&undo, shard.bytes_mut()).unwrap(), 2);
+        assert_eq!(restore_undo(&undo, shard.bytes_mut()).unwrap(), UndoRestored { segments: 2, unread_bytes: 0 });
         assert_eq!(shard.bytes(), &before[..]);
         // A torn last segment is ignored, never applied; earlier ones still are.
         shard.bytes_mut()[3] = 200;
         for cut in 1..40 {
             fs::write(&undo, &two_segments[..two_segments.len() - cut]).unwrap();
             let mut copy = shard.bytes().to_vec();
-            assert_eq!(restore_undo(&undo, &mut copy).unwrap(), 1, "cut {cut}");
+            let r = restore_undo(&undo, &mut copy).unwrap();
+            assert_eq!(r.segments, 1, "cut {cut}");
+            assert!(r.unread_bytes > 0, "cut {cut}: the torn tail is reported");
             assert_eq!(copy[3], 3);
         }
         drop(shard);
@@ -280,15 +336,16 @@ mod tests {
             }
             fs::write(&undo, &bad).unwrap();
             let mut copy = shard.clone();
-            if let Ok(n) = restore_undo(&undo, &mut copy) {
-                assert!(n <= 2);
+            if let Ok(r) = restore_undo(&undo, &mut copy) {
+                assert!(r.segments <= 2);
+                assert!(r.segments == 2 || r.unread_bytes > 0 || bad.is_empty(), "what was not restored is reported");
             }
             assert_eq!(copy.len(), 100);
         }
         shard[0] = 1;
         // The intact log still restores both segments.
         fs::write(&undo, &good).unwrap();
-        assert_eq!(restore_undo(&undo, &mut shard).unwrap(), 2);
+        assert_eq!(restore_undo(&undo, &mut shard).unwrap().segments, 2);
         assert_eq!(shard[0], 7);
     }
 }

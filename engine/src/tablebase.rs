@@ -634,6 +634,17 @@ impl TablebaseReader {
         let mut footer = [0u8; FOOTER_LEN as usize];
         read_at(&mut footer, file_len - FOOTER_LEN, "cannot read footer")?;
         if footer[24..32] != TABLEBASE_END_MAGIC[..] {
+            // An end marker a little before the end means bytes were appended
+            // (a botched copy or concatenation), not that the file was cut.
+            let tail_len = file_len.min(STREAM_CHUNK as u64);
+            let mut tail = vec![0u8; tail_len as usize];
+            read_at(&mut tail, file_len - tail_len, "cannot read footer")?;
+            if let Some(at) = tail.windows(8).rposition(|w| w == &TABLEBASE_END_MAGIC[..]) {
+                let extra = tail_len - at as u64 - 8;
+                return Err(corrupt(format!(
+                    "{extra} extra byte(s) after the end marker (data appended after the end of the tablebase)"
+                )));
+            }
             return Err(truncated("footer"));
         }
         let index_offset = le_u64(&footer, 0);
@@ -983,6 +994,14 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 5]).expect("write");
         let e = TablebaseReader::open(&path).err().expect("truncated");
         assert!(e.to_string().ends_with("truncated (expected footer)"), "{e}");
+
+        // One byte appended is not a truncation.
+        write_file(&path, &values, 64);
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes.push(0);
+        std::fs::write(&path, &bytes).expect("write");
+        let e = TablebaseReader::open(&path).err().expect("appended");
+        assert!(e.to_string().contains("1 extra byte(s) after the end marker"), "{e}");
 
         // Corrupt block 3's compressed bytes: open succeeds, probing that block fails.
         write_file(&path, &values, 64);

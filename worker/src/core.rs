@@ -113,6 +113,9 @@ pub struct WorkerCore {
     pub fault: Option<Fault>,
     /// Shared with the peer service.
     pub progress: Arc<Mutex<Progress>>,
+    /// Start a layer even when the machine lacks the memory or disk it needs
+    /// (`--ignore-resources`; see [`crate::resources`]).
+    pub ignore_resources: bool,
     layer: Option<LayerStore>,
     work: Option<RoundWork>,
 }
@@ -129,7 +132,19 @@ impl WorkerCore {
     ) -> Result<WorkerCore, TaskError> {
         let game = spec.game()?;
         let layout = spec.layout(game.position_count());
-        Ok(WorkerCore { data, spec, worker_id, game, layout, threads, fault, progress, layer: None, work: None })
+        Ok(WorkerCore {
+            data,
+            spec,
+            worker_id,
+            game,
+            layout,
+            threads,
+            fault,
+            progress,
+            ignore_resources: false,
+            layer: None,
+            work: None,
+        })
     }
 
     fn set_progress(&self) {
@@ -178,6 +193,14 @@ impl WorkerCore {
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
         };
+        let stored: u64 = shards.iter().map(|&s| self.layout.range(s).end - self.layout.range(s).start).sum();
+        let counts_missing = !store::counts_dir(&self.data).exists();
+        let have = crate::resources::Available::measure(&self.data);
+        let what = format!("layer {layer} on this worker ({} shards, {stored} positions)", shards.len());
+        let needs = crate::resources::Needs::retrograde(stored, counts_missing);
+        let line =
+            crate::resources::check(&what, needs, have, &self.data, self.ignore_resources).map_err(TaskError::State)?;
+        tracing::info!("{line}");
         let counts = self.counts(shards)?;
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;
         let mut init = kernel::InitStats::default();

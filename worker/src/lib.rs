@@ -10,6 +10,8 @@
 //!   embedded mode) and to its peers.
 //! - [`peer`]: the Peer service that receives update batches.
 //! - [`run`]: the pull loop.
+//! - [`resources`]: what a job needs in memory and disk, against what the
+//!   machine has, checked before anything is allocated.
 
 pub mod core;
 pub mod fault;
@@ -17,6 +19,7 @@ pub mod levels;
 pub mod link;
 pub mod lock;
 pub mod peer;
+pub mod resources;
 pub mod run;
 pub mod spec;
 pub mod store;
@@ -41,4 +44,23 @@ pub fn init_logging() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+}
+
+/// The kernel threads to run for a `requested` count (0: all cores). More
+/// threads than cores only adds switching, and an absurd count (`threads =
+/// 100000` in a plan) would fail to spawn mid-run: the count is capped at the
+/// cores, with a warning (once per process) naming the setting `what`.
+pub fn bounded_threads(requested: usize, what: &str) -> usize {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if requested == 0 {
+        return cores;
+    }
+    if requested > cores {
+        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!("{what} = {requested}, but this machine has {cores} cores: running {cores} threads");
+        }
+        return cores;
+    }
+    requested
 }

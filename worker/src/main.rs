@@ -30,6 +30,10 @@ struct Args {
     /// Kernel threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Start layers even when this machine lacks the memory or disk they need
+    /// (the state is memory-mapped: it then pages to disk, many times slower).
+    #[arg(long)]
+    ignore_resources: bool,
     /// Refuse to join unless the coordinator runs the plan with this hash.
     #[arg(long, value_name = "HASH")]
     plan_hash: Option<String>,
@@ -84,7 +88,7 @@ async fn main() -> std::process::ExitCode {
         token: token.clone(),
         tls: tls.clone(),
         data: args.data.clone(),
-        threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
+        threads: retro_worker::bounded_threads(args.threads.unwrap_or(0), "--threads"),
     };
     match retro_worker::levels::probe(&level_opts).await {
         Ok(true) => return exit_code(retro_worker::levels::run(level_opts).await),
@@ -115,9 +119,10 @@ async fn main() -> std::process::ExitCode {
     opts.advertise = args.advertise;
     opts.coordinator = Some(args.connect);
     if let Some(t) = args.threads {
-        opts.threads = t.max(1);
+        opts.threads = retro_worker::bounded_threads(t, "--threads");
     }
     opts.plan_hash = args.plan_hash;
+    opts.ignore_resources = args.ignore_resources;
     if let Some(v) = args.protocol_version {
         opts.protocol_version = v;
     }

@@ -42,6 +42,8 @@ pub struct WorkerOptions {
     /// TLS between workers: this worker's Peer server identity and how it checks
     /// the other workers' (none: plain text on the private network).
     pub peer_tls: Option<PeerTls>,
+    /// Start layers even when this machine lacks the memory or disk they need.
+    pub ignore_resources: bool,
 }
 
 /// TLS for the worker-to-worker update streams.
@@ -76,6 +78,7 @@ impl WorkerOptions {
             token: None,
             fault: None,
             peer_tls: None,
+            ignore_resources: false,
         }
     }
 }
@@ -341,7 +344,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
         Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
     store::write_identity(&opts.data, &identity).map_err(|e| WorkerError::Other(e.to_string()))?;
     tracing::info!("registered as worker {} (epoch {}) for job {}", reply.worker_id, reply.epoch, spec.name);
-    let core = WorkerCore::new(
+    let mut core = WorkerCore::new(
         opts.data.clone(),
         spec.clone(),
         reply.worker_id.clone(),
@@ -349,6 +352,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
         opts.fault.clone(),
         progress.clone(),
     )?;
+    core.ignore_resources = opts.ignore_resources;
     let core = Arc::new(Mutex::new(core));
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     if let Some(listener) = listener {

@@ -196,9 +196,15 @@ impl LayerStore {
     }
 
     /// Rolls back a half-applied round and verifies every chunk checksum.
+    /// Undo logs are removed only once the checksums hold: a log that could
+    /// not be read whole is named in the error and kept for inspection.
     fn recover(&mut self) -> Result<(), StoreError> {
         let next = self.state.committed_round + 1;
         let entries = fs::read_dir(&self.dir).map_err(retro_engine::durable::io_err(&self.dir))?;
+        let mut logs = Vec::new();
+        // Per shard, an undo log of the half-applied round with bytes that
+        // did not form a segment: torn (harmless) or damaged (the checksums tell).
+        let mut unread: BTreeMap<u32, (PathBuf, usize)> = BTreeMap::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
             let Some(rest) = name.strip_prefix("undo-r").and_then(|r| r.strip_suffix(".bin")) else {
@@ -209,15 +215,20 @@ impl LayerStore {
             if let Some((round, s)) = parsed
                 && round == next
                 && let Some(file) = self.shards.get_mut(&s)
-                && shardfile::restore_undo(&entry.path(), file.bytes_mut())? > 0
             {
-                file.flush()?;
-                tracing::warn!(
-                    "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
-                    self.state.layer
-                );
+                let restored = shardfile::restore_undo(&entry.path(), file.bytes_mut())?;
+                if restored.unread_bytes > 0 {
+                    unread.insert(s, (entry.path(), restored.unread_bytes));
+                }
+                if restored.segments > 0 {
+                    file.flush()?;
+                    tracing::warn!(
+                        "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
+                        self.state.layer
+                    );
+                }
             }
-            shardfile::remove_if_exists(&entry.path())?;
+            logs.push(entry.path());
         }
         for (&s, file) in &self.shards {
             let expect = self.state.chunk_crcs.get(&s).ok_or_else(|| StoreError::Mismatch {
@@ -226,6 +237,18 @@ impl LayerStore {
             })?;
             let actual = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
             if let Some(bad) = (0..expect.len().max(actual.len())).find(|&i| expect.get(i) != actual.get(i)) {
+                if let Some((log, bytes)) = unread.get(&s) {
+                    return Err(StoreError::Mismatch {
+                        path: log.clone(),
+                        why: format!(
+                            "this undo log is damaged ({bytes} bytes at its end are not a complete segment), so \
+                             the half-applied round {next} of shard {s} could not be rolled back (chunk {bad} \
+                             differs from committed round {}); remove this worker's --data directory to redo \
+                             the layer",
+                            self.state.committed_round
+                        ),
+                    });
+                }
                 return Err(StoreError::Mismatch {
                     path: shard_path(&self.dir, s),
                     why: format!(
@@ -235,6 +258,9 @@ impl LayerStore {
                     ),
                 });
             }
+        }
+        for log in logs {
+            shardfile::remove_if_exists(&log)?;
         }
         Ok(())
     }
