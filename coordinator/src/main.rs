@@ -444,7 +444,7 @@ fn explore(
     let plan = not_peg(load_plan(&plan)?)?;
     let threads = match threads {
         Some(0) => return Err("--threads must be at least 1".into()),
-        Some(t) => t,
+        Some(t) => retro_worker::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
     let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
@@ -549,7 +549,7 @@ fn main() -> ExitCode {
             .and_then(|rt| rt.block_on(retro_coordinator::serve::run(tablebase, listen, print_listen))),
         Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
-            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+            let threads = retro_worker::bounded_threads(threads.unwrap_or(0), "--threads");
             retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {
                 if json {
                     println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
