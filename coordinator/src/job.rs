@@ -140,6 +140,17 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
     let have = retro_worker::resources::Available::measure(&opts.checkpoints);
     tracing::info!("{}", retro_worker::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
+    if !embedded {
+        // Each worker checks its own share when its first layer starts.
+        let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
+        let w = retro_worker::resources::Needs::retrograde(share, true);
+        tracing::info!(
+            "each of the {} workers needs about {:.2} GB of memory and {:.2} GB of disk for its shards",
+            opts.expect_workers.max(1),
+            w.memory as f64 / 1e9,
+            w.disk as f64 / 1e9
+        );
+    }
     let manifest_path = opts.checkpoints.join("coordinator.json");
     let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
         Some(m) => {

@@ -320,9 +320,12 @@ impl Scheduler {
             st.assignments.remove(&id);
         }
         tracing::info!(
-            "worker {id} registered (epoch {epoch}, peer address {:?}, {} cores)",
+            "worker {id} registered (epoch {epoch}, peer address {:?}, {} cores, {:.2} GB memory available, {:.2} GB \
+             disk for its data)",
             req.peer_address,
-            req.cores
+            req.cores,
+            req.memory_bytes as f64 / 1e9,
+            req.disk_bytes as f64 / 1e9
         );
         if st.phase == Phase::Registering && st.manifest.workers.len() == self.expected_workers {
             self.assign_shards(&mut st);

@@ -473,3 +473,33 @@ fn a_damaged_undo_log_is_named() {
     assert_clear_failure(&run(embedded_command(&dir), LIMIT), "undo log is damaged");
     assert!(logs.iter().all(|l| l.exists()), "the damaged logs are kept");
 }
+
+/// In a cluster each worker checks its own share before its first layer: a
+/// worker whose --data is on a 2 MB tmpfs (its own user and mount namespace)
+/// stops with an error naming what it lacks, and creates no shard file; the
+/// coordinator logs what the worker reported having.
+#[test]
+fn a_worker_without_room_for_its_shards_says_so() {
+    let dir = TempDir::new("worker-room");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join("plans/cc2-m7p2.toml"));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1"]).env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    let coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let script = format!(
+        "mount -t tmpfs -o size=2m none {m} || exit 90; exec {w} --connect {addr} --listen 127.0.0.1:0 --data {m}/w",
+        m = mnt.display(),
+        w = worker().display(),
+    );
+    let mut c = Command::new("unshare");
+    c.args(["--user", "--map-root-user", "--mount", "sh", "-c", &script]).env_remove("RETRO_TOKEN");
+    let out = run(c, LIMIT);
+    assert_ne!(out.status.code(), Some(90), "unshare and a tmpfs mount are needed (util-linux, user namespaces)");
+    assert_clear_failure(&out, "not enough disk");
+    let log = coord.logs();
+    assert!(log.contains("GB disk for its data"), "the coordinator logs what the worker has: {log}");
+    assert!(log.contains("each of the 1 workers needs about"), "{log}");
+}

@@ -115,6 +115,7 @@ async fn register_with_retry<L: CoordinatorLink>(
     let identity = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?;
     let mut backoff = Duration::from_millis(100);
     let mut last_log = Instant::now() - Duration::from_secs(60);
+    let have = crate::resources::Available::measure(&opts.data);
     loop {
         let req = RegisterRequest {
             protocol_version: opts.protocol_version,
@@ -123,8 +124,10 @@ async fn register_with_retry<L: CoordinatorLink>(
             job: identity.as_ref().map(|i| i.job.clone()).unwrap_or_default(),
             peer_address: peer_address.to_string(),
             cores: opts.threads as u32,
-            memory_bytes: 0,
-            disk_bytes: 0,
+            // What this machine has, for the coordinator's log; each layer's
+            // own check (resources::check at INIT) is what refuses.
+            memory_bytes: have.memory.unwrap_or(0),
+            disk_bytes: have.disk.map_or(0, |d| d.saturating_add(have.already_used)),
         };
         match link.register(req).await {
             Ok(reply) => return Ok(reply),
