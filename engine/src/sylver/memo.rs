@@ -7,9 +7,19 @@
 //! an empty slot: a real key has `k[1] >= 1` (1 stays nameable until it is
 //! named, and naming 1 is never searched). Linear probing, power-of-two
 //! capacity, grown at 3/4 load: no per-entry allocation, `8 W` bytes a slot.
+//! Growing asks for the doubled table with `try_reserve_exact`, so a table the
+//! allocator refuses is an error ([`MemoFull`]) for the search to report, not
+//! an abort.
 
 /// The value bit in the last word of a stored key.
 pub(crate) const VALUE_BIT: u64 = 1 << 63;
+
+/// The memo could not grow: the allocator refused a table of `bytes` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MemoFull {
+    /// Bytes of the table that could not be allocated.
+    pub(crate) bytes: u64,
+}
 
 /// An open-addressing set of packed keys with one value bit each.
 pub(crate) struct Memo<const W: usize> {
@@ -96,17 +106,18 @@ impl<const W: usize> Memo<W> {
         }
     }
 
-    /// Stores `key` with `value`; the key must not be present yet.
+    /// Stores `key` with `value`; the key must not be present yet. Fails,
+    /// storing nothing, when the table must grow and cannot.
     #[inline]
-    pub(crate) fn insert(&mut self, key: &[u64; W], value: bool) {
-        self.insert_hashed(key, hash(key), value);
+    pub(crate) fn insert(&mut self, key: &[u64; W], value: bool) -> Result<(), MemoFull> {
+        self.insert_hashed(key, hash(key), value)
     }
 
     /// [`Memo::insert`] with the key's hash already known.
     #[inline]
-    pub(crate) fn insert_hashed(&mut self, key: &[u64; W], h: u64, value: bool) {
+    pub(crate) fn insert_hashed(&mut self, key: &[u64; W], h: u64, value: bool) -> Result<(), MemoFull> {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
-            self.grow();
+            self.grow()?;
         }
         let mut stored = *key;
         if value {
@@ -114,6 +125,7 @@ impl<const W: usize> Memo<W> {
         }
         self.place(stored, h);
         self.len += 1;
+        Ok(())
     }
 
     fn place(&mut self, stored: [u64; W], h: u64) {
@@ -125,9 +137,19 @@ impl<const W: usize> Memo<W> {
         self.slots[i] = stored;
     }
 
-    fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![[0; W]; 0]);
-        self.slots = vec![[0; W]; old.len() * 2];
+    /// Doubles the table; on failure the memo is left as it was.
+    fn grow(&mut self) -> Result<(), MemoFull> {
+        self.grow_to(self.slots.len().saturating_mul(2))
+    }
+
+    /// Moves every entry to a table of `len` slots (a power of two above the
+    /// entries), or fails, changing nothing, when it cannot be allocated.
+    fn grow_to(&mut self, len: usize) -> Result<(), MemoFull> {
+        let bytes = (len as u64).saturating_mul(std::mem::size_of::<[u64; W]>() as u64);
+        let mut bigger: Vec<[u64; W]> = Vec::new();
+        bigger.try_reserve_exact(len).map_err(|_| MemoFull { bytes })?;
+        bigger.resize(len, [0; W]);
+        let old = std::mem::replace(&mut self.slots, bigger);
         for slot in old {
             if slot.iter().any(|&x| x != 0) {
                 let mut key = slot;
@@ -135,5 +157,29 @@ impl<const W: usize> Memo<W> {
                 self.place(slot, hash(&key));
             }
         }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_the_allocator_refuses_is_an_error_and_keeps_the_entries() {
+        let mut memo = Memo::<2>::new();
+        for k in 1..=5000u64 {
+            memo.insert(&[k, k * 3], k % 2 == 0).unwrap();
+        }
+        let (len, bytes) = (memo.len(), memo.bytes());
+        assert_eq!(bytes, 8192 * 16, "grown once past 3/4 of 4096 slots");
+        // 2^62 slots of 16 bytes: more than any address space.
+        let e = memo.grow_to(1 << 62).unwrap_err();
+        assert_eq!(e, MemoFull { bytes: u64::MAX });
+        assert_eq!((memo.len(), memo.bytes()), (len, bytes));
+        for k in 1..=5000u64 {
+            assert_eq!(memo.get(&[k, k * 3]), Some(k % 2 == 0), "{k}");
+        }
+        assert_eq!(memo.get(&[5001, 15003]), None);
     }
 }

@@ -28,8 +28,15 @@ use thiserror::Error;
 
 /// The largest reference number `m` the solver handles.
 pub const MAX_M: usize = 64;
+/// The most nameable numbers one class may hold (a tuple entry is a byte).
+pub const MAX_K: u64 = u8::MAX as u64;
 /// Key bits available: four 64-bit words less the value bit.
 const MAX_KEY_BITS: u64 = 4 * 64 - 1;
+/// The largest memo cap: 2^32 positions, whose table (2^33 slots of 8 to 32
+/// bytes, at most 3/4 full) takes 64 to 256 GB, more than the machines this
+/// runs on hold; the Sylver tables so far needed at most 145 million. A cap
+/// only bounds the memo, which grows as the search needs it.
+pub const MAX_CAP: u64 = 1 << 32;
 
 /// Why a position could not be solved.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -41,13 +48,19 @@ pub enum SolveError {
         gcd: u64,
     },
     /// `m` outside `2..=MAX_M`.
-    #[error("reference number m = {m} is outside the solver's range 2..={MAX_M}")]
+    #[error(
+        "reference number m = {m} is outside the solver's range 2..={MAX_M} (a finite position is solved \
+         exactly only when its smallest named number is 2 to {MAX_M})"
+    )]
     BadM {
         /// The reference number.
         m: u64,
     },
     /// The packed tuple would not fit the key.
-    #[error("m = {m} with up to {max_k} nameable numbers a class needs {bits} key bits; at most {MAX_KEY_BITS} fit")]
+    #[error(
+        "m = {m} with up to {max_k} nameable numbers in one class needs {bits} key bits: the solver holds at most \
+         {MAX_K} a class and {MAX_KEY_BITS} key bits in all"
+    )]
     KeyTooWide {
         /// The reference number.
         m: u64,
@@ -72,6 +85,55 @@ pub enum SolveError {
         /// Memo entries when the search stopped.
         positions: u64,
     },
+    /// The memo had to grow and the allocator refused the table.
+    #[error(
+        "out of memory: the memo of {positions} positions could not grow to {bytes} bytes; ask for a lower cap \
+         (the answer stays open)"
+    )]
+    OutOfMemory {
+        /// Memo entries when the search stopped.
+        positions: u64,
+        /// Bytes of the table that could not be allocated.
+        bytes: u64,
+    },
+    /// A memo cap of 0 or above [`MAX_CAP`].
+    #[error("memo cap {cap} is outside 1..={MAX_CAP} positions (a memo of {MAX_CAP} positions takes 64 to 256 GB)")]
+    BadCap {
+        /// The cap asked for.
+        cap: u64,
+    },
+    /// A reply bound above [`theory::MAX_BOUND`].
+    #[error(
+        "reply bound {bound} is above {max}, the largest number a position may name",
+        max = theory::MAX_BOUND
+    )]
+    BadBound {
+        /// The bound asked for.
+        bound: u64,
+    },
+}
+
+/// Checks a memo cap: `1..=`[`MAX_CAP`] positions.
+pub fn check_cap(cap: u64) -> Result<u64, SolveError> {
+    if (1..=MAX_CAP).contains(&cap) { Ok(cap) } else { Err(SolveError::BadCap { cap }) }
+}
+
+/// Checks, from the named numbers alone (before an Apéry set of `m` entries
+/// is built), that they make a finite position this solver takes: gcd 1 and
+/// smallest number `m` in `2..=`[`MAX_M`]. Returns `m`. A position that passes
+/// may still hold too many nameable numbers in one class
+/// ([`SolveError::KeyTooWide`], which [`ClassSolver::for_position`] finds at
+/// the cost of `m` steps).
+pub fn check_numbers(numbers: &[u64]) -> Result<u64, SolveError> {
+    let g = numbers.iter().fold(0, |g, &x| gcd(g, x));
+    let m = numbers.iter().copied().min().unwrap_or(0);
+    if g > 1 {
+        return Err(SolveError::Infinite { gcd: g });
+    }
+    if !(2..=MAX_M as u64).contains(&m) {
+        return Err(SolveError::BadM { m });
+    }
+    Ok(m)
 }
 
 /// Children built, hashed and prefetched together.
@@ -236,8 +298,12 @@ impl<const W: usize> Core<W> {
         if self.memo.len() >= self.cap {
             return Err(SolveError::Capped { positions: self.memo.len() as u64 });
         }
-        self.memo.insert_hashed(key, h, win);
+        self.memo.insert_hashed(key, h, win).map_err(|e| self.out_of_memory(e))?;
         Ok(win)
+    }
+
+    fn out_of_memory(&self, e: memo::MemoFull) -> SolveError {
+        SolveError::OutOfMemory { positions: self.memo.len() as u64, bytes: e.bytes }
     }
 
     /// True when one of `moves` leaves a P-position (and makes it the killer).
@@ -307,17 +373,22 @@ impl<const W: usize> Core<W> {
         }
         let key = self.pack(k);
         if self.memo.get(&key).is_none() && self.memo.len() < self.cap {
-            self.memo.insert(&key, !winning.is_empty());
+            self.memo.insert(&key, !winning.is_empty()).map_err(|e| self.out_of_memory(e))?;
         }
         winning.sort_unstable();
         Ok(winning)
     }
 
-    /// Positions reachable from `k` (itself included) without naming 1.
-    fn count_reachable(&self, k: &Tuple) -> u64 {
+    /// Positions reachable from `k` (itself included) without naming 1,
+    /// stopping at the cap.
+    fn count_reachable(&self, k: &Tuple) -> Result<u64, SolveError> {
         let mut seen = Memo::<W>::new();
+        let full = |seen: &Memo<W>, e: memo::MemoFull| SolveError::OutOfMemory {
+            positions: seen.len() as u64,
+            bytes: e.bytes,
+        };
         let mut stack = vec![*k];
-        seen.insert(&self.pack(k), false);
+        seen.insert(&self.pack(k), false).map_err(|e| full(&seen, e))?;
         let mut moves = Vec::new();
         while let Some(p) = stack.pop() {
             self.moves(&p, &mut moves);
@@ -325,12 +396,15 @@ impl<const W: usize> Core<W> {
                 let child = self.apply(&p, r, q);
                 let key = self.pack(&child);
                 if seen.get(&key).is_none() {
-                    seen.insert(&key, false);
+                    if seen.len() >= self.cap {
+                        return Err(SolveError::Capped { positions: seen.len() as u64 });
+                    }
+                    seen.insert(&key, false).map_err(|e| full(&seen, e))?;
                     stack.push(child);
                 }
             }
         }
-        seen.len() as u64
+        Ok(seen.len() as u64)
     }
 }
 
@@ -369,7 +443,7 @@ impl ClassSolver {
         }
         let bits = (64 - max_k.max(1).leading_zeros()) as u64;
         let key_bits = (m - 1) * bits;
-        if bits > 8 || key_bits > MAX_KEY_BITS {
+        if max_k > MAX_K || key_bits > MAX_KEY_BITS {
             return Err(SolveError::KeyTooWide { m, max_k, bits: key_bits });
         }
         let (mu, b) = (m as usize, bits as u32);
@@ -460,10 +534,10 @@ impl ClassSolver {
     }
 
     /// Positions reachable from `a` (itself included) by naming numbers other
-    /// than 1; uses its own set, not the memo.
+    /// than 1; uses its own set, not the memo, and stops at the cap.
     pub fn count_reachable(&self, a: &Apery) -> Result<u64, SolveError> {
         let k = self.tuple(a)?;
-        Ok(with_core!(&self.core, c => c.count_reachable(&k)))
+        with_core!(&self.core, c => c.count_reachable(&k))
     }
 }
 

@@ -84,7 +84,7 @@ pub struct RowResult {
 /// (`C(genus + m - 2, m - 2)`, as a float), only used to start the dearest
 /// classes first so the last thread does not start a long class late.
 pub fn expected_cost(unit: &ClassUnit) -> f64 {
-    let genus = ((unit.m - 1) * (unit.n_max - 1) / 2) as f64;
+    let genus = (unit.m.saturating_sub(1).saturating_mul(unit.n_max.saturating_sub(1)) / 2) as f64;
     let dims = (unit.m.saturating_sub(2)) as f64;
     (1..=dims as u64).map(|i| (genus + i as f64) / i as f64).map(f64::ln).sum()
 }
@@ -99,7 +99,7 @@ pub fn pair_t(m: u64, n: u64) -> u64 {
 /// wanted). After a capped row the rest of the class is reported capped
 /// without an attempt (a larger `n` only has more positions).
 pub fn solve_class(unit: &ClassUnit, mut done: impl FnMut(RowResult) -> bool) {
-    let mut solver = match ClassSolver::new(unit.m, unit.n_max - 1) {
+    let mut solver = match ClassSolver::new(unit.m, unit.n_max.saturating_sub(1)) {
         Ok(s) => s,
         Err(_) => return, // validated with the plan; nothing can be solved
     };

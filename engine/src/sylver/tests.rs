@@ -249,3 +249,52 @@ fn four_six_odd_replies_are_n() {
         assert!(ClassSolver::for_position(&a).unwrap().value(&a).unwrap(), "{{4, 6, {x}}}");
     }
 }
+
+/// Every figure a caller passes is checked before anything is sized by it,
+/// and the errors name the limit.
+#[test]
+fn limits_are_checked_first_and_named() {
+    // From the numbers alone, before an Apéry set of m entries exists.
+    let e = check_numbers(&[1_048_575, 1_048_576]).unwrap_err();
+    assert_eq!(e, SolveError::BadM { m: 1_048_575 });
+    assert!(e.to_string().contains("2..=64"), "{e}");
+    assert_eq!(check_numbers(&[14, 5]), Ok(5));
+    assert_eq!(check_numbers(&[64, 65]), Ok(64));
+    assert_eq!(check_numbers(&[65, 66]), Err(SolveError::BadM { m: 65 }));
+    assert_eq!(check_numbers(&[1, 5]), Err(SolveError::BadM { m: 1 }));
+    assert_eq!(check_numbers(&[4, 6]), Err(SolveError::Infinite { gcd: 2 }));
+    assert_eq!(check_numbers(&[]), Err(SolveError::BadM { m: 0 }));
+    // Too many nameable numbers in one class for a byte of the tuple.
+    let e = ClassSolver::for_position(&pos("3 1000")).err().unwrap();
+    assert!(matches!(e, SolveError::KeyTooWide { m: 3, max_k: 666, .. }), "{e}");
+    assert!(e.to_string().contains("at most 255 a class"), "{e}");
+    assert!(ClassSolver::new(3, MAX_K).is_ok() && ClassSolver::new(3, MAX_K + 1).is_err());
+    // The cap and the reply bound.
+    assert_eq!(check_cap(1), Ok(1));
+    assert_eq!(check_cap(MAX_CAP), Ok(MAX_CAP));
+    for cap in [0, MAX_CAP + 1, u64::MAX] {
+        let e = check_cap(cap).unwrap_err();
+        assert_eq!(e, SolveError::BadCap { cap });
+        assert!(e.to_string().contains("4294967296"), "{e}");
+    }
+    use theory::{Limits, MAX_BOUND};
+    assert!(Limits { bound: MAX_BOUND, cap: 10 }.check().is_ok());
+    let e = Limits { bound: MAX_BOUND + 1, cap: 10 }.check().unwrap_err();
+    assert_eq!(e, SolveError::BadBound { bound: MAX_BOUND + 1 });
+    assert!(e.to_string().contains("1048576"), "{e}");
+    assert_eq!(Limits { bound: 5, cap: 0 }.check().unwrap_err(), SolveError::BadCap { cap: 0 });
+    // A library caller that skips the check gets no list sized by the bound:
+    // the replies stop at MAX_BOUND (2^19 odd replies to {2}, each skipped).
+    match theory::verdict(&pos("2"), Limits { bound: u64::MAX, cap: 1000 }) {
+        theory::Verdict::N(moves, _) => assert_eq!(moves, vec![3]),
+        v => panic!("{v:?}"),
+    }
+}
+
+#[test]
+fn counting_reachable_positions_stops_at_the_cap() {
+    let a = pos("12 17");
+    let mut solver = ClassSolver::for_position(&a).unwrap();
+    solver.set_cap(1000);
+    assert_eq!(solver.count_reachable(&a), Err(SolveError::Capped { positions: 1000 }));
+}

@@ -6,9 +6,12 @@
 //! and is skipped unsolved; a coprime reply to a single number `{n}` always
 //! leaves such an ender (Hutchings), so those replies cost nothing.
 
-use super::{ClassSolver, SolveError};
-use retro_games::sylver::Apery;
+use super::{ClassSolver, SolveError, check_cap};
 use retro_games::sylver::theory::{coprime_reply_is_ender, known_p, set_text};
+use retro_games::sylver::{Apery, MAX_NUMBER};
+
+/// The largest reply bound: no number above [`MAX_NUMBER`] can be named.
+pub const MAX_BOUND: u64 = MAX_NUMBER;
 
 /// What is known about a position.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,10 +37,28 @@ pub struct Reply {
 /// How far the reply search goes.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Largest number tried as a reply.
+    /// Largest number tried as a reply (the search stops at [`MAX_BOUND`]
+    /// whatever it says).
     pub bound: u64,
     /// Position cap of each exact solve of a finite successor.
     pub cap: u64,
+}
+
+impl Limits {
+    /// Checks both figures: `bound <= `[`MAX_BOUND`], `cap` in
+    /// `1..=`[`super::MAX_CAP`].
+    pub fn check(self) -> Result<Limits, SolveError> {
+        if self.bound > MAX_BOUND {
+            return Err(SolveError::BadBound { bound: self.bound });
+        }
+        check_cap(self.cap)?;
+        Ok(self)
+    }
+
+    /// The largest reply actually tried.
+    fn reply_bound(self) -> u64 {
+        self.bound.min(MAX_BOUND)
+    }
 }
 
 /// The result of a reply search.
@@ -67,7 +88,7 @@ pub fn winning_replies(a: &Apery, limits: Limits) -> Replies {
         [n] => Some(n),
         _ => None,
     };
-    for x in a.nameable_up_to(limits.bound).into_iter().filter(|&x| x != 1) {
+    for x in a.nameable_iter(limits.reply_bound()).filter(|&x| x != 1) {
         if let Some(n) = single
             && coprime_reply_is_ender(n, x)
         {
@@ -126,7 +147,7 @@ pub fn verdict(a: &Apery, limits: Limits) -> Verdict {
     Verdict::Open(format!(
         "gcd {}: not a known P-position, and no winning reply up to {} ({} replies leave enders, {} undecided)",
         a.gcd(),
-        limits.bound,
+        limits.reply_bound(),
         replies.enders,
         replies.undecided.len()
     ))

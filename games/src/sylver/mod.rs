@@ -183,7 +183,8 @@ impl Apery {
     pub fn name(&mut self, g: u64) {
         let m = self.m;
         let r = g % m;
-        if r == 0 || g == 0 {
+        // Nothing to do for a representable number (m steps saved).
+        if r == 0 || g == 0 || self.is_representable(g) {
             return;
         }
         let cycles = gcd(r, m);
@@ -239,39 +240,52 @@ impl Apery {
         self.is_finite().then(|| self.w.iter().enumerate().map(|(i, &w)| (w - i as u64) / self.m).sum())
     }
 
-    /// Every nameable number, ascending (`None` when infinitely many).
+    /// Every nameable number, ascending (`None` when infinitely many). The
+    /// list has [`Apery::genus`] entries, which grows like the product of the
+    /// named numbers (`{1048575, 1048576}` has 5.5e11): check the genus (or
+    /// `t`) first where the numbers come from a user.
     pub fn nameable(&self) -> Option<Vec<u64>> {
         let t = self.frobenius()?;
         Some(self.nameable_up_to(t.max(0) as u64))
     }
 
-    /// The nameable numbers up to `bound`, ascending.
+    /// The nameable numbers up to `bound`, ascending (a list of up to `bound`
+    /// entries; [`Apery::nameable_iter`] walks them without one).
     pub fn nameable_up_to(&self, bound: u64) -> Vec<u64> {
-        (1..=bound).filter(|&x| self.is_nameable(x)).collect()
+        self.nameable_iter(bound).collect()
     }
 
-    /// The minimal generators of the semigroup, ascending: every finite
-    /// `w[i]` that is not `w[j] + w[i - j]` for another class `j` (a sum with
-    /// a multiple of `m` would put `w[i] - m` in the semigroup), and `m`
-    /// unless a smaller named number divides into it (`m - w[j]` representable).
+    /// The nameable numbers up to `bound`, ascending, one at a time.
+    pub fn nameable_iter(&self, bound: u64) -> impl Iterator<Item = u64> + '_ {
+        (1..=bound).filter(|&x| self.is_nameable(x))
+    }
+
+    /// The minimal generators of the semigroup, ascending: `m` unless a
+    /// smaller named number divides into it (`m - w[j]` representable), and
+    /// every finite `w[i]` (`i > 0`) that is not a sum of smaller nonzero
+    /// representable numbers.
+    ///
+    /// The finite `w[i]` are taken in ascending order, and `w[i]` is a sum
+    /// exactly when `w[i] - g` is representable for a generator `g < w[i]`
+    /// other than `m` found before it (write `w[i]` as a sum of minimal
+    /// generators: they are not all `m`, as `i > 0`, and every minimal
+    /// generator but `m` is an Apéry element). That costs the number of
+    /// finite classes times the number of generators, not the square of `m`
+    /// (`{1048574, 1048576}` has half a million finite classes).
     pub fn minimal_generators(&self) -> Vec<u64> {
-        let m = self.m as usize;
         let m_is_sum = self.w[1..].iter().any(|&wj| wj < self.m && self.is_representable(self.m - wj));
-        let mut out = if m_is_sum { Vec::new() } else { vec![self.m] };
-        for i in 1..m {
-            let wi = self.w[i];
-            if wi == INF {
-                continue;
-            }
-            let decomposable = (1..m).any(|j| {
-                let k = (i + m - j) % m;
-                j != i && self.w[j] != INF && self.w[k] != INF && self.w[j] + self.w[k] == wi
-            });
-            if !decomposable {
+        let mut finite: Vec<u64> = self.w[1..].iter().copied().filter(|&w| w != INF).collect();
+        finite.sort_unstable();
+        let mut out: Vec<u64> = Vec::new();
+        for wi in finite {
+            if !out.iter().any(|&g| self.is_representable(wi - g)) {
                 out.push(wi);
             }
         }
-        out.sort_unstable();
+        if !m_is_sum {
+            out.push(self.m);
+            out.sort_unstable();
+        }
         out
     }
 

@@ -116,6 +116,69 @@ fn minimal_generators_drop_sums() {
     assert_eq!(Apery::in_class(12, &[5, 7]).unwrap().minimal_generators(), vec![5, 7]);
 }
 
+/// The minimal generators by the pairwise definition: `w[i]` unless it is
+/// `w[j] + w[i - j]` for a class `j` other than 0 and `i` (the quadratic
+/// computation [`Apery::minimal_generators`] replaced).
+fn minimal_generators_pairwise(a: &Apery) -> Vec<u64> {
+    let (m, w) = (a.m() as usize, a.w());
+    let m_is_sum = w[1..].iter().any(|&wj| wj < a.m() && a.is_representable(a.m() - wj));
+    let mut out = if m_is_sum { Vec::new() } else { vec![a.m()] };
+    for i in 1..m {
+        let decomposable = (1..m).any(|j| {
+            let k = (i + m - j) % m;
+            j != i && w[j] != INF && w[k] != INF && w[j] + w[k] == w[i]
+        });
+        if w[i] != INF && !decomposable {
+            out.push(w[i]);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+#[test]
+fn minimal_generators_match_the_pairwise_definition() {
+    // Every position named by up to three numbers below 24, finite or not,
+    // and random larger ones with a reference number that is not the smallest.
+    let mut checked = 0;
+    for a in 1..24u64 {
+        for b in a..24 {
+            for c in b..24 {
+                let p = Apery::from_numbers(&[a, b, c]).unwrap();
+                assert_eq!(p.minimal_generators(), minimal_generators_pairwise(&p), "{{{a}, {b}, {c}}}");
+                checked += 1;
+            }
+        }
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for _ in 0..2000 {
+        let m = 2 + next(60);
+        let numbers: Vec<u64> = (0..1 + next(5)).map(|_| 1 + next(200)).collect();
+        let p = Apery::in_class(m, &numbers).unwrap();
+        assert_eq!(p.minimal_generators(), minimal_generators_pairwise(&p), "m = {m}, {numbers:?}");
+        checked += 1;
+    }
+    assert!(checked > 4000, "{checked}");
+    // Half a million finite classes: the pairwise test would take 2.7e11 steps.
+    let big = Apery::parse("1048574 1048576").unwrap();
+    assert_eq!(big.minimal_generators(), vec![1_048_574, 1_048_576]);
+    assert_eq!(big.gcd(), 2);
+}
+
+#[test]
+fn nameable_iter_walks_without_a_list() {
+    let a = Apery::parse("4 6").unwrap();
+    assert_eq!(a.nameable_iter(12).collect::<Vec<_>>(), a.nameable_up_to(12));
+    // An iterator over 2^60 candidates costs nothing until it is walked.
+    assert_eq!(a.nameable_iter(1 << 60).nth(3), Some(5));
+}
+
 #[test]
 fn infinite_positions() {
     let a = Apery::parse("4 6").unwrap();
