@@ -214,11 +214,11 @@ impl SylverPlan {
                 return Err(r.invalid("job.ranges", format!("row {{{m}, {n}}}: {e}")));
             }
         }
-        let cap = r.int("job", "cap", 1, u64::MAX)?.unwrap_or(DEFAULT_CAP);
-        let threads = match r.int("job", "threads", 0, 1024)?.unwrap_or(1) {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n as usize,
-        };
+        let cap = r.int("job", "cap", 1, retro_engine::sylver::MAX_CAP)?.unwrap_or(DEFAULT_CAP);
+        // Each thread holds a class's memo (up to `cap` positions): never more
+        // threads than cores.
+        let threads =
+            retro_worker::bounded_threads(r.int("job", "threads", 0, 1024)?.unwrap_or(1) as usize, "job.threads");
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
             match r.string("output", key)? {
                 Some(d) if d.is_empty() => Err(r.invalid(&format!("output.{key}"), "must not be empty")),
