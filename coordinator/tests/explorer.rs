@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Solves stage 1 into `dir`/tb and returns that directory.
 fn solve_stage1(dir: &TempDir) -> PathBuf {
@@ -31,11 +31,17 @@ fn serve(tb: &Path, dir: &TempDir, name: &str) -> (Proc, String) {
     (p, addr)
 }
 
-/// One HTTP/1.1 request; the status and the body.
-fn request(addr: &str, method: &str, path: &str) -> (u16, String) {
+/// Sends `raw` on a fresh connection and reads the answer until the server
+/// closes: the status, the head and the body.
+fn exchange(addr: &str, raw: &[u8]) -> (u16, String, String) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    s.write_all(raw).unwrap();
+    read_answer(s)
+}
+
+/// The answer on `s`, read until the server closes: status, head, body.
+fn read_answer(mut s: TcpStream) -> (u16, String, String) {
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
     let text = String::from_utf8(raw).unwrap();
@@ -45,7 +51,14 @@ fn request(addr: &str, method: &str, path: &str) -> (u16, String) {
         !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
         "the server sends lengths, this client reads no chunks"
     );
-    (status, body.to_string())
+    (status, head.to_string(), body.to_string())
+}
+
+/// One HTTP/1.1 request; the status and the body.
+fn request(addr: &str, method: &str, path: &str) -> (u16, String) {
+    let raw = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let (status, _, body) = exchange(addr, raw.as_bytes());
+    (status, body)
 }
 
 /// GET `path` as JSON, expecting `want`.
@@ -807,4 +820,237 @@ fn sylver_api_positions_tables_and_bad_input() {
     let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=0"));
     assert_eq!(state(&dom), "error");
     assert!(text_of(&dom, "error").contains("0 cannot be named"), "{dom}");
+}
+
+// ---- limits: every error in JSON, searches bounded, nothing blocked
+
+/// `GET path` on a fresh connection, left open and unread (a client waiting).
+fn send_only(addr: &str, path: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    s
+}
+
+/// `GET path` as JSON, expecting `want`, and how long it took.
+fn timed_json(addr: &str, path: &str, want: u16) -> (Value, Duration) {
+    let t = Instant::now();
+    let v = get_json(addr, path, want);
+    (v, t.elapsed())
+}
+
+/// Asks for `path` (a cheap Sylver position) until it is answered 200 rather
+/// than 503 (every slot taken), for at most `limit`; how long that took.
+fn until_served(addr: &str, path: &str, limit: Duration) -> Duration {
+    let t = Instant::now();
+    loop {
+        let (status, body) = request(addr, "GET", path);
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status} not JSON ({e}): {body}"));
+        if status == 200 {
+            return t.elapsed();
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(v["error"].as_str().unwrap().contains("busy"), "{v}");
+        assert!(t.elapsed() < limit, "{path} still turned away after {:?}: {v}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// An explorer served in this process with `limits` (a runtime on its own
+/// thread), on a free loopback port; it shuts down when dropped.
+struct InProcess {
+    addr: String,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl InProcess {
+    fn start(dir: &Path, limits: retro_coordinator::serve::limits::Limits) -> InProcess {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                addr_tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+                let stop = async {
+                    let _ = shutdown_rx.await;
+                };
+                retro_coordinator::serve::serve_with_limits(dir, limits, listener, stop).await.unwrap();
+            });
+        });
+        InProcess { addr: addr_rx.recv_timeout(Duration::from_secs(30)).unwrap(), shutdown: Some(shutdown) }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(s) = self.shutdown.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+/// The Sylver position whose solve the tests hold slots with: `{33, 34}` at
+/// the largest budget runs to its cap (2,000,000 positions, seconds).
+const EXPENSIVE: &str = "/api/sylver/position?numbers=33+34&budget=2000000";
+
+/// A Sylver position solved in a few milliseconds.
+const CHEAP: &str = "/api/sylver/position?numbers=5+14";
+
+#[test]
+fn every_error_is_json_even_those_hyper_answers_itself() {
+    let dir = TempDir::new("explorer-errors");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (_server, addr) = serve(&empty, &dir, "serve-errors");
+    let long_target = format!("/api/info?{}", "a".repeat(70_000));
+    let many_headers: String = (0..150).map(|i| format!("X-Header-{i}: {i}\r\n")).collect();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        (
+            "unknown route",
+            b"GET /api/nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
+            404,
+            "no such page",
+        ),
+        (
+            "POST",
+            b"POST /api/info HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+            405,
+            "GET only",
+        ),
+        ("a 70,000-byte target", format!("GET {long_target} HTTP/1.1\r\nHost: x\r\n\r\n").into(), 414, "too long"),
+        (
+            "150 headers",
+            format!("GET /api/info HTTP/1.1\r\nHost: x\r\n{many_headers}\r\n").into(),
+            431,
+            "headers too large",
+        ),
+        ("a broken header", b"GET /api/info HTTP/1.1\r\nHost x\r\n\r\n".to_vec(), 400, "malformed"),
+        (
+            "a 5,000-byte query",
+            format!(
+                "GET /api/sylver/position?numbers={} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                "5".repeat(5000)
+            )
+            .into(),
+            400,
+            "longer than 4096",
+        ),
+        (
+            "budget over the limit",
+            b"GET /api/sylver/position?numbers=33+34&budget=10000000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                .to_vec(),
+            400,
+            "1 to 2000000",
+        ),
+    ];
+    for (what, raw, want, says) in cases {
+        let (status, head, body) = exchange(&addr, &raw);
+        assert_eq!(status, want, "{what}: {head}\n{body}");
+        assert!(head.to_ascii_lowercase().contains("content-type: application/json"), "{what}: {head}");
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {body:?}"));
+        let msg = v["error"].as_str().unwrap_or_else(|| panic!("{what}: no error in {v}"));
+        assert!(msg.contains(says), "{what}: {msg:?} should say {says:?}");
+    }
+    // A success is left as it is, and the server goes on.
+    let v = get_json(&addr, CHEAP, 200);
+    assert_eq!(v["winning"], serde_json::json!([18]));
+}
+
+#[test]
+fn searches_stop_at_their_deadline_and_when_the_client_leaves() {
+    use retro_coordinator::serve::limits::Limits;
+    let dir = TempDir::new("explorer-stop");
+    let one_slot = |deadline| Limits { slots: 1, queue_wait: Duration::from_millis(100), deadline };
+    let slow = InProcess::start(&dir.0, one_slot(Duration::from_secs(120)));
+
+    // For scale: a solve of a quarter of the expensive one's budget, run to
+    // its cap (the expensive one takes four times as long or more).
+    let (v, quarter) = timed_json(&slow.addr, "/api/sylver/position?numbers=33+34&budget=500000", 200);
+    assert_eq!((v["value"].as_str(), v["positions"].as_u64()), (Some("unknown"), Some(500_000)), "{v}");
+    assert!(v["stopped"].is_null(), "{v}");
+
+    // While the expensive solve (four times that budget) runs, another
+    // Sylver request finds the only slot taken: 503, in JSON, with Retry-After.
+    let waiting = send_only(&slow.addr, EXPENSIVE);
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, head, body) =
+        exchange(&slow.addr, format!("GET {CHEAP} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes());
+    assert_eq!(status, 503, "{body}");
+    assert!(head.to_ascii_lowercase().contains("retry-after: 1"), "{head}");
+    let e: Value = serde_json::from_str(&body).unwrap();
+    assert!(e["error"].as_str().unwrap().contains("busy: 1 Sylver coinage searches"), "{e}");
+
+    // The client hangs up: the search stops at its next chunk and frees the
+    // slot long before the solve would have ended.
+    drop(waiting);
+    let freed = until_served(&slow.addr, CHEAP, 4 * quarter);
+    eprintln!("a quarter of the solve {quarter:?}; slot freed {freed:?} after the client left");
+    assert!(freed < quarter / 2, "the slot came free {freed:?} after the client left (a quarter solve: {quarter:?})");
+
+    // A deadline shorter than the solve: answered in about that time,
+    // unknown, saying why.
+    let quick = InProcess::start(&dir.0, one_slot(Duration::from_millis(100)));
+    let (v, took) = timed_json(&quick.addr, EXPENSIVE, 200);
+    assert_eq!((v["value"].as_str(), v["stopped"].as_str()), (Some("unknown"), Some("deadline")), "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("after 0.1 s, the explorer's time limit"), "{v}");
+    assert!(v["positions"].as_u64().unwrap() < 500_000, "{v}");
+    assert!(took < quarter / 2, "a 0.1 s deadline answered after {took:?} (a quarter solve: {quarter:?})");
+    // A position the deadline leaves time for is solved as ever.
+    assert_eq!(get_json(&quick.addr, CHEAP, 200)["winning"], serde_json::json!([18]));
+}
+
+#[test]
+fn a_flood_of_abandoned_sylver_searches_blocks_nothing() {
+    let dir = TempDir::new("explorer-flood");
+    let tb = solve_stage1(&dir);
+    let (_server, addr) = serve(&tb, &dir, "serve-flood");
+    let (_, info_idle) = timed_json(&addr, "/api/info", 200);
+
+    // 600 expensive Sylver requests in flight: the clients wait, unread.
+    let t = Instant::now();
+    let flood: Vec<TcpStream> = (0..600).map(|_| send_only(&addr, EXPENSIVE)).collect();
+    eprintln!("600 requests sent in {:?}", t.elapsed());
+    std::thread::sleep(Duration::from_millis(300));
+    let mut worst = Duration::ZERO;
+    for path in ["/api/info", "/api/position", "/api/info", "/api/witness?kind=solo-win", "/api/info"] {
+        let (v, took) = timed_json(&addr, path, 200);
+        assert!(v.is_object(), "{path}: {v}");
+        assert!(took < Duration::from_secs(1), "{path} took {took:?} under the flood");
+        worst = worst.max(took);
+    }
+
+    // The clients hang up: their searches stop, and a cheap Sylver request
+    // is served within a bounded time (it is turned away with a JSON 503
+    // while the slots are still taken).
+    drop(flood);
+    let freed = until_served(&addr, CHEAP, Duration::from_secs(5));
+
+    // A flood whose clients wait for their answers: turned away with 503
+    // (JSON) after a second's wait for a slot, not queued; /api/info still
+    // answers within a second. (A smaller budget: the few that get a slot
+    // are answered sooner.)
+    let t = Instant::now();
+    let smaller = "/api/sylver/position?numbers=33+34&budget=250000";
+    let flood: Vec<TcpStream> = (0..200).map(|_| send_only(&addr, smaller)).collect();
+    let (_, info_during) = timed_json(&addr, "/api/info", 200);
+    assert!(info_during < Duration::from_secs(1), "/api/info took {info_during:?} under the second flood");
+    let mut answers = std::collections::BTreeMap::<u16, usize>::new();
+    for s in flood {
+        let (status, _, body) = read_answer(s);
+        let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status} not JSON ({e}): {body}"));
+        match status {
+            200 => assert_eq!(v["value"], "unknown", "{v}"),
+            503 => assert!(v["error"].as_str().unwrap().contains("busy"), "{v}"),
+            _ => panic!("{status}: {v}"),
+        }
+        *answers.entry(status).or_default() += 1;
+    }
+    let all_answered = t.elapsed();
+    eprintln!(
+        "/api/info idle {info_idle:?}, worst route under 600 in flight {worst:?}; cheap Sylver served {freed:?} \
+         after they left; 200 waiting clients answered {answers:?} in {all_answered:?}"
+    );
+    assert!(answers.get(&503).is_some_and(|&n| n > 150), "most are turned away: {answers:?}");
+    assert!(all_answered < Duration::from_secs(20), "{all_answered:?}");
 }

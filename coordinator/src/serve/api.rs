@@ -1,6 +1,8 @@
 //! Routes of `coordinator serve`. Every answer under `/api/` is JSON; an error
-//! is `{"error": "..."}` with a 4xx status (5xx only when a tablebase file
-//! cannot be read).
+//! is `{"error": "..."}` with a 4xx status (500 when a tablebase file cannot
+//! be read, 503 when every slot of that kind of search is taken; see
+//! [`super::limits`]). hyper's own 400, 414 and 431 get JSON bodies too
+//! ([`super::wire`]).
 //!
 //! | route | answer |
 //! |---|---|
@@ -13,8 +15,9 @@
 //! | `GET /api/peg/position?board=B&pos=PICTURE` | a peg position: jumps, class, finishing holes searched |
 //! | `GET /api/sylver/position?numbers=5+14&budget=N` | a Sylver coinage position: t, nameable numbers winning or losing, table row (any directory) |
 
+use super::limits::{Stop, Work};
 use super::peg::SEARCH_BUDGET;
-use super::{ApiError, Explorer, PegExplorer, Shared, sylver};
+use super::{ApiError, Explorer, Opened, PegExplorer, Shared, sylver};
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
@@ -23,6 +26,7 @@ use axum::routing::get;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 const INDEX_HTML: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
@@ -80,30 +84,81 @@ async fn method_not_allowed() -> ApiError {
     ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "GET only".into() }
 }
 
-/// Runs `f` on the explorer off the async threads (tablebase reads block),
-/// and answers its result as JSON.
-async fn answer<T: Serialize + Send + 'static>(
-    state: Arc<Shared>,
-    f: impl FnOnce(&mut Explorer) -> Result<T, ApiError> + Send + 'static,
+/// How long past its deadline a handler waits for a search that does not
+/// stop by itself (a witness search, a wait for the readers' lock) before it
+/// answers 503; the search keeps its slot until it ends.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs `f` on a blocking thread in a slot of kind `work` (503 when none frees
+/// up), with a [`Stop`] that the deadline raises and that is raised when this
+/// handler is dropped (the client went away); answers its result as JSON.
+async fn search<T: Serialize + Send + 'static>(
+    state: &Shared,
+    work: Work,
+    f: impl FnOnce(&Stop) -> Result<T, ApiError> + Send + 'static,
 ) -> Response {
-    match tokio::task::spawn_blocking(move || state.with(f)).await {
-        Ok(Ok(v)) => json_response(StatusCode::OK, &v),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => ApiError::internal(format!("request failed: {e}")).into_response(),
+    let permit = match state.slots().acquire(work).await {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let limit = state.slots().limits().deadline;
+    let (stop, _cancel_on_drop) = Stop::new(limit);
+    let task = tokio::task::spawn_blocking(move || {
+        // The slot is freed when the search ends, not when the handler does.
+        let _permit = permit;
+        f(&stop)
+    });
+    match tokio::time::timeout(limit.saturating_add(GRACE), task).await {
+        Ok(Ok(Ok(v))) => json_response(StatusCode::OK, &v),
+        Ok(Ok(Err(e))) => e.into_response(),
+        Ok(Err(e)) => ApiError::internal(format!("request failed: {e}")).into_response(),
+        Err(_) => ApiError::busy(format!(
+            "no answer within the explorer's time limit of {} s (a search that cannot be stopped, such as a \
+             witness search, goes on and keeps what it finds): try again later",
+            limit.as_secs_f64()
+        ))
+        .into_response(),
     }
 }
 
+/// Runs `f` on the explorer (under the readers' lock) as a tablebase search.
+async fn answer<T: Serialize + Send + 'static>(
+    state: Arc<Shared>,
+    f: impl FnOnce(&mut Explorer, &Stop) -> Result<T, ApiError> + Send + 'static,
+) -> Response {
+    let shared = Arc::clone(&state);
+    search(&state, Work::Tablebase, move |stop| shared.with(|ex| f(ex, stop))).await
+}
+
+/// What the directory answers without a search, opening it first if need be
+/// (a look at its files, off the async threads, in no slot).
+async fn opened(state: &Arc<Shared>) -> Result<&Opened, ApiError> {
+    if let Some(o) = state.opened() {
+        return Ok(o);
+    }
+    let shared = Arc::clone(state);
+    match tokio::task::spawn_blocking(move || shared.with(|_| Ok(()))).await {
+        Ok(Ok(())) => state.opened().ok_or_else(|| ApiError::internal("explorer missing after open")),
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(ApiError::internal(format!("request failed: {e}"))),
+    }
+}
+
+/// Answered from memory once the directory is open: no slot, no lock.
 async fn info(State(state): State<Arc<Shared>>) -> Response {
-    let dir = state.dir.clone();
-    answer(state, move |ex| {
-        Ok(match ex {
-            Explorer::Cc3(e) => e.info(),
-            Explorer::Cc2(e) => e.info(),
-            Explorer::Peg(e) => e.info(),
-            Explorer::Sylver => sylver::info(&dir),
-        })
-    })
-    .await
+    match opened(&state).await {
+        Ok(o) => json_response(StatusCode::OK, &o.info),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// 404 for a route of the Chinese checkers views on another kind of directory.
+fn not_chinese_checkers(kind: &str) -> Option<ApiError> {
+    match kind {
+        "peg" => Some(ApiError::not_found(PEG_POSITIONS)),
+        "sylver" => Some(ApiError::not_found(SYLVER_POSITIONS)),
+        _ => None,
+    }
 }
 
 async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
@@ -111,11 +166,14 @@ async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -
         Ok(q) => q,
         Err(e) => return e.into_response(),
     };
-    answer(state, move |ex| {
+    if let Some(e) = state.opened().and_then(|o| not_chinese_checkers(o.kind)) {
+        return e.into_response();
+    }
+    answer(state, move |ex, stop| {
         let pos = q.get("pos").map(String::as_str);
         match ex {
-            Explorer::Cc3(e) => serde_json::to_value(e.position(pos)?),
-            Explorer::Cc2(e) => serde_json::to_value(e.position(pos)?),
+            Explorer::Cc3(e) => serde_json::to_value(e.position(pos, stop)?),
+            Explorer::Cc2(e) => serde_json::to_value(e.position(pos, stop)?),
             Explorer::Peg(_) => return Err(ApiError::not_found(PEG_POSITIONS)),
             Explorer::Sylver => return Err(ApiError::not_found(SYLVER_POSITIONS)),
         }
@@ -133,13 +191,25 @@ async fn witness(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) ->
         return ApiError::bad_request("say which witness: ?kind=solo-win, spoiler-draw, kingmaker or draw-cycle")
             .into_response();
     };
-    answer(state, move |ex| match ex {
+    if let Some(e) = state.opened().and_then(|o| no_witnesses(o.kind)) {
+        return e.into_response();
+    }
+    answer(state, move |ex, _stop| match ex {
         Explorer::Cc3(e) => e.witness(&kind),
-        Explorer::Cc2(_) => Err(ApiError::not_found("two-player tablebases have no witnesses (three-player only)")),
-        Explorer::Peg(_) => Err(ApiError::not_found("peg solitaire has no witnesses (three-player only)")),
-        Explorer::Sylver => Err(ApiError::not_found("Sylver coinage has no witnesses (three-player only)")),
+        other => Err(no_witnesses(other.kind()).unwrap_or_else(|| ApiError::not_found("no witnesses here"))),
     })
     .await
+}
+
+/// 404 for `/api/witness` on a directory of another kind than `cc3`.
+fn no_witnesses(kind: &str) -> Option<ApiError> {
+    let what = match kind {
+        "cc2" => "two-player tablebases have",
+        "peg" => "peg solitaire has",
+        "sylver" => "Sylver coinage has",
+        _ => return None,
+    };
+    Some(ApiError::not_found(format!("{what} no witnesses (three-player only)")))
 }
 
 const PEG_POSITIONS: &str =
@@ -148,38 +218,36 @@ const PEG_POSITIONS: &str =
 const SYLVER_POSITIONS: &str =
     "this directory holds Sylver coinage tables: positions are at /api/sylver/position?numbers=5+14";
 
-/// Runs `f` on the peg explorer off the async threads, without holding the
-/// server's lock (a position's searches take seconds); 404 for another game.
-async fn answer_peg<T: Serialize + Send + 'static>(
+/// The peg explorer (404 for another game), without the readers' lock.
+async fn peg_explorer(state: &Arc<Shared>) -> Result<Arc<PegExplorer>, ApiError> {
+    opened(state)
+        .await?
+        .peg
+        .clone()
+        .ok_or_else(|| ApiError::not_found("no peg solitaire here: this directory holds Chinese checkers tablebases"))
+}
+
+/// The ledger or problem table: from memory, no slot, no lock.
+async fn peg_summary(
     state: Arc<Shared>,
-    f: impl FnOnce(&PegExplorer) -> Result<T, ApiError> + Send + 'static,
+    query: Option<String>,
+    f: impl FnOnce(&PegExplorer) -> Result<serde_json::Value, ApiError>,
 ) -> Response {
-    let run = move || {
-        let peg = state.with(|ex| match ex {
-            Explorer::Peg(p) => Ok(Arc::clone(p)),
-            _ => Err(ApiError::not_found("no peg solitaire here: this directory holds Chinese checkers tablebases")),
-        })?;
-        f(&peg)
-    };
-    match tokio::task::spawn_blocking(run).await {
-        Ok(Ok(v)) => json_response(StatusCode::OK, &v),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => ApiError::internal(format!("request failed: {e}")).into_response(),
+    if let Err(e) = parse_query(query.as_deref(), &[]) {
+        return e.into_response();
+    }
+    match peg_explorer(&state).await.and_then(|p| f(&p)) {
+        Ok(v) => json_response(StatusCode::OK, &v),
+        Err(e) => e.into_response(),
     }
 }
 
 async fn peg_ledger(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
-    if let Err(e) = parse_query(query.as_deref(), &[]) {
-        return e.into_response();
-    }
-    answer_peg(state, |p| p.ledger()).await
+    peg_summary(state, query, |p| p.ledger()).await
 }
 
 async fn peg_problems(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
-    if let Err(e) = parse_query(query.as_deref(), &[]) {
-        return e.into_response();
-    }
-    answer_peg(state, |p| p.problems()).await
+    peg_summary(state, query, |p| p.problems()).await
 }
 
 async fn peg_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
@@ -195,15 +263,25 @@ async fn peg_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuer
                 .into_response();
         }
     };
-    let search = match q.get("search").map(String::as_str) {
+    let search_holes = match q.get("search").map(String::as_str) {
         None | Some("1" | "yes" | "true") => true,
         Some("0" | "no" | "false") => false,
         Some(other) => return ApiError::bad_request(format!("search={other:?}: say 1 or 0")).into_response(),
     };
-    answer_peg(state, move |p| {
-        p.position(q.get("board").map(String::as_str), q.get("pos").map(String::as_str), budget, search)
-    })
-    .await
+    let peg = match peg_explorer(&state).await {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let (board, pos) = (q.get("board").cloned(), q.get("pos").cloned());
+    let run = move |stop: &Stop| peg.position(board.as_deref(), pos.as_deref(), budget, search_holes, stop);
+    if !search_holes {
+        // Nothing searched: parsing and listing jumps is quick.
+        return match run(&Stop::never()) {
+            Ok(v) => json_response(StatusCode::OK, &v),
+            Err(e) => e.into_response(),
+        };
+    }
+    search(&state, Work::Peg, run).await
 }
 
 async fn sylver_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
@@ -213,7 +291,14 @@ async fn sylver_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQ
     };
     let budget = match q.get("budget").map(|b| b.trim().parse::<u64>()) {
         None => sylver::SOLVE_BUDGET,
-        Some(Ok(b)) => b,
+        Some(Ok(b)) if (1..=sylver::MAX_BUDGET).contains(&b) => b,
+        Some(Ok(b)) => {
+            return ApiError::bad_request(format!(
+                "budget {b}: the explorer takes 1 to {} positions (coordinator sylver --position takes more)",
+                sylver::MAX_BUDGET
+            ))
+            .into_response();
+        }
         Some(Err(_)) => {
             return ApiError::bad_request(format!("budget {:?} is not a number of positions", q["budget"]))
                 .into_response();
@@ -222,11 +307,7 @@ async fn sylver_position(State(state): State<Arc<Shared>>, RawQuery(query): RawQ
     let numbers = q.get("numbers").cloned().unwrap_or_default();
     let dir = state.dir.clone();
     // No lock on the explorer: a Sylver position needs no tablebase.
-    match tokio::task::spawn_blocking(move || sylver::position(&dir, &numbers, budget)).await {
-        Ok(Ok(v)) => json_response(StatusCode::OK, &v),
-        Ok(Err(e)) => e.into_response(),
-        Err(e) => ApiError::internal(format!("request failed: {e}")).into_response(),
-    }
+    search(&state, Work::Sylver, move |stop| sylver::position(&dir, &numbers, budget, stop)).await
 }
 
 /// The parameters of a query string (`a=1&b=x+y`), percent-decoded; a

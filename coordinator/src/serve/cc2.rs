@@ -3,6 +3,7 @@
 
 use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
+use super::limits::Stop;
 use crate::scheduler::tablebase_file_name;
 use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::cc2::{Cc2, Outcome, PLAYER_NAMES, Position, children};
@@ -195,8 +196,9 @@ impl Cc2Explorer {
         })
     }
 
-    /// A position with its value, depth and moves.
-    pub fn position(&mut self, text: Option<&str>) -> Result<Cc2View, ApiError> {
+    /// A position with its value, depth and moves (the depth search stops
+    /// when `stop` says so, and says why).
+    pub fn position(&mut self, text: Option<&str>, stop: &Stop) -> Result<Cc2View, ApiError> {
         let pos = self.parse(text)?;
         let position = self.report(&pos).map_err(ApiError::internal)?;
         let b = &self.game.board;
@@ -224,9 +226,12 @@ impl Cc2Explorer {
         let (plies, depth_note) = if v == VALUE_WIN || v == VALUE_LOSS {
             let mut f = Cc2Forcing { ex: self, target: v };
             let mut budget = DEPTH_BUDGET;
-            match plies_to_end(&mut f, pos, &mut budget).map_err(ApiError::internal)? {
+            match plies_to_end(&mut f, pos, &mut budget, stop).map_err(ApiError::internal)? {
                 Some(p) => (Some(p), None),
-                None => (None, Some(format!("deeper than a search of {DEPTH_BUDGET} positions reaches"))),
+                None => match stop.check() {
+                    Some(halt) => (None, Some(format!("not searched to the end: {}", stop.describe(halt)))),
+                    None => (None, Some(format!("deeper than a search of {DEPTH_BUDGET} positions reaches"))),
+                },
             }
         } else {
             (None, None)

@@ -4,6 +4,7 @@
 
 use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
+use super::limits::Stop;
 use crate::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
 use crate::probe::{PositionReport, Prober};
 use crate::witness::{self, WitnessKind};
@@ -137,8 +138,9 @@ impl Cc3Explorer {
         Ok(pos)
     }
 
-    /// A position with its answers, depths and moves.
-    pub fn position(&mut self, text: Option<&str>) -> Result<PositionView, ApiError> {
+    /// A position with its answers, depths and moves (depth searches stop
+    /// when `stop` says so, and say why).
+    pub fn position(&mut self, text: Option<&str>, stop: &Stop) -> Result<PositionView, ApiError> {
         let pos = self.parse(text)?;
         let probe = self.prober.probe(&pos).map_err(ApiError::internal)?;
         let g = &self.prober.game;
@@ -160,12 +162,12 @@ impl Cc3Explorer {
                 MoveView { mv: m.mv, from, to, forced_win, child: m.child }
             })
             .collect();
-        let depth = self.depths(&pos)?;
+        let depth = self.depths(&pos, stop)?;
         Ok(PositionView { kind: "cc3", position: probe.position, pieces, depth, moves })
     }
 
     /// Plies to the end of every decided solo answer and forced enable.
-    fn depths(&mut self, pos: &Position) -> Result<Vec<DepthLine>, ApiError> {
+    fn depths(&mut self, pos: &Position, stop: &Stop) -> Result<Vec<DepthLine>, ApiError> {
         if pos.outcome(&self.prober.game.star) != Outcome::Ongoing {
             return Ok(Vec::new());
         }
@@ -192,11 +194,12 @@ impl Cc3Explorer {
             let mut f = QuestionGame { prober: &mut self.prober, q };
             let mut budget = DEPTH_BUDGET.min(left);
             let given = budget;
-            let plies = plies_to_end(&mut f, *pos, &mut budget).map_err(ApiError::internal)?;
+            let plies = plies_to_end(&mut f, *pos, &mut budget, stop).map_err(ApiError::internal)?;
             left -= given - budget;
-            let note = plies.is_none().then(|| match given {
-                0 => "not searched: the other answers used this position's search budget".to_string(),
-                _ => format!("deeper than a search of {given} positions reaches"),
+            let note = plies.is_none().then(|| match (stop.check(), given) {
+                (Some(halt), _) => format!("not searched to the end: {}", stop.describe(halt)),
+                (None, 0) => "not searched: the other answers used this position's search budget".to_string(),
+                (None, _) => format!("deeper than a search of {given} positions reaches"),
             });
             out.push(DepthLine { question, value: value.into(), forcer, plies, note });
         }

@@ -8,8 +8,10 @@
 //! position (a lower bound that failed, an upper bound that held), so each
 //! deepening step costs about the positions within reach, not the tree. A node
 //! budget keeps a deep answer on a large board from holding up the page: past
-//! it the depth is reported as unknown.
+//! it the depth is reported as unknown. So does the request's [`Stop`]
+//! (deadline, client gone), looked at every [`STOP_EVERY`] positions.
 
+use super::limits::Stop;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -31,6 +33,9 @@ pub trait Forcing {
 /// Most plies the search deepens to (deeper answers are reported unknown).
 pub const MAX_PLIES: u32 = 400;
 
+/// Positions between two looks at the request's [`Stop`].
+pub const STOP_EVERY: u64 = 1024;
+
 /// Per position: the largest depth known not to suffice, and the smallest
 /// known to suffice.
 #[derive(Clone, Copy, Default)]
@@ -46,27 +51,29 @@ struct Search<'a, F: Forcing> {
     /// a lookup may decompress a block.
     forced: HashMap<F::Pos, bool>,
     budget: u64,
+    stop: &'a Stop,
 }
 
 /// Why a search gave up.
-enum Stop {
+enum GiveUp {
+    /// The budget ran out, or the request must stop.
     Budget,
     Error(String),
 }
 
 impl<F: Forcing> Search<'_, F> {
-    fn forced(&mut self, pos: &F::Pos) -> Result<bool, Stop> {
+    fn forced(&mut self, pos: &F::Pos) -> Result<bool, GiveUp> {
         if let Some(&f) = self.forced.get(pos) {
             return Ok(f);
         }
-        let f = self.game.forced(pos).map_err(Stop::Error)?;
+        let f = self.game.forced(pos).map_err(GiveUp::Error)?;
         self.forced.insert(*pos, f);
         Ok(f)
     }
 
     /// Can the forcing side reach its objective from `pos` within `d` plies?
     /// `pos` is known to be forced (the tablebase says so).
-    fn within(&mut self, pos: F::Pos, d: u32) -> Result<bool, Stop> {
+    fn within(&mut self, pos: F::Pos, d: u32) -> Result<bool, GiveUp> {
         let b = self.memo.get(&pos).copied().unwrap_or_default();
         if b.holds_at.is_some_and(|h| h <= d) {
             return Ok(true);
@@ -74,8 +81,8 @@ impl<F: Forcing> Search<'_, F> {
         if b.fails_at.is_some_and(|f| f >= d) {
             return Ok(false);
         }
-        if self.budget == 0 {
-            return Err(Stop::Budget);
+        if self.budget == 0 || (self.budget.is_multiple_of(STOP_EVERY) && self.stop.check().is_some()) {
+            return Err(GiveUp::Budget);
         }
         self.budget -= 1;
         let holds = if self.game.finished(&pos) {
@@ -119,9 +126,15 @@ impl<F: Forcing> Search<'_, F> {
 
 /// Plies from `pos` (which the tablebase calls forced) to the end when the
 /// forcing side hurries and the other side delays: `Ok(None)` when the search
-/// ran out of `budget` positions (what it used is taken off) or [`MAX_PLIES`].
-pub fn plies_to_end<F: Forcing>(game: &mut F, pos: F::Pos, budget: &mut u64) -> Result<Option<u32>, String> {
-    let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget: *budget };
+/// ran out of `budget` positions (what it used is taken off) or [`MAX_PLIES`],
+/// or `stop` said stop (the caller asks it why).
+pub fn plies_to_end<F: Forcing>(
+    game: &mut F,
+    pos: F::Pos,
+    budget: &mut u64,
+    stop: &Stop,
+) -> Result<Option<u32>, String> {
+    let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget: *budget, stop };
     let mut found = None;
     for d in 0..=MAX_PLIES {
         match s.within(pos, d) {
@@ -130,8 +143,8 @@ pub fn plies_to_end<F: Forcing>(game: &mut F, pos: F::Pos, budget: &mut u64) -> 
                 break;
             }
             Ok(false) => {}
-            Err(Stop::Budget) => break,
-            Err(Stop::Error(e)) => return Err(e),
+            Err(GiveUp::Budget) => break,
+            Err(GiveUp::Error(e)) => return Err(e),
         }
     }
     *budget = s.budget;
@@ -178,15 +191,29 @@ mod tests {
             forced: vec![true; 8],
             finished: vec![false, false, false, true, false, false, false, false],
         };
-        assert_eq!(plies_to_end(g, 3, &mut 100).unwrap(), Some(0));
-        assert_eq!(plies_to_end(g, 2, &mut 100).unwrap(), Some(2), "the other side takes the longer branch");
-        assert_eq!(plies_to_end(g, 0, &mut 100).unwrap(), Some(3), "the forcer takes the shorter branch");
-        assert_eq!(plies_to_end(g, 6, &mut 100).unwrap(), Some(2), "the cycle is left at once");
-        assert_eq!(plies_to_end(g, 0, &mut 2).unwrap(), None, "out of budget");
+        assert_eq!(plies_to_end(g, 3, &mut 100, &Stop::never()).unwrap(), Some(0));
+        assert_eq!(
+            plies_to_end(g, 2, &mut 100, &Stop::never()).unwrap(),
+            Some(2),
+            "the other side takes the longer branch"
+        );
+        assert_eq!(
+            plies_to_end(g, 0, &mut 100, &Stop::never()).unwrap(),
+            Some(3),
+            "the forcer takes the shorter branch"
+        );
+        assert_eq!(plies_to_end(g, 6, &mut 100, &Stop::never()).unwrap(), Some(2), "the cycle is left at once");
+        assert_eq!(plies_to_end(g, 0, &mut 2, &Stop::never()).unwrap(), None, "out of budget");
         let mut budget = 100;
-        plies_to_end(g, 0, &mut budget).unwrap();
+        plies_to_end(g, 0, &mut budget, &Stop::never()).unwrap();
         assert!((50..100).contains(&budget), "what the search used is taken off: {budget} left");
-        assert_eq!(plies_to_end(g, 0, &mut 0).unwrap(), None);
+        assert_eq!(plies_to_end(g, 0, &mut 0, &Stop::never()).unwrap(), None);
+        // Past the request's deadline: stopped at the first look (a budget of
+        // STOP_EVERY looks at once).
+        let (late, _guard) = Stop::new(std::time::Duration::ZERO);
+        let (mut b1, mut b2) = (STOP_EVERY, STOP_EVERY);
+        assert_eq!(plies_to_end(g, 0, &mut b1, &late).unwrap(), None, "stopped");
+        assert_eq!(plies_to_end(g, 0, &mut b2, &Stop::never()).unwrap(), Some(3));
     }
 
     #[test]
@@ -199,6 +226,6 @@ mod tests {
             forced: vec![true, false, true, true],
             finished: vec![false, true, false, true],
         };
-        assert_eq!(plies_to_end(g, 0, &mut 100).unwrap(), Some(2));
+        assert_eq!(plies_to_end(g, 0, &mut 100, &Stop::never()).unwrap(), Some(2));
     }
 }

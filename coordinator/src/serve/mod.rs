@@ -13,6 +13,9 @@
 //! `assets/app.js`. See docs/EXPLORER.md for the API.
 //!
 //! - [`api`]: routes, query parsing, JSON errors.
+//! - [`limits`]: slots per kind of search (503 when full), a deadline per
+//!   request, and the stop flag raised when the client goes away.
+//! - [`wire`]: JSON bodies for the errors hyper answers itself (400, 414, 431).
 //! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
 //! - `depth`: plies to the end of a decided answer, by a bounded search.
 //! - [`peg`]: peg solitaire's ledger, problem table and positions.
@@ -23,21 +26,25 @@ pub mod api;
 mod cc2;
 mod cc3;
 mod depth;
+pub mod limits;
 pub mod peg;
 pub mod sylver;
+pub mod wire;
 
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use limits::{Limits, Slots};
+use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use cc2::{Cc2Explorer, Cc2Move, Cc2Report, Cc2View};
 pub use cc3::{Cc3Explorer, DepthLine, MoveView, PositionView};
 pub use peg::PegExplorer;
 
 /// An error answered as `{"error": message}` with a 4xx (bad input, nothing
-/// there) or 500 (a tablebase that cannot be read) status.
+/// there), 500 (a tablebase that cannot be read) or 503 (busy) status.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
     /// The HTTP status.
@@ -61,11 +68,20 @@ impl ApiError {
     pub fn internal(e: impl std::fmt::Display) -> ApiError {
         ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() }
     }
+
+    /// 503: every slot for this kind of search is taken (sent with `Retry-After: 1`).
+    pub fn busy(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::SERVICE_UNAVAILABLE, message: message.into() }
+    }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        api::json_response(self.status, &serde_json::json!({ "error": self.message }))
+        let mut r = api::json_response(self.status, &serde_json::json!({ "error": self.message }));
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            r.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        r
     }
 }
 
@@ -86,6 +102,16 @@ pub enum Explorer {
 }
 
 impl Explorer {
+    /// `cc3`, `cc2`, `peg` or `sylver`, as `/api/info` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Explorer::Cc3(_) => "cc3",
+            Explorer::Cc2(_) => "cc2",
+            Explorer::Peg(_) => "peg",
+            Explorer::Sylver => "sylver",
+        }
+    }
+
     /// Opens the tablebases in `dir`, choosing the game by the files there.
     pub fn open(dir: &Path) -> Result<Explorer, String> {
         let has = |q: &str| dir.join(crate::scheduler::tablebase_file_name(q)).exists();
@@ -113,19 +139,65 @@ impl Explorer {
     }
 }
 
+/// What an opened directory answers without a search: `/api/info`, and the
+/// peg explorer (whose ledger and problem table are in memory).
+pub struct Opened {
+    /// `cc3`, `cc2`, `peg` or `sylver`.
+    pub kind: &'static str,
+    /// The `/api/info` answer (a Sylver directory's table list as found when
+    /// it was opened).
+    pub info: Value,
+    /// The peg explorer, for a peg directory.
+    pub peg: Option<Arc<PegExplorer>>,
+}
+
 /// The server's state: the directory and, once it could be opened, its
-/// explorer (one request at a time reads the files; each reader caches a block).
+/// explorer (one request at a time reads the files; each reader caches a
+/// block), what it answers without a search, and the slots of the searches.
 pub struct Shared {
     dir: PathBuf,
     explorer: Mutex<Option<Explorer>>,
+    opened: OnceLock<Opened>,
+    slots: Slots,
 }
 
 impl Shared {
     /// State over `dir`, opened lazily: a directory without tablebases yet
     /// answers 404 until a run writes them, and the server keeps going.
     pub fn new(dir: PathBuf) -> Shared {
+        Shared::with_limits(dir, Limits::default())
+    }
+
+    /// [`Shared::new`] with other limits on the searches.
+    pub fn with_limits(dir: PathBuf, limits: Limits) -> Shared {
         let explorer = Explorer::open(&dir).ok();
-        Shared { dir, explorer: Mutex::new(explorer) }
+        let shared = Shared { dir, explorer: Mutex::new(None), opened: OnceLock::new(), slots: Slots::new(limits) };
+        if let Some(e) = explorer {
+            shared.remember(&e);
+            *shared.explorer.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        }
+        shared
+    }
+
+    /// The slots of the searches.
+    pub fn slots(&self) -> &Slots {
+        &self.slots
+    }
+
+    /// What the directory answers without a search, once it has been opened.
+    pub fn opened(&self) -> Option<&Opened> {
+        self.opened.get()
+    }
+
+    /// Keeps what `e` answers without a search.
+    fn remember(&self, e: &Explorer) {
+        let (info, peg) = match e {
+            Explorer::Cc3(c) => (c.info(), None),
+            Explorer::Cc2(c) => (c.info(), None),
+            Explorer::Peg(p) => (p.info(), Some(Arc::clone(p))),
+            Explorer::Sylver => (sylver::info(&self.dir), None),
+        };
+        let _ = self.opened.set(Opened { kind: e.kind(), info, peg });
     }
 
     /// Runs `f` on the explorer, opening the tablebases first if need be
@@ -136,7 +208,9 @@ impl Shared {
         // poisoned lock is taken over rather than failing every later request.
         let mut guard = self.explorer.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            *guard = Some(Explorer::open(&self.dir).map_err(ApiError::not_found)?);
+            let e = Explorer::open(&self.dir).map_err(ApiError::not_found)?;
+            self.remember(&e);
+            *guard = Some(e);
         }
         match guard.as_mut() {
             Some(e) => f(e),
@@ -154,12 +228,25 @@ pub async fn serve(
     serve_state(Arc::new(Shared::new(dir)), listener, shutdown).await
 }
 
+/// [`serve`] with other limits on the searches (tests use small ones).
+pub async fn serve_with_limits(
+    dir: PathBuf,
+    limits: Limits,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    serve_state(Arc::new(Shared::with_limits(dir, limits)), listener, shutdown).await
+}
+
 async fn serve_state(
     state: Arc<Shared>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
-    axum::serve(listener, api::router(state)).with_graceful_shutdown(shutdown).await.map_err(|e| e.to_string())
+    axum::serve(wire::JsonListener(listener), api::router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// `coordinator serve`: binds `listen`, reports the bound address through

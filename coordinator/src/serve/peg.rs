@@ -11,6 +11,7 @@
 //! directory, or `tablebases/` above both, works.
 
 use super::ApiError;
+use super::limits::Stop;
 use crate::peg::ledger::{HoleCount, LevelRow};
 use retro_games::peg::class::{PositionClass, class_of, feasible};
 use retro_games::peg::search::{self, Outcome};
@@ -181,6 +182,9 @@ pub struct PegView {
     pub finishes: Option<Vec<Finish>>,
     /// Positions each hole's search may expand.
     pub budget: u64,
+    /// Why some holes were not searched (their status `unknown`, positions
+    /// 0): the explorer's time limit per request ran out first. Else null.
+    pub stopped: Option<String>,
     /// `playing`, `dead end` (pegs left, no jump) or `one peg left`.
     pub status: &'static str,
 }
@@ -407,13 +411,15 @@ impl PegExplorer {
     /// A position: `board` (`english`, `european`; default the first shown),
     /// `pos` a picture (default the board's start), `budget` positions per
     /// hole's search (at most [`SEARCH_BUDGET`]), `search` false to skip the
-    /// searches (the page's walk along a line of jumps).
+    /// searches (the page's walk along a line of jumps). Holes not yet
+    /// searched when `stop` says stop are answered `unknown`.
     pub fn position(
         &self,
         board: Option<&str>,
         pos: Option<&str>,
         budget: u64,
         search: bool,
+        stop: &Stop,
     ) -> Result<PegView, ApiError> {
         let kind = match board.map(str::trim).filter(|b| !b.is_empty()) {
             None => self.default_board(),
@@ -443,7 +449,13 @@ impl PegExplorer {
             .collect();
         jumps.sort_by(|x, y| x.jump.cmp(&y.jump));
         let feasible_holes: Vec<u8> = (0..64u8).filter(|&h| b.has_hole(h) && feasible(pegs, h)).collect();
-        let finishes = search.then(|| self.finishes(b, pegs, &feasible_holes, budget));
+        let (finishes, stopped) = match search {
+            true => {
+                let (f, stopped) = self.finishes(b, pegs, &feasible_holes, budget, stop);
+                (Some(f), stopped)
+            }
+            false => (None, None),
+        };
         let n = pegs.count_ones();
         Ok(PegView {
             kind: "peg",
@@ -456,6 +468,7 @@ impl PegExplorer {
             feasible_holes: feasible_holes.iter().map(|&h| hole_name(h)).collect(),
             finishes,
             budget,
+            stopped,
             status: match n {
                 1 => "one peg left",
                 _ if b.is_dead_end(pegs) => "dead end",
@@ -508,18 +521,31 @@ impl PegExplorer {
             .collect()
     }
 
-    /// Searches every feasible hole (cached by board, position and budget).
-    fn finishes(&self, b: &Board, pegs: Pegs, holes: &[u8], budget: u64) -> Vec<Finish> {
+    /// Searches every feasible hole (cached by board, position and budget);
+    /// once `stop` says stop, the holes left are `unknown`, with why (and the
+    /// answer is not cached). The engine's search has no stop hook: a hole's
+    /// search, once started, runs to its budget.
+    fn finishes(&self, b: &Board, pegs: Pegs, holes: &[u8], budget: u64, stop: &Stop) -> (Vec<Finish>, Option<String>) {
         let key = (b.kind(), pegs, budget);
         if let Some(hit) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return hit.clone();
+            return (hit.clone(), None);
         }
         let mut out: Vec<Finish> = Vec::with_capacity(holes.len());
+        let mut stopped = None;
+        let mut unsearched = 0;
         for &h in holes {
             // A symmetry of the position carries any answer for one hole to
             // its image: copy a decided answer instead of searching again.
             if let Some(f) = self.by_symmetry(b, pegs, h, &out) {
                 out.push(f);
+                continue;
+            }
+            if stopped.is_none() {
+                stopped = stop.check().map(|halt| stop.describe(halt));
+            }
+            if stopped.is_some() {
+                unsearched += 1;
+                out.push(Finish { hole: hole_name(h), status: "unknown", positions: 0, solution: None, same_as: None });
                 continue;
             }
             let found = search::solve(b, pegs, h, budget);
@@ -538,12 +564,15 @@ impl PegExplorer {
                 out[i] = f;
             }
         }
+        if let Some(why) = stopped {
+            return (out, Some(format!("{why}: {unsearched} of {} holes not searched", holes.len())));
+        }
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= CACHE_ENTRIES {
             cache.clear();
         }
         cache.insert(key, out.clone());
-        out
+        (out, None)
     }
 }
 
@@ -609,14 +638,16 @@ mod tests {
         let d = dir("pos");
         std::fs::write(d.join("summary.json"), ledger_json()).unwrap();
         let ex = PegExplorer::open(&d).unwrap().unwrap();
-        let start = ex.position(None, None, SEARCH_BUDGET, false).unwrap();
+        let start = ex.position(None, None, SEARCH_BUDGET, false, &Stop::never()).unwrap();
         assert_eq!(start.position, "ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo");
         assert_eq!((start.pegs, start.jumps.len(), start.holes.len()), (32, 4, 33));
         assert_eq!(start.feasible_holes, ["d1", "a4", "d4", "g4", "d7"]);
         assert!(start.finishes.is_none());
         // Two pegs side by side on row 4: one jump each way, both ending the
         // game; every other hole of their class is searched out (impossible).
-        let two = ex.position(Some("english"), Some(".../.../......./..oo.../......./.../..."), 10, true).unwrap();
+        let two = ex
+            .position(Some("english"), Some(".../.../......./..oo.../......./.../..."), 10, true, &Stop::never())
+            .unwrap();
         assert_eq!(two.pegs, 2);
         let jumps: Vec<(&str, &str)> = two.jumps.iter().map(|j| (j.jump.as_str(), j.child.as_str())).collect();
         assert_eq!(
@@ -636,7 +667,7 @@ mod tests {
             }
         }
         assert_eq!(two.status, "playing");
-        let one = ex.position(Some("english"), Some(jumps[0].1), 10, true).unwrap();
+        let one = ex.position(Some("english"), Some(jumps[0].1), 10, true, &Stop::never()).unwrap();
         assert_eq!(one.status, "one peg left");
         let e4 = one.finishes.unwrap().into_iter().find(|f| f.hole == "e4");
         assert_eq!(
@@ -650,12 +681,12 @@ mod tests {
             })
         );
         // The full board with a budget of one position: nothing decided.
-        let start = ex.position(None, None, 1, true).unwrap();
+        let start = ex.position(None, None, 1, true, &Stop::never()).unwrap();
         assert!(start.finishes.unwrap().iter().all(|f| f.status == "unknown"));
         // The central game: every feasible hole solvable, the ones the search
         // cannot reach in its budget carried over by the board's symmetry,
         // and every solution replays to its lone peg.
-        let start = ex.position(None, None, SEARCH_BUDGET, true).unwrap();
+        let start = ex.position(None, None, SEARCH_BUDGET, true, &Stop::never()).unwrap();
         let finishes = start.finishes.unwrap();
         assert_eq!(finishes.len(), 5);
         let b = Board::new(BoardKind::English);
@@ -667,14 +698,25 @@ mod tests {
             assert_eq!(jumps.len(), 31);
             assert_eq!(search::replay(&b, pegs, &jumps), Ok(1 << hole), "{f:?}");
         }
+        // Out of time: the holes are not searched, say so, and are not cached.
+        let (late, _guard) = Stop::new(std::time::Duration::ZERO);
+        let two_pegs = ".../.../......./..oo.../......./.../...";
+        // (Budget 11: the answer for 10 is cached above.)
+        let v = ex.position(Some("english"), Some(two_pegs), 11, true, &late).unwrap();
+        assert!(v.finishes.unwrap().iter().all(|f| f.status == "unknown" && f.positions == 0));
+        assert!(v.stopped.as_deref().is_some_and(|s| s.contains("time limit")), "{:?}", v.stopped);
+        let again = ex.position(Some("english"), Some(two_pegs), 11, true, &Stop::never()).unwrap();
+        assert!(again.stopped.is_none() && again.finishes.unwrap().iter().all(|f| f.status != "unknown"));
         // Bad input.
-        let e = ex.position(Some("english"), Some("ooo/ooo/oo....o/ooooooo/ooooooo/ooo/ooo/o"), 0, false).unwrap_err();
+        let e = ex
+            .position(Some("english"), Some("ooo/ooo/oo....o/ooooooo/ooooooo/ooo/ooo/o"), 0, false, &Stop::never())
+            .unwrap_err();
         assert!(e.message.contains("needs 33 marks"), "{e:?}");
-        let e = ex.position(Some("english"), Some("oox"), 10, true).unwrap_err();
+        let e = ex.position(Some("english"), Some("oox"), 10, true, &Stop::never()).unwrap_err();
         assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST);
-        let e = ex.position(Some("chinese"), None, 10, true).unwrap_err();
+        let e = ex.position(Some("chinese"), None, 10, true, &Stop::never()).unwrap_err();
         assert!(e.message.contains("unknown peg board"), "{e:?}");
-        let e = ex.position(None, None, SEARCH_BUDGET + 1, true).unwrap_err();
+        let e = ex.position(None, None, SEARCH_BUDGET + 1, true, &Stop::never()).unwrap_err();
         assert!(e.message.contains("over the limit"), "{e:?}");
         let _ = std::fs::remove_dir_all(&d);
     }
