@@ -83,6 +83,10 @@ struct Slot {
     last_warned: Instant,
     /// No new task before this instant (after a retryable failure).
     retry_after: Instant,
+    /// Updates exchanged with other workers since this process started.
+    traffic: crate::status::Traffic,
+    /// The same for its last GENERATE and APPLY.
+    last_traffic: crate::status::Traffic,
 }
 
 struct Assignment {
@@ -212,6 +216,8 @@ impl Scheduler {
                 address: slot.address.clone(),
                 seconds_since_seen: slot.last_seen.elapsed().as_secs_f64(),
                 lost: slot.lost,
+                traffic: slot.traffic,
+                last_round_traffic: slot.last_traffic,
             })
             .collect();
         let layers: Vec<LayerStatus> = m
@@ -304,6 +310,8 @@ impl Scheduler {
         };
         let epoch = st.next_epoch;
         st.next_epoch += 1;
+        // A worker that registers again keeps its traffic counts.
+        let (traffic, last_traffic) = st.slots.get(&id).map(|s| (s.traffic, s.last_traffic)).unwrap_or_default();
         st.slots.insert(
             id.clone(),
             Slot {
@@ -313,6 +321,8 @@ impl Scheduler {
                 lost: false,
                 last_warned: Instant::now(),
                 retry_after: Instant::now(),
+                traffic,
+                last_traffic,
             },
         );
         // A restarted worker gets its unfinished task again.
@@ -415,6 +425,9 @@ impl Scheduler {
         }
         if rep.ok {
             a.done = true;
+            if let Some(slot) = st.slots.get_mut(worker) {
+                slot.traffic.record(&mut slot.last_traffic, &rep);
+            }
             st.reports.insert(worker.to_string(), rep);
         } else if rep.retryable {
             st.assignments.remove(worker);
@@ -574,6 +587,10 @@ impl Scheduler {
                     let (win, loss): (u64, u64) =
                         st.reports.values().fold((0, 0), |(w, lo), rep| (w + rep.decided_win, lo + rep.decided_loss));
                     let frontier: u64 = st.generate_reports.values().map(|rep| rep.frontier).sum();
+                    let (sent, sent_bytes): (u64, u64) = st
+                        .generate_reports
+                        .values()
+                        .fold((0, 0), |(n, b), rep| (n + rep.records_sent, b + rep.bytes_sent));
                     let seconds = st.step_started.elapsed().as_secs_f64();
                     let positions = self.layout.positions;
                     let rec = &mut st.manifest.layers[l as usize];
@@ -584,8 +601,17 @@ impl Scheduler {
                     let decided: u64 = rec.rounds.iter().map(|x| x.win + x.loss).sum();
                     let solved = win + loss == 0;
                     rec.solved = solved;
+                    let exchanged = if sent > 0 {
+                        format!(
+                            ", {sent} updates between workers ({sent_bytes} bytes, {:.2} per decided position)",
+                            sent_bytes as f64 / (win + loss).max(1) as f64
+                        )
+                    } else {
+                        String::new()
+                    };
                     tracing::info!(
-                        "layer {} round {r}: +{} decided ({} win, {} loss), {decided} of {positions} decided, {:.3}s",
+                        "layer {} round {r}: +{} decided ({} win, {} loss), {decided} of {positions} decided, \
+                         {:.3}s{exchanged}",
                         rec.question,
                         win + loss,
                         win,

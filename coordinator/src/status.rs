@@ -23,6 +23,42 @@ pub struct WorkerStatus {
     pub seconds_since_seen: f64,
     /// Presumed lost (silent for longer than the heartbeat timeout).
     pub lost: bool,
+    /// Updates it exchanged with the other workers since this coordinator
+    /// started (payload bytes, as encoded on the wire).
+    pub traffic: Traffic,
+    /// The same for its last GENERATE (sent) and APPLY (received).
+    pub last_round_traffic: Traffic,
+}
+
+/// Updates exchanged between workers.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Traffic {
+    /// Updates sent to other workers.
+    pub records_sent: u64,
+    /// Their payload bytes.
+    pub bytes_sent: u64,
+    /// Updates received from other workers.
+    pub records_received: u64,
+    /// Their payload bytes.
+    pub bytes_received: u64,
+}
+
+impl Traffic {
+    /// What one task report says crossed the network; the sent and received
+    /// halves come from different tasks (GENERATE, APPLY), so a report
+    /// replaces only the half it carries.
+    pub fn record(&mut self, last: &mut Traffic, rep: &retro_proto::RoundReport) {
+        if rep.kind == retro_proto::TaskKind::Generate as i32 {
+            (last.records_sent, last.bytes_sent) = (rep.records_sent, rep.bytes_sent);
+        }
+        if rep.kind == retro_proto::TaskKind::Apply as i32 {
+            (last.records_received, last.bytes_received) = (rep.records_received, rep.bytes_received);
+        }
+        self.records_sent += rep.records_sent;
+        self.bytes_sent += rep.bytes_sent;
+        self.records_received += rep.records_received;
+        self.bytes_received += rep.bytes_received;
+    }
 }
 
 /// One layer in the status.
@@ -118,5 +154,33 @@ fn respond(s: &Scheduler, request_line: &str) -> (&'static str, &'static str, St
         },
         ("GET", _) => ("404 Not Found", "text/plain", "try /healthz or /status\n".into()),
         _ => ("405 Method Not Allowed", "text/plain", "GET only\n".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Traffic;
+    use retro_proto::{RoundReport, TaskKind};
+
+    #[test]
+    fn traffic_adds_up_and_keeps_the_last_round_of_each_half() {
+        let (mut total, mut last) = (Traffic::default(), Traffic::default());
+        let generate = |n, b| RoundReport {
+            kind: TaskKind::Generate as i32,
+            records_sent: n,
+            bytes_sent: b,
+            ..Default::default()
+        };
+        let apply = |n, b| RoundReport {
+            kind: TaskKind::Apply as i32,
+            records_received: n,
+            bytes_received: b,
+            ..Default::default()
+        };
+        total.record(&mut last, &generate(10, 4));
+        total.record(&mut last, &apply(7, 3));
+        total.record(&mut last, &generate(5, 2));
+        assert_eq!(total, Traffic { records_sent: 15, bytes_sent: 6, records_received: 7, bytes_received: 3 });
+        assert_eq!(last, Traffic { records_sent: 5, bytes_sent: 2, records_received: 7, bytes_received: 3 });
     }
 }

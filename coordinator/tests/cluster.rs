@@ -57,6 +57,21 @@ fn three_workers_match_embedded() {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());
     }
     assert_eq!(checksums(&dir.join("tb")), want);
+    // Every worker logs what it sent and received per round; what all sent
+    // is what all received, update for update, and the coordinator logs each
+    // round's total.
+    let total = |what: &str| -> u64 {
+        workers
+            .iter()
+            .flat_map(|w| w.logs().lines().map(str::to_string).collect::<Vec<_>>())
+            .filter_map(|l| l.split_once(&format!(": {what} ")).map(|(_, rest)| rest.to_string()))
+            .map(|rest| rest.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    let (sent, received) = (total("sent"), total("received"));
+    assert!(sent > 0, "three workers exchange updates:\n{}", workers[0].logs());
+    assert_eq!(sent, received, "updates sent = updates received");
+    assert!(coord.logs().contains("updates between workers"), "{}", coord.logs());
 }
 
 /// One worker dies at `fault`, is started again with the same command, and the

@@ -196,7 +196,7 @@ fn witness_input_errors_are_clear() {
     c.args(["probe", "--witness", "kingmaker", "--tablebase"]).arg(dir.join("nothing"));
     let out = run(c, Duration::from_secs(30));
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no such tablebase"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing: no such directory"));
     let mut c = Command::new(coordinator());
     c.args(["probe", "--witness", "stalemate", "--tablebase"]).arg(dir.join("nothing"));
     let out = run(c, Duration::from_secs(30));

@@ -139,6 +139,7 @@ pub struct PeerStream {
     handle: tokio::task::JoinHandle<Result<u64, LinkError>>,
     header: UpdateBatch,
     total: u64,
+    bytes: u64,
     address: String,
 }
 
@@ -158,7 +159,7 @@ impl PeerStream {
             let ack = client.send_updates(with_token(ReceiverStream::new(rx), &token)).await?.into_inner();
             Ok(ack.received)
         });
-        PeerStream { tx, handle, header, total: 0, address: address.to_string() }
+        PeerStream { tx, handle, header, total: 0, bytes: 0, address: address.to_string() }
     }
 
     /// Queues the keys for one destination shard (from a blocking thread).
@@ -167,6 +168,7 @@ impl PeerStream {
         for part in keys.chunks(MAX_KEYS_PER_MESSAGE) {
             let payload = retro_engine::batch::encode_batch(part).map_err(|e| LinkError::Rejected(e.to_string()))?;
             let crc32 = retro_engine::batch::batch_crc(&payload);
+            self.bytes += payload.len() as u64;
             let msg = UpdateBatch { shard, count: part.len() as u64, payload, crc32, ..self.header.clone() };
             self.tx
                 .blocking_send(msg)
@@ -174,6 +176,11 @@ impl PeerStream {
             self.total += part.len() as u64;
         }
         Ok(())
+    }
+
+    /// Updates queued so far, and their encoded payload bytes.
+    pub fn queued(&self) -> (u64, u64) {
+        (self.total, self.bytes)
     }
 
     /// Ends the stream and waits for the acknowledgement of every update.

@@ -165,13 +165,26 @@ fn advertised(opts: &WorkerOptions, bound: std::net::SocketAddr) -> String {
     format!("{ip}:{}", bound.port())
 }
 
-fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64) -> RoundReport {
+/// Updates and payload bytes that crossed the network in one task.
+#[derive(Clone, Copy, Debug, Default)]
+struct Traffic {
+    records_sent: u64,
+    bytes_sent: u64,
+    records_received: u64,
+    bytes_received: u64,
+}
+
+fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64, traffic: Traffic) -> RoundReport {
     let mut r = RoundReport {
         task_id: task.task_id,
         kind: task.kind,
         layer: task.layer,
         round: task.round,
         seconds,
+        records_sent: traffic.records_sent,
+        bytes_sent: traffic.bytes_sent,
+        records_received: traffic.records_received,
+        bytes_received: traffic.bytes_received,
         ..Default::default()
     };
     match result {
@@ -214,6 +227,7 @@ async fn execute<L: CoordinatorLink>(
         task.peers.iter().flat_map(|p| p.shards.iter().map(|&s| (s, p.worker_id.clone()))).collect();
     let addresses: BTreeMap<String, String> =
         task.peers.iter().map(|p| (p.worker_id.clone(), p.address.clone())).collect();
+    let mut traffic = Traffic::default();
     let result: Result<TaskOutcome, TaskError> = match kind {
         TaskKind::Init => {
             let core = core.clone();
@@ -251,6 +265,9 @@ async fn execute<L: CoordinatorLink>(
                 Ok((Ok(outcome), streams)) => {
                     let mut failed = None;
                     for (w, stream) in streams {
+                        let (records, bytes) = stream.queued();
+                        traffic.records_sent += records;
+                        traffic.bytes_sent += bytes;
                         if let Err(e) = stream.finish().await {
                             failed = Some(TaskError::PeerUnreachable(format!("sending updates to worker {w}: {e}")));
                         }
@@ -258,6 +275,14 @@ async fn execute<L: CoordinatorLink>(
                     match failed {
                         Some(e) => Err(e),
                         None => {
+                            if traffic.records_sent > 0 {
+                                tracing::info!(
+                                    "layer {layer} round {round}: sent {} updates ({} bytes) to {} workers",
+                                    traffic.records_sent,
+                                    traffic.bytes_sent,
+                                    addresses.len().saturating_sub(1)
+                                );
+                            }
                             let fault = core.lock().expect("core lock").fault.clone();
                             Fault::check(&fault, "after-generate", layer, round);
                             Ok(outcome)
@@ -269,13 +294,28 @@ async fn execute<L: CoordinatorLink>(
         TaskKind::Apply => {
             let expected: BTreeMap<String, u64> =
                 task.expected.iter().map(|s| (s.worker_id.clone(), s.updates)).collect();
+            // What the other workers sent for this round, as their inboxes hold it.
+            let data = core.lock().expect("core lock").data.clone();
+            for (w, &n) in expected.iter().filter(|(w, _)| **w != worker_id) {
+                traffic.records_received += n;
+                traffic.bytes_received +=
+                    std::fs::metadata(store::inbox_path(&data, layer, round, w)).map_or(0, |m| m.len());
+            }
+            if traffic.records_received > 0 {
+                tracing::info!(
+                    "layer {layer} round {round}: received {} updates ({} bytes) from {} workers",
+                    traffic.records_received,
+                    traffic.bytes_received,
+                    expected.keys().filter(|w| **w != worker_id).count()
+                );
+            }
             let core = core.clone();
             blocking(move || core.lock().expect("core lock").apply(layer, round, &shards, &owner, &expected)).await
         }
         TaskKind::Export => export(core.clone(), link, (worker_id, epoch, job), layer, shards).await,
         _ => Err(TaskError::State(format!("unexpected task kind {kind:?}"))),
     };
-    report_of(&task, result, started.elapsed().as_secs_f64())
+    report_of(&task, result, started.elapsed().as_secs_f64(), traffic)
 }
 
 async fn blocking<T: Send + 'static>(
