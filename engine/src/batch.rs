@@ -455,25 +455,82 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
 /// `(dest_shard, keys)` per record, in file order. `max_keys` bounds the total
 /// number of keys in the file (guards against decompression bombs).
 pub fn read_inbox(path: &Path, max_keys: u64) -> Result<Vec<(u32, Vec<u64>)>, BatchError> {
-    let (bytes, records, total) = load_inbox(path)?;
-    if total > max_keys {
-        return Err(BatchError::InboxTooManyKeys { path: path.to_path_buf(), total, max: max_keys });
-    }
-    let mut out = Vec::with_capacity(records.len());
-    for (i, r) in records.iter().enumerate() {
-        let record_err = |source: BatchError| BatchError::InboxRecord {
-            path: path.to_path_buf(),
-            record: i,
-            shard: r.shard,
-            source: Box::new(source),
-        };
-        let keys = decode_batch(&bytes[r.start..r.end], r.count).map_err(record_err)?;
-        if keys.len() as u64 != r.count {
-            return Err(record_err(BatchError::Truncated { expected: r.count, got: keys.len() as u64 }));
+    Inbox::open(path, max_keys)?.groups(u64::MAX).next().unwrap_or(Ok(Vec::new()))
+}
+
+/// A validated inbox file whose batches are decoded a group at a time: what
+/// APPLY holds is the file's compressed bytes (about a quarter of a byte per
+/// key) plus one group of decoded keys (8 bytes each), not every key of the
+/// round at once.
+pub struct Inbox {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    records: Vec<RecordRef>,
+    total: u64,
+}
+
+impl Inbox {
+    /// Reads and validates the file (trailer, whole-file checksum, records,
+    /// payload checksums, total); `max_keys` bounds the total number of keys
+    /// (guards against decompression bombs). Batches are not decoded yet.
+    pub fn open(path: &Path, max_keys: u64) -> Result<Inbox, BatchError> {
+        let (bytes, records, total) = load_inbox(path)?;
+        if total > max_keys {
+            return Err(BatchError::InboxTooManyKeys { path: path.to_path_buf(), total, max: max_keys });
         }
-        out.push((r.shard, keys));
+        Ok(Inbox { path: path.to_path_buf(), bytes, records, total })
     }
-    Ok(out)
+
+    /// Keys in the file.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The destination shard of every record, in file order.
+    pub fn shards(&self) -> impl Iterator<Item = u32> + '_ {
+        self.records.iter().map(|r| r.shard)
+    }
+
+    /// The records decoded in groups of whole records holding at least
+    /// `group_keys` keys each (the last may hold fewer), in file order.
+    pub fn groups(&self, group_keys: u64) -> impl Iterator<Item = Result<Vec<(u32, Vec<u64>)>, BatchError>> + '_ {
+        let mut next = 0usize;
+        std::iter::from_fn(move || {
+            if next >= self.records.len() {
+                return None;
+            }
+            let mut group = Vec::new();
+            let mut keys = 0u64;
+            while next < self.records.len() && (group.is_empty() || keys < group_keys) {
+                let (i, r) = (next, &self.records[next]);
+                next += 1;
+                let record_err = |source: BatchError| BatchError::InboxRecord {
+                    path: self.path.clone(),
+                    record: i,
+                    shard: r.shard,
+                    source: Box::new(source),
+                };
+                let decoded = decode_batch(&self.bytes[r.start..r.end], r.count).map_err(record_err).and_then(|k| {
+                    if k.len() as u64 == r.count {
+                        Ok(k)
+                    } else {
+                        Err(record_err(BatchError::Truncated { expected: r.count, got: k.len() as u64 }))
+                    }
+                });
+                match decoded {
+                    Ok(k) => {
+                        keys += k.len() as u64;
+                        group.push((r.shard, k));
+                    }
+                    Err(e) => {
+                        next = self.records.len();
+                        return Some(Err(e));
+                    }
+                }
+            }
+            Some(Ok(group))
+        })
+    }
 }
 
 /// Total key count of an inbox file, after validating its trailer, whole-file
@@ -717,5 +774,33 @@ mod tests {
         }
         let e = read_inbox(&dir.path("missing.bin"), 10).expect_err("missing");
         assert!(e.to_string().contains("missing.bin"), "{e}");
+    }
+
+    /// Decoding an inbox in groups gives the same records, in the same order,
+    /// as decoding it whole, for any group size; a group never splits a record.
+    #[test]
+    fn inbox_groups_are_the_whole_inbox_in_order() {
+        let dir = TestDir::new("inbox-groups");
+        let path = dir.path("in.inbox");
+        let mut w = InboxWriter::create(&path).expect("create");
+        let mut want = Vec::new();
+        for (i, n) in [5usize, 1, 300, 0, 77, 12].into_iter().enumerate() {
+            let keys = random_sorted(n, i as u64 + 1, 1 << 40);
+            w.append(i as u32 % 3, keys.len() as u64, &encode_batch(&keys).expect("encode")).expect("append");
+            want.push((i as u32 % 3, keys));
+        }
+        w.finish().expect("finish");
+        assert_eq!(read_inbox(&path, 1 << 20).expect("whole"), want);
+        let inbox = Inbox::open(&path, 1 << 20).expect("open");
+        assert_eq!(inbox.total(), 395);
+        assert_eq!(inbox.shards().collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2]);
+        for group_keys in [0, 1, 6, 100, 301, 10_000] {
+            let groups: Vec<_> = inbox.groups(group_keys).map(|g| g.expect("group")).collect();
+            for g in &groups[..groups.len() - 1] {
+                assert!(g.iter().map(|(_, k)| k.len() as u64).sum::<u64>() >= group_keys);
+            }
+            assert_eq!(groups.concat(), want, "group size {group_keys}");
+        }
+        assert!(matches!(Inbox::open(&path, 10), Err(BatchError::InboxTooManyKeys { .. })));
     }
 }

@@ -95,6 +95,12 @@ pub struct TaskOutcome {
     pub init: Option<kernel::InitStats>,
 }
 
+/// Keys decoded and applied at once from a received inbox (whole records,
+/// each at most `MAX_KEYS_PER_MESSAGE`): 128 MB of decoded keys, whatever the
+/// size of the round. Apply is order-independent, so the groups give the
+/// same bytes as applying the inbox whole.
+const APPLY_GROUP_KEYS: u64 = 1 << 24;
+
 /// The worker's state between tasks.
 pub struct WorkerCore {
     /// Data directory.
@@ -418,18 +424,22 @@ impl WorkerCore {
                     continue;
                 }
                 let path = store::inbox_path(&self.data, layer, round, source);
-                let batches = batch::read_inbox(&path, count)?;
-                let got: u64 = batches.iter().map(|(_, k)| k.len() as u64).sum();
+                // Checked whole before anything is applied; then applied a
+                // group at a time, so memory does not grow with the round.
+                let inbox = batch::Inbox::open(&path, count)?;
+                let got = inbox.total();
                 if got != count {
                     return Err(TaskError::State(format!(
                         "{}: holds {got} updates, worker {source} reported sending {count}",
                         path.display()
                     )));
                 }
-                if let Some((dest, _)) = batches.iter().find(|(d, _)| !shards.contains(d)) {
+                if let Some(dest) = inbox.shards().find(|d| !shards.contains(d)) {
                     return Err(TaskError::State(format!("{}: batch for shard {dest}, not ours", path.display())));
                 }
-                apply_buffered(self, store, &mut work, q, batches)?;
+                for group in inbox.groups(APPLY_GROUP_KEYS) {
+                    apply_buffered(self, store, &mut work, q, group?)?;
+                }
             }
             // Settle the frontier this round propagated (undo-protected too).
             let frontier: Vec<(u32, Vec<u64>)> = work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
