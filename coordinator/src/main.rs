@@ -636,33 +636,27 @@ fn verify(dir: &std::path::Path) -> Result<(), String> {
             }
         };
         let sha = retro_engine::tablebase::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let bytes = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?.len();
         let header = r.header().clone();
         let mismatch = recorded.as_ref().and_then(|v| {
             let listed = v["tablebases"].as_array().into_iter().flatten().find(|t| t["file"] == name.as_str());
             let Some(t) = listed else {
-                return Some(format!("not listed in {}", summary_path.display()));
+                return Some(format!("{}: not listed in {}", path.display(), summary_path.display()));
             };
             seen.push(name.clone());
-            if t["sha256"] != sha.as_str() || t["bytes"] != bytes {
-                return Some(format!(
-                    "sha256 {sha} ({bytes} bytes), but the job recorded {} ({} bytes)",
-                    t["sha256"].as_str().unwrap_or("?"),
-                    t["bytes"]
-                ));
-            }
-            if t["question"] != header.layer.as_str() {
-                return Some(format!("holds layer {}, the job wrote layer {} here", header.layer, t["question"]));
-            }
-            if v["plan_hash"] != header.plan_hash.as_str() {
-                return Some(format!("written by plan {}, the job's plan is {}", header.plan_hash, v["plan_hash"]));
-            }
-            None
+            // The same identity checks a job makes before it reads a layer.
+            let entry = retro_coordinator::manifest::TablebaseEntry {
+                file: name.clone(),
+                bytes: t["bytes"].as_u64().unwrap_or(u64::MAX),
+                sha256: t["sha256"].as_str().unwrap_or_default().to_string(),
+            };
+            let rank_order =
+                if v["game"] == "cc2" { retro_games::cc2::RANK_ORDER } else { retro_games::cc3::RANK_ORDER };
+            let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
+            entry.open_checked(dir, question, plan_hash, rank_order).err()
         });
         match mismatch {
             None => println!("ok  {}  {}  {}", sha, header.layer, path.display()),
-            Some(why) => {
-                let e = format!("{}: {why}", path.display());
+            Some(e) => {
                 println!("BAD {e}");
                 bad.push(e);
             }
