@@ -39,7 +39,14 @@ pub struct RunOptions {
     pub tls: Option<crate::service::ServerTls>,
     /// Run even when the machine lacks the memory or disk the job needs.
     pub ignore_resources: bool,
+    /// Embedded runs: the least time between durable rounds (zero: every
+    /// round). Cluster runs make every round durable.
+    pub checkpoint_every: Duration,
 }
+
+/// Default of `--checkpoint-secs`: at most five minutes of rounds replayed
+/// after a crash, and far fewer chunk copies and flushes than one per round.
+pub const DEFAULT_CHECKPOINT_SECS: u64 = 300;
 
 /// Creates `dir` (and its parents) for use as the `what` directory; a path
 /// that names a file gets an error saying so, not the bare "File exists".
@@ -181,7 +188,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         spec.questions.len(),
         if embedded { "embedded".to_string() } else { format!("{expected} remote workers") }
     );
-    let scheduler = Arc::new(Scheduler::new(
+    let mut scheduler = Scheduler::new(
         spec.clone(),
         layout,
         manifest,
@@ -190,7 +197,13 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         manifest_path,
         opts.checkpoints.join("staging"),
         opts.output.clone(),
-    ));
+    );
+    // A worker that dies alone must find its rounds on disk: only when the
+    // worker lives and dies with this process may rounds wait for a checkpoint.
+    if embedded && !opts.checkpoint_every.is_zero() {
+        scheduler.checkpoint_every = Some(opts.checkpoint_every);
+    }
+    let scheduler = Arc::new(scheduler);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut worker_task = None;
     let mut server_task = None;

@@ -16,6 +16,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Strongly solves games by distributed retrograde analysis.
 ///
@@ -59,6 +60,12 @@ struct RunArgs {
     /// (checked before anything is allocated; the figures are logged).
     #[arg(long)]
     ignore_resources: bool,
+    /// Embedded runs: make a round durable at most every SECS seconds (0:
+    /// every round). Rounds in between commit in memory and save each chunk
+    /// once to the undo log; a crash replays them from the last checkpoint.
+    /// Cluster runs checkpoint every round.
+    #[arg(long, value_name = "SECS", default_value_t = job::DEFAULT_CHECKPOINT_SECS)]
+    checkpoint_secs: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -342,6 +349,7 @@ async fn run(args: RunArgs) -> Result<(), String> {
         status_listen: args.status,
         tls: server_tls(&plan.cluster)?,
         ignore_resources: args.ignore_resources,
+        checkpoint_every: Duration::from_secs(args.checkpoint_secs),
     };
     let output = opts.output.clone();
     let s = job::run(&plan, opts).await?;

@@ -107,6 +107,10 @@ struct State {
     step_started: Instant,
     layer_started: Instant,
     done_sent: BTreeSet<String>,
+    /// When the manifest last recorded a durable round.
+    last_checkpoint: Instant,
+    /// The current APPLY step makes its round durable.
+    checkpoint_now: bool,
 }
 
 /// The coordinator's scheduler, shared by the gRPC service and the in-process link.
@@ -129,6 +133,10 @@ pub struct Scheduler {
     pub output: PathBuf,
     /// Fault injection.
     pub fault: Option<Fault>,
+    /// How often a round is made durable; `None`: every round. Between
+    /// checkpoints rounds commit in memory and a crash replays them, which
+    /// is only safe when every worker dies with the coordinator (embedded).
+    pub checkpoint_every: Option<Duration>,
     state: Mutex<State>,
     changed: Notify,
     phase_tx: watch::Sender<Phase>,
@@ -166,6 +174,8 @@ impl Scheduler {
             step_started: now,
             layer_started: now,
             done_sent: BTreeSet::new(),
+            last_checkpoint: now,
+            checkpoint_now: true,
         };
         if st.manifest.workers.len() >= expected_workers {
             st.phase = resume_phase(&st.manifest);
@@ -181,6 +191,7 @@ impl Scheduler {
             staging,
             output,
             fault: Fault::from_env(),
+            checkpoint_every: None,
             state: Mutex::new(st),
             changed: Notify::new(),
             phase_tx,
@@ -513,6 +524,7 @@ impl Scheduler {
             expected,
             wait_ms: 0,
             message: String::new(),
+            checkpoint: kind == TaskKind::Apply && st.checkpoint_now,
         }
     }
 
@@ -575,6 +587,7 @@ impl Scheduler {
                     if !self.save(st) {
                         return;
                     }
+                    st.last_checkpoint = Instant::now();
                     self.next_step(st, Phase::Generate(l, 1));
                 }
                 Phase::Generate(l, r) => {
@@ -582,6 +595,7 @@ impl Scheduler {
                     let started = st.step_started;
                     self.next_step(st, Phase::Apply(l, r));
                     st.step_started = started;
+                    st.checkpoint_now = self.checkpoint_every.is_none_or(|every| st.last_checkpoint.elapsed() >= every);
                 }
                 Phase::Apply(l, r) => {
                     let (win, loss): (u64, u64) =
@@ -603,7 +617,7 @@ impl Scheduler {
                     rec.solved = solved;
                     let exchanged = if sent > 0 {
                         format!(
-                            ", {sent} updates between workers ({sent_bytes} bytes, {:.2} per decided position)",
+                            ", {sent} records between workers ({sent_bytes} bytes, {:.2} per decided position)",
                             sent_bytes as f64 / (win + loss).max(1) as f64
                         )
                     } else {
@@ -618,8 +632,13 @@ impl Scheduler {
                         loss,
                         seconds
                     );
-                    if !self.save(st) {
-                        return;
+                    // Between checkpoints the manifest keeps the last durable
+                    // round, which is where a restart resumes (and replays from).
+                    if st.checkpoint_now {
+                        if !self.save(st) {
+                            return;
+                        }
+                        st.last_checkpoint = Instant::now();
                     }
                     Fault::check(&self.fault, "after-commit", l, r);
                     self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });

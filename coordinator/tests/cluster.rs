@@ -58,7 +58,7 @@ fn three_workers_match_embedded() {
     }
     assert_eq!(checksums(&dir.join("tb")), want);
     // Every worker logs what it sent and received per round; what all sent
-    // is what all received, update for update, and the coordinator logs each
+    // is what all received, record for record, and the coordinator logs each
     // round's total.
     let total = |what: &str| -> u64 {
         workers
@@ -69,9 +69,9 @@ fn three_workers_match_embedded() {
             .sum()
     };
     let (sent, received) = (total("sent"), total("received"));
-    assert!(sent > 0, "three workers exchange updates:\n{}", workers[0].logs());
-    assert_eq!(sent, received, "updates sent = updates received");
-    assert!(coord.logs().contains("updates between workers"), "{}", coord.logs());
+    assert!(sent > 0, "three workers exchange records:\n{}", workers[0].logs());
+    assert_eq!(sent, received, "records sent = records received");
+    assert!(coord.logs().contains("records between workers"), "{}", coord.logs());
 }
 
 /// One worker dies at `fault`, is started again with the same command, and the
@@ -103,7 +103,7 @@ fn worker_killed_after_a_round_resumes() {
 
 #[test]
 fn worker_killed_in_the_middle_of_a_round_rolls_back() {
-    worker_killed_and_restarted("mid-apply:0:2", "cluster-kill-mid-apply", "rolled back half-applied round 2");
+    worker_killed_and_restarted("mid-apply:0:2", "cluster-kill-mid-apply", "rolled back to checkpoint round 1");
 }
 
 #[test]

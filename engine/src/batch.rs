@@ -13,7 +13,7 @@
 //! ```text
 //! record  : u32 dest_shard | u64 count | u32 payload_len | u32 crc32(payload) | payload
 //! ...
-//! trailer : b"INBOXEND" | u64 total_count | u32 crc32(all previous bytes)
+//! trailer : b"INBOXRT2" | u64 total_count | u32 crc32(all previous bytes)
 //! ```
 //!
 //! All integers are little-endian. The trailer has a fixed size and is found at
@@ -26,8 +26,12 @@ use std::path::{Path, PathBuf};
 
 /// zstd level used for batch payloads.
 pub const BATCH_ZSTD_LEVEL: i32 = 1;
-/// Magic at the start of an inbox file's trailer.
-pub const INBOX_END_MAGIC: &[u8; 8] = b"INBOXEND";
+/// Magic at the start of an inbox file's trailer: its keys are routed
+/// records (`crate::routed`).
+pub const INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT2";
+/// The trailer magic of inboxes written before records were routed by
+/// predecessor block (their keys were predecessors): refused by name.
+const OLD_INBOX_END_MAGIC: &[u8; 8] = b"INBOXEND";
 
 /// Bytes of an inbox record header.
 const RECORD_HEADER_LEN: usize = 20;
@@ -413,6 +417,13 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
     }
     let body_len = bytes.len() - TRAILER_LEN;
     let (body, trailer) = bytes.split_at(body_len);
+    if trailer[0..8] == OLD_INBOX_END_MAGIC[..] {
+        return Err(corrupt(
+            "written by an older version (one key per predecessor); finish the round with that version, or \
+             restart the job's layer"
+                .to_string(),
+        ));
+    }
     if trailer[0..8] != INBOX_END_MAGIC[..] {
         return Err(truncated("no trailer at end of file".to_string()));
     }

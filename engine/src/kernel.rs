@@ -70,6 +70,31 @@ pub enum KernelError {
         /// The limit.
         max: u8,
     },
+    /// Two regions of a routed round hold blocks that overlap: the game's
+    /// predecessor blocks do not tile its rank space.
+    #[error("predecessor blocks overlap at ranks {start}..{end}; the game's blocks must tile its rank space")]
+    OverlappingBlocks {
+        /// Start of the later block.
+        start: u64,
+        /// End of the earlier one.
+        end: u64,
+    },
+    /// A predecessor lies outside the block the game gave for its position.
+    #[error("predecessor {rank} of position {child} lies outside the position's predecessor block")]
+    OutsideBlock {
+        /// The predecessor.
+        rank: u64,
+        /// The position.
+        child: u64,
+    },
+    /// A routed apply was given state bytes of another length than its shard.
+    #[error("shard state holds {got} positions, the routed records are for {expected}")]
+    ShardLength {
+        /// Positions in the shard.
+        expected: u64,
+        /// Bytes given.
+        got: u64,
+    },
     /// An update names a position outside the shard it was sent to.
     #[error("update for position {rank} does not belong to shard range {start}..{end}")]
     ForeignUpdate {

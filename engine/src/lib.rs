@@ -4,6 +4,9 @@
 //! - [`values`] is the one-byte state of a position while a layer is solved.
 //! - [`kernel`] holds the init pass and the two halves of a round (generate
 //!   predecessor updates from the frontier; apply updates to counters).
+//! - [`routed`] is the round the workers run: one record per decided
+//!   position, routed to the owner of its predecessor block and applied there
+//!   region by region, in cache.
 //! - [`batch`] encodes the update batches that cross shards (sorted,
 //!   delta-coded, zstd) and the inbox files a receiver persists them in.
 //! - [`shardfile`] maps shard state files and keeps the undo log that makes a
@@ -25,6 +28,7 @@ pub mod kernel;
 pub mod layout;
 pub mod levels;
 pub mod memsolve;
+pub mod routed;
 pub mod shardfile;
 pub mod sylver;
 pub mod tablebase;

@@ -60,6 +60,14 @@ impl RetroGame for AnyGame {
     }
 
     #[inline]
+    fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
+        match self {
+            AnyGame::Cc3(g) => g.predecessor_block(rank),
+            AnyGame::Cc2(g) => g.predecessor_block(rank),
+        }
+    }
+
+    #[inline]
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         match self {
             AnyGame::Cc3(g) => g.for_each_child(rank, f),

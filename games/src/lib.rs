@@ -56,6 +56,15 @@ pub trait RetroGame: Sync {
     /// Calls `f` once for every edge into `rank`, with the predecessor's rank.
     /// Predecessors may be terminal or illegal; the kernel ignores decided ones.
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64));
+    /// The rank range that holds every predecessor of `rank`: its predecessor
+    /// block. Blocks tile the rank space (two ranks' blocks are equal or
+    /// disjoint), so a kernel can route a decided position to the owner of its
+    /// block and apply different blocks on different threads without locks.
+    /// The default, one block for the whole space, is correct for any game and
+    /// gives no locality.
+    fn predecessor_block(&self, _rank: u64) -> std::ops::Range<u64> {
+        0..self.position_count()
+    }
     /// Calls `f` once per child of `rank` (none when terminal or illegal).
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64));
     /// True when every edge joins positions seen from opposite sides: a game

@@ -15,3 +15,26 @@ impl XorShift {
         self.0
     }
 }
+
+/// Checks the contract of [`crate::RetroGame::predecessor_block`] on `samples`
+/// random ranks: every predecessor lies in its position's block, and blocks
+/// tile the rank space (any two are equal or disjoint). Panics on a violation.
+pub fn check_predecessor_blocks(game: &impl crate::RetroGame, seed: u64, samples: usize) {
+    let n = game.position_count();
+    let mut rng = XorShift(seed.max(1));
+    let mut blocks = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let r = rng.next_u64() % n;
+        let block = game.predecessor_block(r);
+        assert!(block.start < block.end && block.end <= n, "block {block:?} of rank {r} is outside 0..{n}");
+        game.for_each_predecessor(r, &mut |p| {
+            assert!(block.contains(&p), "predecessor {p} of rank {r} is outside its block {block:?}");
+        });
+        blocks.push((block.start, block.end));
+    }
+    blocks.sort_unstable();
+    blocks.dedup();
+    for w in blocks.windows(2) {
+        assert!(w[0].1 <= w[1].0, "blocks {:?} and {:?} overlap without being equal", w[0], w[1]);
+    }
+}

@@ -6,8 +6,10 @@
 #![allow(missing_docs)]
 #![allow(clippy::all)]
 
-/// Version of the protocol spoken by this build.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version of the protocol spoken by this build. 2: an update batch carries
+/// decided positions routed by predecessor block (`retro_engine::routed`),
+/// no longer one key per predecessor.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Metadata key carrying the cluster token.
 pub const TOKEN_METADATA: &str = "authorization";

@@ -8,9 +8,9 @@ use crate::store::{self, LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSI
 use retro_engine::batch::{self, BatchError};
 use retro_engine::kernel::{self, KernelError};
 use retro_engine::layout::Layout;
-use retro_engine::shardfile;
+use retro_engine::routed;
+use retro_engine::shardfile::{self, ShardFile};
 use retro_engine::tablebase::{self, TablebaseError};
-use retro_engine::values;
 use retro_games::AnyGame;
 use retro_games::RetroGame;
 use std::collections::BTreeMap;
@@ -60,7 +60,7 @@ pub struct Progress {
 struct RoundWork {
     layer: u32,
     round: u32,
-    /// Local updates of the round have been applied (the generate step ran).
+    /// Local records of the round have been applied (the generate step ran).
     local_applied: bool,
     /// Positions decided so far in this round.
     decided: kernel::Decided,
@@ -70,19 +70,41 @@ struct RoundWork {
     frontier: u64,
     /// Chunks holding frontier positions, per shard (settled at commit).
     frontier_chunks: BTreeMap<u32, Vec<u64>>,
-    /// Chunks saved to the undo log (and so possibly modified), per shard.
-    saved: BTreeMap<u32, Vec<bool>>,
     /// The mid-apply fault point has been passed.
     fault_checked: bool,
+    /// Where the round's time went so far.
+    times: PhaseTimes,
 }
 
-/// Where the generate step hands the updates for another worker:
-/// `(worker id, destination shard, sorted keys)`.
+/// Seconds spent in each phase of a round on this worker, logged at commit
+/// so that a slow round says why.
+#[derive(Clone, Copy, Debug, Default)]
+struct PhaseTimes {
+    /// Scanning the frontier into records.
+    scan: f64,
+    /// Grouping records by region.
+    route: f64,
+    /// Saving chunks to the undo logs.
+    undo: f64,
+    /// Generating and applying predecessors.
+    apply: f64,
+}
+
+/// Seconds since `t`.
+fn secs(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+/// Where the generate step hands the records for another worker:
+/// `(worker id, destination shard, records)`.
 pub type RemoteSink<'a> = &'a mut dyn FnMut(&str, u32, Vec<u64>) -> Result<(), TaskError>;
 
-/// Most update keys buffered before they are applied (bounds the memory a
-/// round needs, whatever the size of its frontier).
-pub const MAX_BUFFERED_UPDATES: usize = 1 << 25;
+/// Most records (decided positions) buffered before they are applied: about
+/// 160 MB with the routing copy, whatever the size of the round's frontier.
+/// Each record stands for all its predecessors (12.7 at stage 2), so a flush
+/// still applies about a hundred million updates, enough to reuse each
+/// region's cache lines many times.
+pub const MAX_BUFFERED_RECORDS: usize = 1 << 23;
 /// Positions scanned per generate slice.
 pub const SLICE_POSITIONS: usize = 1 << 22;
 
@@ -95,11 +117,11 @@ pub struct TaskOutcome {
     pub init: Option<kernel::InitStats>,
 }
 
-/// Keys decoded and applied at once from a received inbox (whole records,
-/// each at most `MAX_KEYS_PER_MESSAGE`): 128 MB of decoded keys, whatever the
-/// size of the round. Apply is order-independent, so the groups give the
-/// same bytes as applying the inbox whole.
-const APPLY_GROUP_KEYS: u64 = 1 << 24;
+/// Records decoded and applied at once from a received inbox (whole batches,
+/// each at most `MAX_KEYS_PER_MESSAGE`): as many as [`MAX_BUFFERED_RECORDS`],
+/// whatever the size of the round. Apply is order-independent, so the groups
+/// give the same bytes as applying the inbox whole.
+const APPLY_GROUP_RECORDS: u64 = MAX_BUFFERED_RECORDS as u64;
 
 /// The worker's state between tasks.
 pub struct WorkerCore {
@@ -221,7 +243,7 @@ impl WorkerCore {
             loss: init.terminal - init.terminal_win,
             ..Default::default()
         };
-        st.commit(record.clone(), &BTreeMap::new())?;
+        st.commit(record.clone(), true)?;
         self.layer = Some(st);
         self.set_progress();
         Ok(TaskOutcome { record, init: Some(init) })
@@ -251,10 +273,11 @@ impl WorkerCore {
         })
     }
 
-    /// Scans the frontier of `round` slice by slice: updates for this worker's
-    /// shards are applied as they come (once per round, under undo protection),
-    /// updates for other workers go to `remote` (only when `send` is set).
-    /// Memory stays bounded by [`MAX_BUFFERED_UPDATES`].
+    /// Scans the frontier of `round` slice by slice: records (one per decided
+    /// position, see [`routed`]) for this worker's shards are applied as they
+    /// come (once per round, under undo protection), records for other
+    /// workers go to `remote` (only when `send` is set).
+    /// Memory stays bounded by [`MAX_BUFFERED_RECORDS`].
     fn run_generation(
         &mut self,
         layer: u32,
@@ -273,8 +296,8 @@ impl WorkerCore {
                 sent: BTreeMap::new(),
                 frontier: 0,
                 frontier_chunks: BTreeMap::new(),
-                saved: BTreeMap::new(),
                 fault_checked: false,
+                times: PhaseTimes::default(),
             });
         }
         let mut work = self.work.take().expect("set above");
@@ -294,25 +317,11 @@ impl WorkerCore {
                 let mut lo = 0;
                 while lo < len {
                     let hi = (lo + SLICE_POSITIONS).min(len);
-                    let g = {
-                        // Own shards by number, for the already-decided check.
-                        let mut own: Vec<Option<&[u8]>> = vec![None; self.layout.shards as usize];
-                        for (&d, f) in &store.shards {
-                            own[d as usize] = Some(f.bytes());
-                        }
-                        let bytes = &store.shards[&s].bytes()[lo..hi];
-                        // Updates to own positions that are already decided change nothing.
-                        let filter = OwnShards { own, shard_len: self.layout.shard_len };
-                        kernel::generate_filtered(
-                            &self.game,
-                            &self.layout,
-                            round,
-                            start + lo as u64,
-                            bytes,
-                            self.threads,
-                            &filter,
-                        )
-                    };
+                    let bytes = &store.shards[&s].bytes()[lo..hi];
+                    let t = std::time::Instant::now();
+                    let g =
+                        routed::scan_frontier(&self.game, &self.layout, round, start + lo as u64, bytes, self.threads);
+                    work.times.scan += secs(t);
                     work.frontier += g.frontier;
                     work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
                     for (dest, keys) in g.buckets {
@@ -329,7 +338,7 @@ impl WorkerCore {
                             remote(w, dest, keys)?;
                         }
                     }
-                    if buffered >= MAX_BUFFERED_UPDATES {
+                    if buffered >= MAX_BUFFERED_RECORDS {
                         apply_buffered(self, store, &mut work, q, std::mem::take(&mut local))?;
                         buffered = 0;
                     }
@@ -363,7 +372,7 @@ impl WorkerCore {
     ) -> Result<Option<TaskOutcome>, TaskError> {
         let store =
             self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
-        let committed = store.state.committed_round;
+        let committed = store.live_round();
         if committed >= round {
             let record = store.record(round).cloned().unwrap_or_default();
             return Ok(Some(TaskOutcome { record, init: None }));
@@ -376,7 +385,7 @@ impl WorkerCore {
         Ok(None)
     }
 
-    /// GENERATE: scans the frontier, applies this worker's own updates and hands
+    /// GENERATE: scans the frontier, applies this worker's own records and hands
     /// the others' to `remote` as they are produced. Repeating it (after a lost
     /// peer, or a restarted coordinator) resends the same batches and applies
     /// nothing twice. A round already committed here is reported from its record.
@@ -397,9 +406,13 @@ impl WorkerCore {
         Ok(TaskOutcome { record, init: None })
     }
 
-    /// APPLY: applies the updates other workers sent (their inbox files, checked
+    /// APPLY: applies the records other workers sent (their inbox files, checked
     /// against the counts they reported), settles the previous frontier and
     /// commits the round. After a restart the local half is redone first.
+    ///
+    /// With `checkpoint` the round is made durable (see [`LayerStore`]): asked
+    /// again of a round committed without one, it makes that round durable.
+    #[allow(clippy::too_many_arguments)] // the task's fields, each distinct
     pub fn apply(
         &mut self,
         layer: u32,
@@ -407,8 +420,15 @@ impl WorkerCore {
         shards: &[u32],
         owner: &BTreeMap<u32, String>,
         expected: &BTreeMap<String, u64>,
+        checkpoint: bool,
     ) -> Result<TaskOutcome, TaskError> {
         if let Some(done) = self.round_status(layer, round, shards, "apply")? {
+            if checkpoint {
+                let store = self.layer.as_mut().expect("opened by round_status");
+                if store.live_round() == round {
+                    store.checkpoint()?;
+                }
+            }
             return Ok(done);
         }
         if !self.work.as_ref().is_some_and(|w| w.layer == layer && w.round == round && w.local_applied) {
@@ -430,29 +450,25 @@ impl WorkerCore {
                 let got = inbox.total();
                 if got != count {
                     return Err(TaskError::State(format!(
-                        "{}: holds {got} updates, worker {source} reported sending {count}",
+                        "{}: holds {got} records, worker {source} reported sending {count}",
                         path.display()
                     )));
                 }
                 if let Some(dest) = inbox.shards().find(|d| !shards.contains(d)) {
                     return Err(TaskError::State(format!("{}: batch for shard {dest}, not ours", path.display())));
                 }
-                for group in inbox.groups(APPLY_GROUP_KEYS) {
+                for group in inbox.groups(APPLY_GROUP_RECORDS) {
                     apply_buffered(self, store, &mut work, q, group?)?;
                 }
             }
             // Settle the frontier this round propagated (undo-protected too).
+            let settle_started = std::time::Instant::now();
             let frontier: Vec<(u32, Vec<u64>)> = work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
-            save_chunks(self, store, &mut work.saved, round, frontier)?;
+            save_chunks(self, store, frontier)?;
             for (&s, chunks) in &work.frontier_chunks {
                 let file = store.shards.get_mut(&s).expect("owned shard");
                 kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks, self.threads);
             }
-            let touched: BTreeMap<u32, Vec<u64>> = work
-                .saved
-                .iter()
-                .map(|(&s, flags)| (s, flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect()))
-                .collect();
             let record = RoundRecord {
                 round,
                 win: work.decided.win,
@@ -460,10 +476,19 @@ impl WorkerCore {
                 frontier: work.frontier,
                 sent: work.sent.clone(),
             };
-            store.commit(record.clone(), &touched)?;
-            for &s in shards {
-                shardfile::remove_if_exists(&store::undo_path(&store.dir, round, s))?;
-            }
+            store.commit(record.clone(), checkpoint)?;
+            let times = work.times;
+            tracing::info!(
+                "layer {layer} round {round}: {} decided here, frontier {}; scan {:.2}s, route {:.2}s, undo \
+                 {:.2}s, apply {:.2}s, settle and commit {:.2}s",
+                work.decided.total(),
+                work.frontier,
+                times.scan,
+                times.route,
+                times.undo,
+                times.apply,
+                secs(settle_started),
+            );
             // Received batches of this round are applied for good.
             if let Ok(entries) = std::fs::read_dir(store::inbox_dir(&self.data, layer)) {
                 let prefix = format!("r{round}-");
@@ -550,36 +575,34 @@ fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + 
     })
 }
 
-/// For each `(shard, chunks)`, saves the chunks not yet saved this round to
-/// the shard's undo log (fsynced) and marks them saved, so they may now be
-/// modified. Each shard has its own log, so the shards are saved at once: the
-/// copy into the page cache and the fsync are otherwise the serial part of a round.
-fn save_chunks(
-    core: &WorkerCore,
-    store: &LayerStore,
-    saved: &mut BTreeMap<u32, Vec<bool>>,
-    round: u32,
-    wanted: Vec<(u32, Vec<u64>)>,
-) -> Result<(), TaskError> {
+/// For each `(shard, chunks)`, saves the chunks not yet saved since the last
+/// checkpoint to the shard's undo log (fsynced) and marks them saved, so they
+/// may now be modified. Each shard has its own log, so the shards are saved at
+/// once: the copy into the page cache and the fsync are otherwise the serial
+/// part of a round.
+fn save_chunks(core: &WorkerCore, store: &mut LayerStore, wanted: Vec<(u32, Vec<u64>)>) -> Result<(), TaskError> {
     let mut jobs = Vec::new();
     for (s, chunks) in wanted {
-        let flags = saved.entry(s).or_insert_with(|| vec![false; core.layout.chunks(s) as usize]);
+        if !store.shards.contains_key(&s) {
+            return Err(TaskError::State(format!("shard {s} is not ours")));
+        }
+        let flags = store.saved_mut(s);
         let mut fresh: Vec<u64> = chunks.into_iter().filter(|&c| !flags[c as usize]).collect();
         fresh.sort_unstable();
         fresh.dedup();
         if !fresh.is_empty() {
-            let file = store.shards.get(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
-            jobs.push((s, file, fresh));
+            jobs.push((s, fresh));
         }
     }
     let chunk_len = core.layout.chunk_len;
-    par_map(&jobs, core.threads, |(s, file, fresh)| {
-        shardfile::append_undo(&store::undo_path(&store.dir, round, *s), file.bytes(), chunk_len, fresh)
-    })
-    .into_iter()
-    .collect::<Result<(), _>>()?;
-    for (s, _, fresh) in jobs {
-        let flags = saved.get_mut(&s).expect("entry made above");
+    let undo_round = store.undo_round();
+    let files: Vec<(&ShardFile, PathBuf, &Vec<u64>)> =
+        jobs.iter().map(|(s, fresh)| (&store.shards[s], store::undo_path(&store.dir, undo_round, *s), fresh)).collect();
+    par_map(&files, core.threads, |(file, path, fresh)| shardfile::append_undo(path, file.bytes(), chunk_len, fresh))
+        .into_iter()
+        .collect::<Result<(), _>>()?;
+    for (s, fresh) in jobs {
+        let flags = store.saved_mut(s);
         for c in fresh {
             flags[c as usize] = true;
         }
@@ -587,8 +610,9 @@ fn save_chunks(
     Ok(())
 }
 
-/// Applies buffered `(destination shard, keys)` lists to the owned shards,
-/// saving every chunk they touch to the undo logs first.
+/// Applies buffered `(destination shard, records)` lists to the owned shards:
+/// routes each shard's records to its regions, saves every chunk their blocks
+/// overlap to the undo logs, then applies them region by region.
 fn apply_buffered(
     core: &WorkerCore,
     store: &mut LayerStore,
@@ -600,18 +624,24 @@ fn apply_buffered(
     for (dest, keys) in batches {
         by_shard.entry(dest).or_default().push(keys);
     }
-    let by_shard: Vec<(u32, Vec<Vec<u64>>)> = by_shard.into_iter().collect();
-    // Which chunks each shard's updates land in, on every core (one pass over every update).
-    let touched = par_map(&by_shard, core.threads, |(s, lists)| {
-        let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
-        (*s, kernel::touched_chunks(&core.layout, core.layout.range(*s).start, &refs))
-    });
-    save_chunks(core, store, &mut work.saved, work.round, touched)?;
     for (s, lists) in by_shard {
-        let base = core.layout.range(s).start;
+        if !store.shards.contains_key(&s) {
+            return Err(TaskError::State(format!("shard {s} is not ours")));
+        }
+        let t = std::time::Instant::now();
         let refs: Vec<&[u64]> = lists.iter().map(|v| v.as_slice()).collect();
-        let file = store.shards.get_mut(&s).ok_or_else(|| TaskError::State(format!("shard {s} is not ours")))?;
-        let d = kernel::apply_updates(&core.game, q, work.round, base, file.bytes_mut(), &refs, core.threads)?;
+        let routed = routed::route(&core.game, &core.layout, s, &refs, core.threads)?;
+        // The records live on grouped in `routed`.
+        drop(refs);
+        drop(lists);
+        work.times.route += secs(t);
+        let t = std::time::Instant::now();
+        save_chunks(core, store, vec![(s, routed.touched.clone())])?;
+        work.times.undo += secs(t);
+        let t = std::time::Instant::now();
+        let file = store.shards.get_mut(&s).expect("checked above");
+        let d = routed::apply_routed(&core.game, q, work.round, file.bytes_mut(), &routed, core.threads)?;
+        work.times.apply += secs(t);
         work.decided.add(&d);
         if !work.fault_checked {
             work.fault_checked = true;
@@ -619,40 +649,4 @@ fn apply_buffered(
         }
     }
     Ok(())
-}
-
-/// The state of the shards this worker owns, by shard number, as the generate
-/// step's filter: a predecessor in an own shard that is already decided needs
-/// no update.
-struct OwnShards<'a> {
-    own: Vec<Option<&'a [u8]>>,
-    shard_len: u64,
-}
-
-impl OwnShards<'_> {
-    #[inline]
-    fn cell(&self, rank: u64) -> Option<&u8> {
-        self.own[(rank / self.shard_len) as usize].map(|b| &b[(rank % self.shard_len) as usize])
-    }
-}
-
-impl kernel::DecidedFilter for OwnShards<'_> {
-    #[inline]
-    fn is_decided(&self, rank: u64) -> bool {
-        self.cell(rank).is_some_and(|&b| values::is_decided(b))
-    }
-
-    #[inline]
-    fn prefetch(&self, rank: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(cell) = self.cell(rank) {
-            // SAFETY: prefetching is a hint; it never faults and reads nothing
-            // into the program, and the address is inside a live mapping.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((cell as *const u8).cast::<i8>())
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = rank;
-    }
 }

@@ -277,7 +277,7 @@ async fn execute<L: CoordinatorLink>(
                         None => {
                             if traffic.records_sent > 0 {
                                 tracing::info!(
-                                    "layer {layer} round {round}: sent {} updates ({} bytes) to {} workers",
+                                    "layer {layer} round {round}: sent {} records ({} bytes) to {} workers",
                                     traffic.records_sent,
                                     traffic.bytes_sent,
                                     addresses.len().saturating_sub(1)
@@ -303,14 +303,18 @@ async fn execute<L: CoordinatorLink>(
             }
             if traffic.records_received > 0 {
                 tracing::info!(
-                    "layer {layer} round {round}: received {} updates ({} bytes) from {} workers",
+                    "layer {layer} round {round}: received {} records ({} bytes) from {} workers",
                     traffic.records_received,
                     traffic.bytes_received,
                     expected.keys().filter(|w| **w != worker_id).count()
                 );
             }
             let core = core.clone();
-            blocking(move || core.lock().expect("core lock").apply(layer, round, &shards, &owner, &expected)).await
+            let checkpoint = task.checkpoint;
+            blocking(move || {
+                core.lock().expect("core lock").apply(layer, round, &shards, &owner, &expected, checkpoint)
+            })
+            .await
         }
         TaskKind::Export => export(core.clone(), link, (worker_id, epoch, job), layer, shards).await,
         _ => Err(TaskError::State(format!("unexpected task kind {kind:?}"))),

@@ -4,7 +4,8 @@
 //! <data>/identity.json                 job, worker id, plan hash (checked JSON)
 //! <data>/layer-<L>/state.json          committed round, per-round records, chunk checksums
 //! <data>/layer-<L>/shard-<S>.bin       one state byte per position (memory-mapped)
-//! <data>/layer-<L>/undo-r<R>-s<S>.bin  pre-round bytes of the chunks round R touches
+//! <data>/layer-<L>/undo-r<R>-s<S>.bin  bytes at committed round R-1 of the chunks that
+//!                                      rounds R, R+1, ... (up to the next checkpoint) touch
 //! <data>/layer-<L>/inbox/r<R>-from-<W>.inbox   update batches received for round R
 //! ```
 //!
@@ -103,15 +104,26 @@ pub struct LayerState {
 }
 
 /// One layer's files, open.
+///
+/// Rounds commit in two strengths. A checkpoint (durable commit) flushes the
+/// shards, records the chunk checksums and writes `state.json`; a plain commit
+/// only moves the live round on, in memory, and keeps the undo logs of the
+/// rounds since the checkpoint, which save each chunk once however many of
+/// those rounds touch it. A crash rolls back to the checkpoint, and the rounds
+/// after it are replayed (they are deterministic).
 pub struct LayerStore {
     /// The layer directory.
     pub dir: PathBuf,
-    /// Committed state.
+    /// State at the last checkpoint (what `state.json` holds).
     pub state: LayerState,
     /// Owned shards and their mapped files.
     pub shards: BTreeMap<u32, ShardFile>,
     /// The shard layout.
     pub layout: Layout,
+    /// Records of the rounds committed since the checkpoint, in order.
+    live: Vec<RoundRecord>,
+    /// Chunks saved to the undo logs since the checkpoint, per shard.
+    saved: BTreeMap<u32, Vec<bool>>,
 }
 
 /// Directory of layer `layer`.
@@ -150,7 +162,7 @@ impl LayerStore {
             let r = layout.range(s);
             shards.insert(s, ShardFile::create(&shard_path(dir, s), r.end - r.start)?);
         }
-        Ok(LayerStore { dir: dir.to_path_buf(), state, shards, layout })
+        Ok(LayerStore { dir: dir.to_path_buf(), state, shards, layout, live: Vec::new(), saved: BTreeMap::new() })
     }
 
     /// Opens a layer whose init was committed, recovering from a crash mid-round.
@@ -190,7 +202,14 @@ impl LayerStore {
             let r = layout.range(s);
             files.insert(s, ShardFile::open(&shard_path(dir, s), r.end - r.start)?);
         }
-        let mut store = LayerStore { dir: dir.to_path_buf(), state, shards: files, layout };
+        let mut store = LayerStore {
+            dir: dir.to_path_buf(),
+            state,
+            shards: files,
+            layout,
+            live: Vec::new(),
+            saved: BTreeMap::new(),
+        };
         store.recover()?;
         Ok(Some(store))
     }
@@ -223,8 +242,10 @@ impl LayerStore {
                 if restored.segments > 0 {
                     file.flush()?;
                     tracing::warn!(
-                        "layer {} shard {s}: rolled back half-applied round {round} from its undo log",
-                        self.state.layer
+                        "layer {} shard {s}: rolled back to checkpoint round {} from its undo log (the rounds \
+                         after it are replayed)",
+                        self.state.layer,
+                        self.state.committed_round
                     );
                 }
             }
@@ -265,8 +286,38 @@ impl LayerStore {
         Ok(())
     }
 
-    /// Commits the current bytes as round `record.round`: msync, checksums, manifest.
-    pub fn commit(&mut self, record: RoundRecord, touched: &BTreeMap<u32, Vec<u64>>) -> Result<(), StoreError> {
+    /// The last committed round, checkpoint or not.
+    pub fn live_round(&self) -> u32 {
+        self.live.last().map_or(self.state.committed_round, |r| r.round)
+    }
+
+    /// The undo logs of the rounds since the checkpoint are named after the
+    /// first of them.
+    pub fn undo_round(&self) -> u32 {
+        self.state.committed_round + 1
+    }
+
+    /// Which chunks of shard `s` are saved to the undo log since the checkpoint.
+    pub fn saved_mut(&mut self, s: u32) -> &mut Vec<bool> {
+        let chunks = self.layout.chunks(s) as usize;
+        self.saved.entry(s).or_insert_with(|| vec![false; chunks])
+    }
+
+    /// Commits the current bytes as round `record.round`. With `checkpoint`:
+    /// msync, checksums of every chunk changed since the last checkpoint,
+    /// `state.json`, and the undo logs go. Without: the round is committed in
+    /// memory only, and a crash replays it from the last checkpoint.
+    pub fn commit(&mut self, record: RoundRecord, checkpoint: bool) -> Result<(), StoreError> {
+        self.live.retain(|r| r.round < record.round);
+        self.live.push(record);
+        if checkpoint { self.checkpoint() } else { Ok(()) }
+    }
+
+    /// Makes the live round durable (a no-op when it already is).
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        let Some(last) = self.live.last().map(|r| r.round) else {
+            return Ok(());
+        };
         // One thread flushes, on purpose: msync write-protects each dirty page,
         // and with another thread of this process running on the other core
         // every page costs a TLB-shootdown interrupt (flushing the shards on two
@@ -278,20 +329,27 @@ impl LayerStore {
             let crcs = self.state.chunk_crcs.entry(s).or_default();
             if crcs.is_empty() {
                 *crcs = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
-            } else if let Some(chunks) = touched.get(&s) {
-                shardfile::update_chunk_crcs(crcs, file.bytes(), self.layout.chunk_len, chunks);
+            } else if let Some(flags) = self.saved.get(&s) {
+                let chunks: Vec<u64> = flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect();
+                shardfile::update_chunk_crcs(crcs, file.bytes(), self.layout.chunk_len, &chunks);
             }
         }
-        self.state.committed_round = record.round;
-        self.state.rounds.retain(|r| r.round < record.round);
-        self.state.rounds.push(record);
+        let undo_round = self.undo_round();
+        self.state.committed_round = last;
+        let first = self.live.first().map_or(last, |r| r.round);
+        self.state.rounds.retain(|r| r.round < first);
+        self.state.rounds.append(&mut self.live);
         write_checked_json(&self.dir.join("state.json"), &self.state)?;
+        for &s in self.shards.keys() {
+            shardfile::remove_if_exists(&undo_path(&self.dir, undo_round, s))?;
+        }
+        self.saved.clear();
         Ok(())
     }
 
     /// The record of a committed round.
     pub fn record(&self, round: u32) -> Option<&RoundRecord> {
-        self.state.rounds.iter().find(|r| r.round == round)
+        self.state.rounds.iter().chain(&self.live).find(|r| r.round == round)
     }
 }
 
@@ -420,4 +478,99 @@ impl CountsStore {
 /// Directory of the move counts.
 pub fn counts_dir(data: &Path) -> PathBuf {
     data.join("counts")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct TempDir(PathBuf);
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_dir(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("retro-store-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        TempDir(d)
+    }
+
+    fn record(round: u32) -> RoundRecord {
+        RoundRecord { round, win: round as u64, ..Default::default() }
+    }
+
+    /// What the worker does before changing a chunk: saves it to the undo
+    /// log once since the checkpoint, then writes.
+    fn change(st: &mut LayerStore, s: u32, chunk: u64, value: u8) {
+        let chunk_len = st.layout.chunk_len;
+        if !st.saved_mut(s)[chunk as usize] {
+            let path = undo_path(&st.dir, st.undo_round(), s);
+            shardfile::append_undo(&path, st.shards[&s].bytes(), chunk_len, &[chunk]).unwrap();
+            st.saved_mut(s)[chunk as usize] = true;
+        }
+        let bytes = st.shards.get_mut(&s).unwrap().bytes_mut();
+        bytes[(chunk * chunk_len) as usize..((chunk + 1) * chunk_len) as usize].fill(value);
+    }
+
+    fn snapshot(st: &LayerStore) -> Vec<Vec<u8>> {
+        st.shards.values().map(|f| f.bytes().to_vec()).collect()
+    }
+
+    /// Rounds committed without a checkpoint live in memory: a crash (the
+    /// store dropped without a checkpoint, the files as they are) rolls every
+    /// shard back to the checkpoint's bytes, however many rounds touched a
+    /// chunk since; a checkpoint makes them durable and removes the undo logs.
+    #[test]
+    fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
+        let tmp = temp_dir("epoch");
+        let dir = tmp.0.join("layer-0");
+        let layout = Layout::new(4096, 2, 64, 256);
+        let state = LayerState {
+            format_version: STATE_FORMAT_VERSION,
+            plan_hash: "p".into(),
+            layer: 0,
+            shards: vec![0, 1],
+            committed_round: 0,
+            init: Default::default(),
+            rounds: Vec::new(),
+            chunk_crcs: BTreeMap::new(),
+        };
+        let mut st = LayerStore::create(&dir, layout, state).unwrap();
+        st.commit(record(0), true).unwrap();
+        change(&mut st, 0, 0, 1);
+        st.commit(record(1), true).unwrap();
+        let at_checkpoint = snapshot(&st);
+        change(&mut st, 0, 1, 2);
+        change(&mut st, 1, 0, 2);
+        st.commit(record(2), false).unwrap();
+        change(&mut st, 0, 1, 3);
+        change(&mut st, 1, 2, 3);
+        st.commit(record(3), false).unwrap();
+        assert_eq!(st.live_round(), 3);
+        assert_eq!(st.record(2), Some(&record(2)));
+        change(&mut st, 0, 3, 4); // round 4, half done
+        assert!(undo_path(&dir, 2, 0).exists() && undo_path(&dir, 2, 1).exists());
+        drop(st);
+
+        let mut st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+        assert_eq!((st.state.committed_round, st.live_round()), (1, 1));
+        assert!(snapshot(&st) == at_checkpoint, "rolled back to round 1's bytes");
+        assert!(!undo_path(&dir, 2, 0).exists(), "the logs went once the checksums held");
+
+        // Replayed, then a checkpoint: durable, and the next start finds it.
+        change(&mut st, 0, 1, 2);
+        st.commit(record(2), false).unwrap();
+        change(&mut st, 1, 3, 5);
+        st.commit(record(3), true).unwrap();
+        let at_three = snapshot(&st);
+        assert!(!undo_path(&dir, 2, 0).exists() && !undo_path(&dir, 2, 1).exists());
+        drop(st);
+        let st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+        assert_eq!(st.state.committed_round, 3);
+        assert_eq!(st.state.rounds, (0..=3).map(record).collect::<Vec<_>>());
+        assert!(snapshot(&st) == at_three);
+    }
 }

@@ -35,6 +35,9 @@ pub struct Board {
     pub goal: [u64; 2],
     /// The cell each cell maps to under the 180-degree rotation.
     pub rotation: Vec<u8>,
+    /// The rotation maps cell `i` to `cells - 1 - i` (true of the numbering
+    /// along anti-diagonals), so a set rotates by reversing its bits.
+    rotation_reverses: bool,
 }
 
 /// A board size or piece count outside what the program supports.
@@ -105,6 +108,7 @@ impl Board {
         let start0: u64 = first.iter().map(|&c| 1u64 << c).sum();
         let start1 = rotate_bits(&rotation, start0);
         let full = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
+        let rotation_reverses = rotation.iter().enumerate().all(|(i, &r)| r as usize == cells - 1 - i);
         Ok(Board {
             size,
             pieces,
@@ -116,6 +120,7 @@ impl Board {
             start: [start0, start1],
             goal: [start1, start0],
             rotation,
+            rotation_reverses,
         })
     }
 
@@ -162,8 +167,14 @@ impl Board {
     }
 
     /// The 180-degree image of a set of cells.
+    #[inline]
     pub fn rotate(&self, bits: u64) -> u64 {
-        rotate_bits(&self.rotation, bits)
+        if self.rotation_reverses {
+            // The mirror image runs once per decided position in every round.
+            bits.reverse_bits() >> (64 - self.cells)
+        } else {
+            rotate_bits(&self.rotation, bits)
+        }
     }
 }
 

@@ -301,6 +301,24 @@ fn deposit(mut value: u64, mut mask: u64) -> u64 {
     out
 }
 
+impl Cc2 {
+    /// The position `rank` stands for as the predecessors see it (its mirror
+    /// image when folded: the stored predecessors have player 1 to move) and
+    /// the first rank of the block all its predecessors lie in.
+    #[inline]
+    fn predecessor_base(&self, rank: u64) -> (Position, u64) {
+        let mut pos = self.unrank(rank);
+        if self.folded {
+            pos = pos.mirrored(&self.board);
+        }
+        let t = pos.turn as usize;
+        let prev = 1 - t;
+        // The predecessors keep our pieces (we waited), so they share one block.
+        let base = prev as u64 * self.per_turn + self.binom.rank_subset(pos.pieces[t]) * self.block;
+        (pos, base)
+    }
+}
+
 impl RetroGame for Cc2 {
     fn position_count(&self) -> u64 {
         if self.folded { self.per_turn } else { 2 * self.per_turn }
@@ -334,18 +352,10 @@ impl RetroGame for Cc2 {
     }
 
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
-        let mut pos = self.unrank(rank);
-        if self.folded {
-            // This rank stands for its mirror image too (player 2 to move),
-            // whose predecessors have player 1 to move: the stored positions.
-            pos = pos.mirrored(&self.board);
-        }
+        let (pos, base) = self.predecessor_base(rank);
         let t = pos.turn as usize;
         let prev = 1 - t;
-        // The predecessors keep our pieces (we waited), so they share one block.
-        let waiting = pos.pieces[t];
-        let base = prev as u64 * self.per_turn + self.binom.rank_subset(waiting) * self.block;
-        let free = self.board.full & !waiting;
+        let free = self.board.full & !pos.pieces[t];
         let all = pos.pieces[0] | pos.pieces[1];
         let mut own = pos.pieces[prev];
         // Moves are reversible: the piece came from u to v exactly when it can
@@ -361,6 +371,11 @@ impl RetroGame for Cc2 {
                 f(base + self.binom.rank_subset_within(before, free));
             }
         }
+    }
+
+    fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
+        let (_, base) = self.predecessor_base(rank);
+        base..base + self.block
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {

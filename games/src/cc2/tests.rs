@@ -170,3 +170,32 @@ fn folded_space_is_player_one_to_move() {
         assert_eq!(if negated { stored.mirrored(&g.board) } else { stored }, pos);
     }
 }
+
+/// Predecessor blocks hold every predecessor and tile the rank space (the
+/// routed round applies different blocks on different threads without locks).
+#[test]
+fn predecessor_blocks_tile_the_space() {
+    for (m, p, folded) in [(5, 2, false), (6, 3, false), (7, 3, true), (7, 4, true)] {
+        let g = if folded { Cc2::folded(m, p).unwrap() } else { Cc2::new(m, p).unwrap() };
+        crate::sample::check_predecessor_blocks(&g, 0x51ab_1e00 ^ m as u64, 20_000);
+    }
+}
+
+/// The fast rotation (bit reversal) is the rotation table's, on every size.
+#[test]
+fn rotation_by_bit_reversal_matches_the_table() {
+    let mut rng = XorShift(0x0bad_5eed);
+    for m in MIN_SIZE..=MAX_SIZE {
+        let b = Board::new(m, 1).unwrap();
+        for _ in 0..1_000 {
+            let bits = rng.next_u64() & b.full;
+            let mut want = 0u64;
+            for c in 0..b.cells {
+                if bits >> c & 1 == 1 {
+                    want |= 1 << b.rotation[c];
+                }
+            }
+            assert_eq!(b.rotate(bits), want, "{m} x {m}, {bits:#x}");
+        }
+    }
+}

@@ -116,6 +116,12 @@ impl RetroGame for Cc3 {
         }
     }
 
+    fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
+        let pos = self.unrank(rank);
+        let block = self.ranker.block(&pos, (pos.turn as usize + 2) % 3);
+        block.base..block.base + self.ranker.block_len(&block)
+    }
+
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         for child in children(&self.star, &self.unrank(rank)) {
             f(self.rank(&child));

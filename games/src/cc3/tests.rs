@@ -220,3 +220,12 @@ fn predecessors_lie_in_one_small_block() {
     }
     assert!(widest < 2_300, "predecessors span {widest} ranks");
 }
+
+/// Predecessor blocks hold every predecessor and tile the rank space (the
+/// routed round applies different blocks on different threads without locks).
+#[test]
+fn predecessor_blocks_tile_the_space() {
+    for order in 1..=2 {
+        crate::sample::check_predecessor_blocks(&Cc3::new(order).unwrap(), 0x0071_11e5 + order as u64, 20_000);
+    }
+}

@@ -1,0 +1,347 @@
+//! The routed round: the predecessor block as the unit of work.
+//!
+//! Every predecessor of a position lies in one block of the rank space
+//! ([`RetroGame::predecessor_block`]). So a position decided in round `r - 1`
+//! sends one record, `child << 1 | child_is_loss`, to the owner of each shard
+//! its block overlaps (one shard but at a shard boundary), instead of one key
+//! per predecessor. The owner groups its records by where their blocks start
+//! ([`route`]: regions of [`REGION_LEN`] positions, which fit a core's cache),
+//! then walks the regions ([`apply_routed`]), generating each record's
+//! predecessors and updating them while the region is in cache: a region is
+//! fetched from memory once per round instead of once per predecessor, and a
+//! frontier position costs 8 bytes in a buffer (or under a byte on the wire)
+//! instead of 8 bytes per predecessor.
+//!
+//! Regions are disjoint sets of whole blocks, so threads that work on
+//! different regions never touch the same position and update it with plain
+//! loads and stores. [`route`] checks that promise for the blocks it sees and
+//! [`apply_routed`] checks every predecessor against its region's span, so a
+//! game whose blocks overlapped would give an error, never a lost update.
+//!
+//! The result of a round is the same as [`crate::kernel::generate`] followed
+//! by [`crate::kernel::apply`] (both are order-independent), which the tests
+//! check position by position.
+
+use crate::kernel::{Decided, Generated, KernelError};
+use crate::layout::Layout;
+use crate::values;
+use retro_games::{Question, RetroGame};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+/// Positions per region: 64 KB of state, which stays in a core's L2 cache
+/// while the region's records are applied.
+pub const REGION_LEN: u64 = 1 << 16;
+
+/// Positions in one piece of the scan's shared work counter.
+const SCAN_PIECE: usize = 1 << 16;
+
+/// The span of a region with no records yet: empty, and any block widens it.
+#[allow(clippy::reversed_empty_ranges)] // deliberately inverted, so min/max of a first block give its own range
+const NO_SPAN: Range<u64> = u64::MAX..0;
+
+/// Regions taken at once from the apply step's shared work counter.
+const REGIONS_PER_TAKE: usize = 4;
+
+/// Scan step of round `round` (>= 1) for a shard or a slice of one
+/// (`bytes[i]` is rank `base + i`): every position decided in round
+/// `round - 1` becomes one record for each shard its predecessor block
+/// overlaps. Read-only. The buckets hold records, not predecessor keys.
+pub fn scan_frontier<G: RetroGame>(
+    game: &G,
+    layout: &Layout,
+    round: u32,
+    base: u64,
+    bytes: &[u8],
+    threads: usize,
+) -> Generated {
+    let prev = round - 1;
+    let negate = game.edges_negate();
+    let shards = layout.shards as usize;
+    // Frontier positions bunch up, so threads take pieces from a counter.
+    let pieces = bytes.len().div_ceil(SCAN_PIECE);
+    let next_piece = AtomicUsize::new(0);
+    let next_piece = &next_piece;
+    // Chunk numbers count from the start of the shard `bytes` belongs to.
+    let offset = base - layout.range(layout.shard_of(base)).start;
+    let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1).min(pieces.max(1)))
+            .map(|_| {
+                s.spawn(move || {
+                    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
+                    let mut chunks = Vec::new();
+                    let mut frontier = 0u64;
+                    loop {
+                        let piece = next_piece.fetch_add(1, Ordering::Relaxed);
+                        if piece >= pieces {
+                            break;
+                        }
+                        let r = piece * SCAN_PIECE..((piece + 1) * SCAN_PIECE).min(bytes.len());
+                        for i in r {
+                            let code = bytes[i];
+                            if !values::is_new_of(code, prev) {
+                                continue;
+                            }
+                            frontier += 1;
+                            let chunk = (offset + i as u64) / layout.chunk_len;
+                            if chunks.last() != Some(&chunk) {
+                                chunks.push(chunk);
+                            }
+                            let child = base + i as u64;
+                            // In a folded game the child's value counts negated.
+                            let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
+                            let block = game.predecessor_block(child);
+                            let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
+                            for d in first..=last.min(layout.shards - 1) {
+                                buckets[d as usize].push(child << 1 | loss_bit);
+                            }
+                        }
+                    }
+                    (buckets, chunks, frontier)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("scan thread panicked")).collect()
+    });
+    let mut buckets = Vec::new();
+    let mut frontier_chunks = Vec::new();
+    let mut frontier = 0;
+    for (lists, chunks, f) in parts {
+        buckets.extend(lists.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)));
+        frontier_chunks.extend(chunks);
+        frontier += f;
+    }
+    frontier_chunks.sort_unstable();
+    frontier_chunks.dedup();
+    Generated { buckets, frontier_chunks, frontier }
+}
+
+/// One thread's records of a shard, grouped by region.
+struct Part {
+    /// Records, region by region.
+    keys: Vec<u64>,
+    /// `keys[starts[g]..starts[g + 1]]` are region `g`'s records.
+    starts: Vec<usize>,
+}
+
+/// A shard's records grouped by region, ready for [`apply_routed`].
+pub struct Routed {
+    /// The shard's rank range.
+    range: Range<u64>,
+    /// One per routing thread (no merge: apply reads region `g` of each).
+    parts: Vec<Part>,
+    /// The span of the blocks whose records are in each region (empty when none).
+    spans: Vec<Range<u64>>,
+    /// Chunks of the shard the blocks overlap (sorted): what apply may modify.
+    pub touched: Vec<u64>,
+    /// Records in all.
+    pub records: u64,
+}
+
+/// What one routing thread found.
+struct RouteOut {
+    part: Part,
+    spans: Vec<Range<u64>>,
+    hit: Vec<bool>,
+}
+
+/// Groups the records sent to shard `shard` (any number of lists, any order)
+/// by the region their predecessor block starts in, and lists the chunks those
+/// blocks overlap. Fails when a record's block misses the shard (it was routed
+/// wrongly) or when two regions' blocks overlap (the game breaks the tiling
+/// promise, and threads would race).
+pub fn route<G: RetroGame>(
+    game: &G,
+    layout: &Layout,
+    shard: u32,
+    lists: &[&[u64]],
+    threads: usize,
+) -> Result<Routed, KernelError> {
+    let range = layout.range(shard);
+    let (base, end) = (range.start, range.end);
+    let regions = (end - base).div_ceil(REGION_LEN) as usize;
+    let chunks = layout.chunks(shard) as usize;
+    // Flattened into slices of about equal size, one run of slices per thread.
+    let total: usize = lists.iter().map(|l| l.len()).sum();
+    let per = total.div_ceil(threads.max(1)).max(1);
+    let mut runs: Vec<Vec<&[u64]>> = vec![Vec::new()];
+    let mut room = per;
+    for list in lists {
+        let mut rest = *list;
+        while !rest.is_empty() {
+            let take = rest.len().min(room);
+            runs.last_mut().expect("one run at least").push(&rest[..take]);
+            rest = &rest[take..];
+            room -= take;
+            if room == 0 {
+                runs.push(Vec::new());
+                room = per;
+            }
+        }
+    }
+    let outs: Vec<Result<RouteOut, KernelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs
+            .iter()
+            .filter(|run| !run.is_empty())
+            .map(|run| {
+                s.spawn(move || {
+                    let n: usize = run.iter().map(|l| l.len()).sum();
+                    let mut region_of = Vec::with_capacity(n);
+                    let mut count = vec![0usize; regions + 1];
+                    let mut spans: Vec<Range<u64>> = vec![NO_SPAN; regions];
+                    let mut hit = vec![false; chunks];
+                    for list in run {
+                        for &k in list.iter() {
+                            let child = k >> 1;
+                            let block = game.predecessor_block(child);
+                            if block.end <= base || block.start >= end {
+                                return Err(KernelError::ForeignUpdate { rank: child, start: base, end });
+                            }
+                            let (lo, hi) = (block.start.max(base) - base, block.end.min(end) - base);
+                            let g = (lo / REGION_LEN) as usize;
+                            region_of.push(g as u32);
+                            count[g + 1] += 1;
+                            let span = &mut spans[g];
+                            span.start = span.start.min(block.start);
+                            span.end = span.end.max(block.end);
+                            for c in lo / layout.chunk_len..=(hi - 1) / layout.chunk_len {
+                                hit[c as usize] = true;
+                            }
+                        }
+                    }
+                    // Counting sort by region.
+                    for g in 0..regions {
+                        count[g + 1] += count[g];
+                    }
+                    let starts = count.clone();
+                    let mut keys = vec![0u64; n];
+                    let mut next = count;
+                    for (k, &g) in run.iter().flat_map(|l| l.iter()).zip(&region_of) {
+                        keys[next[g as usize]] = *k;
+                        next[g as usize] += 1;
+                    }
+                    Ok(RouteOut { part: Part { keys, starts }, spans, hit })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("route thread panicked")).collect()
+    });
+    let mut parts = Vec::new();
+    let mut spans: Vec<Range<u64>> = vec![NO_SPAN; regions];
+    let mut hit = vec![false; chunks];
+    for out in outs {
+        let out = out?;
+        for (all, one) in spans.iter_mut().zip(&out.spans) {
+            all.start = all.start.min(one.start);
+            all.end = all.end.max(one.end);
+        }
+        for (all, one) in hit.iter_mut().zip(&out.hit) {
+            *all |= *one;
+        }
+        parts.push(out.part);
+    }
+    // Regions are worked on by different threads: their blocks must not overlap.
+    let mut last_end = 0;
+    for span in spans.iter().filter(|s| s.start < s.end) {
+        if span.start < last_end {
+            return Err(KernelError::OverlappingBlocks { start: span.start, end: last_end });
+        }
+        last_end = span.end;
+    }
+    let touched = hit.iter().enumerate().filter(|(_, h)| **h).map(|(c, _)| c as u64).collect();
+    Ok(Routed { range, parts, spans, touched, records: total as u64 })
+}
+
+/// Apply step of a routed round for one shard (`bytes[i]` is rank
+/// `routed`'s shard start + `i`): generates each record's predecessors and
+/// decrements counters or decides positions with round `round`'s codes,
+/// region by region. Never touches a decided position, so the previous
+/// frontier stays intact until [`crate::kernel::settle_frontier`].
+pub fn apply_routed<G: RetroGame>(
+    game: &G,
+    q: Question,
+    round: u32,
+    bytes: &mut [u8],
+    routed: &Routed,
+    threads: usize,
+) -> Result<Decided, KernelError> {
+    let (base, end) = (routed.range.start, routed.range.end);
+    if bytes.len() as u64 != end - base {
+        return Err(KernelError::ShardLength { expected: end - base, got: bytes.len() as u64 });
+    }
+    // SAFETY: AtomicU8 has the same size and alignment as u8, and we hold the
+    // only (mutable) borrow of `bytes` for the lifetime of `cells`.
+    let cells: &[AtomicU8] = unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) };
+    let (win_new, loss_new) = (values::win_new(round), values::loss_new(round));
+    let regions = routed.spans.len();
+    let next = AtomicUsize::new(0);
+    let next = &next;
+    let results: Vec<Result<Decided, KernelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.max(1).min(regions.max(1)))
+            .map(|_| {
+                s.spawn(move || {
+                    let mut d = Decided::default();
+                    loop {
+                        let first = next.fetch_add(REGIONS_PER_TAKE, Ordering::Relaxed);
+                        if first >= regions {
+                            break;
+                        }
+                        for g in first..(first + REGIONS_PER_TAKE).min(regions) {
+                            let span = routed.spans[g].clone();
+                            for part in &routed.parts {
+                                for &k in &part.keys[part.starts[g]..part.starts[g + 1]] {
+                                    let child = k >> 1;
+                                    let child_loss = k & 1 == 1;
+                                    // Every predecessor has the block's player to move.
+                                    let mut is_max = None;
+                                    let mut stray = None;
+                                    game.for_each_predecessor(child, &mut |p| {
+                                        if !span.contains(&p) {
+                                            stray = Some(p);
+                                            return;
+                                        }
+                                        if p < base || p >= end {
+                                            // The neighbouring shard's part of a block on the boundary.
+                                            return;
+                                        }
+                                        let is_max = *is_max.get_or_insert_with(|| q.is_max(game.side_to_move(p)));
+                                        // Plain load and store: no other thread works on this block.
+                                        let cell = &cells[(p - base) as usize];
+                                        let cur = cell.load(Ordering::Relaxed);
+                                        if values::is_decided(cur) {
+                                            return;
+                                        }
+                                        let good = is_max != child_loss;
+                                        let next = if good {
+                                            if is_max { win_new } else { loss_new }
+                                        } else if cur == 1 {
+                                            if is_max { loss_new } else { win_new }
+                                        } else {
+                                            cur - 1
+                                        };
+                                        cell.store(next, Ordering::Relaxed);
+                                        if next == win_new {
+                                            d.win += 1;
+                                        } else if next == loss_new {
+                                            d.loss += 1;
+                                        }
+                                    });
+                                    if let Some(p) = stray {
+                                        return Err(KernelError::OutsideBlock { rank: p, child });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Ok(d)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("apply thread panicked")).collect()
+    });
+    let mut total = Decided::default();
+    for r in results {
+        total.add(&r?);
+    }
+    Ok(total)
+}
