@@ -13,6 +13,7 @@ mod any;
 pub mod binom;
 pub mod cc2;
 pub mod cc3;
+pub mod fastdiv;
 pub mod peg;
 pub mod sample;
 pub mod sylver;

@@ -25,6 +25,7 @@ mod tests;
 pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 
 use crate::binom::Binomials;
+use crate::fastdiv::FastDiv;
 use crate::{Classification, Question, RetroGame};
 
 /// Version of the cc2 rank order (see [`crate::cc3::RANK_ORDER`] for why it is
@@ -66,6 +67,10 @@ pub struct Cc2 {
     per_turn: u64,
     /// Ranks per block (one placement of the waiting player), `C(n - p, p)`.
     block: u64,
+    /// Division by `per_turn` and by `block` (unranking runs several times per
+    /// decided position in every round; a hardware division is slow).
+    per_turn_div: FastDiv,
+    block_div: FastDiv,
     /// Every p-subset of the n cells in colex order (when small enough).
     major_table: Vec<u64>,
     /// Every p-subset of n - p elements in colex order (when small enough).
@@ -168,7 +173,18 @@ impl Cc2 {
         };
         let major_table = table(majors, n);
         let minor_table = table(block, n - p);
-        Ok(Cc2 { per_turn: majors * block, block, major_table, minor_table, board, binom, folded })
+        let per_turn = majors * block;
+        Ok(Cc2 {
+            per_turn,
+            block,
+            per_turn_div: FastDiv::new(per_turn),
+            block_div: FastDiv::new(block),
+            major_table,
+            minor_table,
+            board,
+            binom,
+            folded,
+        })
     }
 
     /// Positions with one side to move.
@@ -209,9 +225,10 @@ impl Cc2 {
     /// Position of a rank.
     #[inline]
     pub fn unrank(&self, rank: u64) -> Position {
-        let t = (rank / self.per_turn) as usize;
-        let rest = rank % self.per_turn;
-        let (major, minor) = (rest / self.block, rest % self.block);
+        // Folded, every stored position has player 1 to move.
+        let (t, rest) = if self.folded { (0, rank) } else { self.per_turn_div.div_rem(rank) };
+        let t = t as usize;
+        let (major, minor) = self.block_div.div_rem(rest);
         let p = self.board.pieces as usize;
         let n = self.board.cells;
         let waiting = match self.major_table.get(major as usize) {
@@ -222,7 +239,7 @@ impl Cc2 {
             Some(&bits) => bits,
             None => self.binom.unrank_subset(minor, p, n - p),
         };
-        let mover = deposit(packed, self.board.full & !waiting);
+        let mover = deposit_around(packed, waiting);
         let mut pieces = [0; 2];
         pieces[t] = mover;
         pieces[1 - t] = waiting;
@@ -281,21 +298,22 @@ impl Cc2 {
     }
 }
 
-/// Spreads the low bits of `value` onto the set bits of `mask`, walking only as
-/// far as the highest set bit of `value` needs (the values here are sparse).
+/// Spreads the low bits of `value` onto the cells outside `holes` (the j-th
+/// set bit of `value` lands on the j-th cell not in `holes`): a bit moves up
+/// by one for each hole at or below where it lands. The holes are the other
+/// player's few pieces, so this costs a few comparisons per bit, where
+/// walking the free cells one by one costs up to one step per cell.
 #[inline]
-fn deposit(mut value: u64, mut mask: u64) -> u64 {
+pub(crate) fn deposit_around(mut value: u64, holes: u64) -> u64 {
     let mut out = 0;
-    let mut skipped = 0;
     while value != 0 {
-        let j = value.trailing_zeros();
-        while skipped < j {
-            mask &= mask - 1;
-            skipped += 1;
+        let mut cell = value.trailing_zeros();
+        let mut h = holes;
+        while h != 0 && h.trailing_zeros() <= cell {
+            cell += 1;
+            h &= h - 1;
         }
-        out |= mask & mask.wrapping_neg();
-        mask &= mask - 1;
-        skipped += 1;
+        out |= 1 << cell;
         value &= value - 1;
     }
     out
@@ -326,7 +344,7 @@ impl RetroGame for Cc2 {
 
     #[inline]
     fn side_to_move(&self, rank: u64) -> u8 {
-        (rank / self.per_turn) as u8
+        if self.folded { 0 } else { self.per_turn_div.div(rank) as u8 }
     }
 
     fn edges_negate(&self) -> bool {

@@ -199,3 +199,27 @@ fn rotation_by_bit_reversal_matches_the_table() {
         }
     }
 }
+
+/// Depositing around the holes equals depositing onto the complement, bit by bit.
+#[test]
+fn deposit_around_holes_equals_deposit_onto_the_complement() {
+    let mut rng = XorShift(0x0de9_0517);
+    for _ in 0..20_000 {
+        let n = 10 + (rng.next_u64() % 54) as u32;
+        let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let holes = rng.next_u64() & rng.next_u64() & rng.next_u64() & full;
+        let free = full & !holes;
+        let value = rng.next_u64() & rng.next_u64() & ((1u64 << free.count_ones()) - 1);
+        // Reference: the j-th set bit of value goes to the j-th set bit of free.
+        let mut want = 0u64;
+        let mut rest = free;
+        for j in 0..free.count_ones() {
+            let cell = rest & rest.wrapping_neg();
+            rest &= rest - 1;
+            if value >> j & 1 == 1 {
+                want |= cell;
+            }
+        }
+        assert_eq!(deposit_around(value, holes), want, "value {value:#x}, holes {holes:#x}");
+    }
+}

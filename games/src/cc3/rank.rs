@@ -21,6 +21,7 @@
 use super::position::Position;
 use super::star::Star;
 use crate::binom::{Binomials, pdep};
+use crate::fastdiv::FastDiv;
 
 /// Ranking tables for one star order.
 pub struct Ranker {
@@ -38,6 +39,12 @@ pub struct Ranker {
     placements: u128,
     centre64: u64,
     corner64: u64,
+    /// Divisions of unranking by multiplication (see [`FastDiv`]): by the
+    /// placements, by each section's minor size, and by `C(n, r)` at
+    /// `binom_div[n * (k + 1) + r]`.
+    placements_div: FastDiv,
+    minor_div: Vec<FastDiv>,
+    binom_div: Vec<FastDiv>,
 }
 
 /// Where the predecessors of a position lie: the block shared by all of them.
@@ -83,7 +90,32 @@ impl Ranker {
         bc_offset.push(total);
         let centre64 = if h == 64 { u64::MAX } else { (1u64 << h) - 1 };
         let corner64 = (1u64 << kk) - 1;
-        Ranker { k, h, binom, bc_offset, minor_size, minor_offset, placements: total, centre64, corner64 }
+        let placements_div = FastDiv::new(u64::try_from(total).unwrap_or(1).max(1));
+        let minor_div = minor_size.iter().map(|&m| FastDiv::new(m.max(1))).collect();
+        let binom_div = (0..=h.max(kk))
+            .flat_map(|n| (0..=k).map(move |r| (n, r)))
+            .map(|(n, r)| FastDiv::new(binom.get(n, r).clamp(1, u64::MAX as u128) as u64))
+            .collect();
+        Ranker {
+            k,
+            h,
+            binom,
+            bc_offset,
+            minor_size,
+            minor_offset,
+            placements: total,
+            centre64,
+            corner64,
+            placements_div,
+            minor_div,
+            binom_div,
+        }
+    }
+
+    /// Division by `C(n, r)`.
+    #[inline]
+    fn binom_div(&self, n: usize, r: usize) -> &FastDiv {
+        &self.binom_div[n * (self.k + 1) + r]
     }
 
     /// Placements of the pieces (positions for one fixed player to move).
@@ -157,36 +189,33 @@ impl Ranker {
     /// The player to move at `rank`, without decoding the placement.
     #[inline]
     pub fn turn_of(&self, rank: u64) -> u8 {
-        (rank / self.placements as u64) as u8
+        self.placements_div.div(rank) as u8
     }
 
     /// Inverse of [`Ranker::rank`] for `rank < positions()`.
     pub fn unrank(&self, rank: u64) -> Position {
         let (k, h) = (self.k, self.h);
         let kk = 2 * k;
-        let p64 = self.placements as u64;
-        let turn = (rank / p64) as usize;
-        let within = (rank % p64) as u128;
+        let (turn, within) = self.placements_div.div_rem(rank);
+        let (turn, within) = (turn as usize, within as u128);
         // Last section whose offset is <= within (empty sections share offsets).
         let section = self.bc_offset.partition_point(|&o| o <= within) - 1;
         let (b, c) = (section / (k + 1), section % (k + 1));
         let rest = (within - self.bc_offset[section]) as u64;
-        let m = self.minor_size[section];
-        let (mut major, minor) = (rest / m, rest % m);
+        let (mut major, minor) = self.minor_div[section].div_rem(rest);
         let offsets = &self.minor_offset[section * (k + 1)..(section + 1) * (k + 1)];
         let a = offsets.partition_point(|&o| o <= minor) - 1;
         let minor = minor - offsets[a];
         let free_count = h - b - c;
-        let b64 = |n: usize, r: usize| self.binom.get64(n, r);
-        let (corner_a, centre_a) = (minor / b64(free_count, a), minor % b64(free_count, a));
-        let mut take = |n: u64| {
-            let d = major % n;
-            major /= n;
+        let (corner_a, centre_a) = self.binom_div(free_count, a).div_rem(minor);
+        let mut take = |n: &FastDiv| {
+            let (q, d) = n.div_rem(major);
+            major = q;
             d
         };
-        let r_o2k = take(b64(kk, k - c));
-        let r_o1k = take(b64(kk, k - b));
-        let r_o2c = take(b64(h - b, c));
+        let r_o2k = take(self.binom_div(kk, k - c));
+        let r_o1k = take(self.binom_div(kk, k - b));
+        let r_o2c = take(self.binom_div(h - b, c));
         let r_o1c = major;
         let cb = self.binom.unrank_subset(r_o1c, b, h);
         let free_c = self.centre64 & !cb;
