@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A cluster job on this machine's loopback: one coordinator and N workers, each
-# under /usr/bin/time, then wall time, peak RSS per process, and the records
-# and bytes the workers exchanged (from the coordinator's per-round log).
+# under /usr/bin/time, then wall time, peak RSS per process, the records and
+# payload bytes the workers exchanged (from the coordinator's per-round log),
+# and every byte that crossed the loopback interface meanwhile (all processes,
+# gRPC and TCP/IP framing included; anything else using loopback counts too).
 #
 #   scripts/bench-cluster.sh [--workers N] [--threads T] [--plan FILE] [--keep DIR]
 #
@@ -40,6 +42,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+lo_bytes() { awk -F'[: ]+' '$2 == "lo" {print $3}' /proc/net/dev; }
+lo_before=$(lo_bytes)
 started=$(date +%s.%N)
 /usr/bin/time -v -o "$dir/coordinator.time" "$bin/coordinator" --plan "$plan" --listen 127.0.0.1:0 \
   --expect-workers "$workers" --output "$dir/tb" --checkpoints "$dir/ck" > "$dir/coordinator.log" 2>&1 &
@@ -61,6 +65,7 @@ wait "${pids[0]}" || status=$?
 for p in "${pids[@]:1}"; do wait "$p" || true; done
 pids=()
 ended=$(date +%s.%N)
+lo_after=$(lo_bytes)
 [ "$status" = 0 ] || { echo "the coordinator failed (exit $status); see $dir/coordinator.log" >&2; tail -5 "$dir/coordinator.log" >&2; exit 1; }
 
 rss() { awk -F': ' '/Maximum resident/ {printf "%.0f", $2 / 1024}' "$1"; }
@@ -80,4 +85,7 @@ awk '/records between workers/ {
      /decided \(/ { for (i = 1; i <= NF; i++) if ($i ~ /^\+[0-9]+$/) d += substr($i, 2) }
      END { printf "exchanged %d records, %d payload bytes, %.3f bytes per decided position (%d decided)\n", n, b, (d ? b / d : 0), d }' \
   "$dir/coordinator.log"
+decided=$(awk '/decided \(/ { for (i = 1; i <= NF; i++) if ($i ~ /^\+[0-9]+$/) d += substr($i, 2) } END { print d + 0 }' "$dir/coordinator.log")
+awk -v b="$((lo_after - lo_before))" -v d="$decided" \
+  'BEGIN { printf "loopback bytes during the job %d, %.3f per decided position\n", b, (d ? b / d : 0) }'
 sha256sum "$dir"/tb/*.tb
