@@ -240,7 +240,9 @@ pub struct Generated {
 
 /// Generate step of round `round` (>= 1) for a shard or a slice of one
 /// (`bytes[i]` is rank `base + i`): every position decided in round
-/// `round - 1` sends one update to each predecessor. Read-only.
+/// `round - 1` sends one update to each predecessor. Read-only. This is the
+/// reference round (one key per predecessor); the workers run
+/// [`crate::routed`], which the tests compare with it.
 pub fn generate<G: RetroGame>(
     game: &G,
     layout: &Layout,
@@ -249,55 +251,35 @@ pub fn generate<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    generate_filtered(game, layout, round, base, bytes, threads, &KeepAll)
+    scan_decided(game, layout, round, base, bytes, threads, |buckets, child, loss_bit| {
+        game.for_each_predecessor(child, &mut |p| buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit));
+    })
 }
 
-/// What the generate step asks about a predecessor before sending it an update.
-pub trait DecidedFilter: Sync {
-    /// True only when `rank` is certainly decided (an update would change nothing).
-    fn is_decided(&self, rank: u64) -> bool;
-    /// Says that `is_decided(rank)` will be asked soon, so its memory can be
-    /// fetched meanwhile; the check is one cache miss into a large state, and
-    /// overlapping those misses is most of what batching buys.
-    fn prefetch(&self, _rank: u64) {}
-}
+/// Positions in one piece of a frontier scan's shared work counter.
+const SCAN_PIECE: usize = 1 << 16;
 
-/// The filter that keeps every update.
-pub struct KeepAll;
-
-impl DecidedFilter for KeepAll {
-    fn is_decided(&self, _rank: u64) -> bool {
-        false
-    }
-}
-
-/// Positions in one piece of the generate step's shared work counter.
-const GENERATE_PIECE: usize = 1 << 16;
-
-/// Updates buffered per generate thread between the prefetch and the check.
-const PREFETCH_BATCH: usize = 64;
-
-/// [`generate`], leaving out updates to predecessors `filter` says are already
-/// decided (the apply step would ignore them). The filter must only ever answer
-/// `true` for decided positions; it saves buffering, sending and applying
-/// updates that change nothing, which late in a layer is most of them.
-pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
+/// The frontier scan both rounds share: visits every position of `bytes`
+/// (`bytes[i]` is rank `base + i`) decided in round `round - 1`, as
+/// `visit(buckets, rank, loss_bit)` (`loss_bit` already negated in a folded
+/// game), where `buckets[d]` collects the keys for shard `d`; and records the
+/// chunks holding the frontier. Threads take pieces from a shared counter:
+/// frontier positions bunch up, so fixed halves would leave one core idle.
+pub(crate) fn scan_decided<G: RetroGame>(
     game: &G,
     layout: &Layout,
     round: u32,
     base: u64,
     bytes: &[u8],
     threads: usize,
-    filter: &F,
+    visit: impl Fn(&mut [Vec<u64>], u64, u64) + Sync,
 ) -> Generated {
     let prev = round - 1;
     let negate = game.edges_negate();
     let shards = layout.shards as usize;
-    // Threads take pieces from a shared counter: frontier positions bunch up, so
-    // fixed halves would leave one core idle while the other finishes.
-    let pieces = bytes.len().div_ceil(GENERATE_PIECE);
+    let pieces = bytes.len().div_ceil(SCAN_PIECE);
     let next_piece = AtomicUsize::new(0);
-    let next_piece = &next_piece;
+    let (next_piece, visit) = (&next_piece, &visit);
     // Chunk numbers count from the start of the shard `bytes` belongs to.
     let offset = base - layout.range(layout.shard_of(base)).start;
     let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
@@ -307,24 +289,14 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
                     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
                     let mut chunks = Vec::new();
                     let mut frontier = 0u64;
-                    // Keys whose predecessor was prefetched and not yet checked.
-                    let mut pending: Vec<u64> = Vec::with_capacity(4 * PREFETCH_BATCH);
-                    let check = |keys: &mut Vec<u64>, upto: usize, buckets: &mut Vec<Vec<u64>>| {
-                        for &k in &keys[..upto] {
-                            if !filter.is_decided(k >> 1) {
-                                buckets[layout.shard_of(k >> 1) as usize].push(k);
-                            }
-                        }
-                        keys.drain(..upto);
-                    };
                     loop {
                         let piece = next_piece.fetch_add(1, Ordering::Relaxed);
                         if piece >= pieces {
                             break;
                         }
-                        let r = piece * GENERATE_PIECE..((piece + 1) * GENERATE_PIECE).min(bytes.len());
-                        for i in r {
-                            let code = bytes[i];
+                        let first = piece * SCAN_PIECE;
+                        let part = &bytes[first..(first + SCAN_PIECE).min(bytes.len())];
+                        for (i, &code) in (first..).zip(part) {
                             if !values::is_new_of(code, prev) {
                                 continue;
                             }
@@ -335,28 +307,18 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
                             }
                             // In a folded game the child's value counts negated.
                             let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
-                            game.for_each_predecessor(base + i as u64, &mut |p| {
-                                filter.prefetch(p);
-                                pending.push(p << 1 | loss_bit);
-                            });
-                            // Check the older half: its memory has had time to arrive.
-                            if pending.len() >= 2 * PREFETCH_BATCH {
-                                let upto = pending.len() - PREFETCH_BATCH;
-                                check(&mut pending, upto, &mut buckets);
-                            }
+                            visit(&mut buckets, base + i as u64, loss_bit);
                         }
                     }
-                    let upto = pending.len();
-                    check(&mut pending, upto, &mut buckets);
                     (buckets, chunks, frontier)
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("generate thread panicked")).collect()
+        handles.into_iter().map(|h| h.join().expect("scan thread panicked")).collect()
     });
     // Each thread's buckets are kept as they are (a shard may get one list per
     // thread): copying them into one list per shard would be a serial pass over
-    // every update, and every consumer takes several lists per shard anyway.
+    // every key, and every consumer takes several lists per shard anyway.
     let mut buckets = Vec::new();
     let mut frontier_chunks = Vec::new();
     let mut frontier = 0;
@@ -368,8 +330,6 @@ pub fn generate_filtered<G: RetroGame, F: DecidedFilter>(
     // Threads took pieces in any order.
     frontier_chunks.sort_unstable();
     frontier_chunks.dedup();
-    // Not sorted: apply does not need order (each predecessor block is already
-    // together), and the one place that does (encoding a batch) sorts its copy.
     Generated { buckets, frontier_chunks, frontier }
 }
 

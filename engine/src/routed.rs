@@ -22,7 +22,7 @@
 //! by [`crate::kernel::apply`] (both are order-independent), which the tests
 //! check position by position.
 
-use crate::kernel::{Decided, Generated, KernelError};
+use crate::kernel::{self, Decided, Generated, KernelError};
 use crate::layout::Layout;
 use crate::values;
 use retro_games::{Question, RetroGame};
@@ -32,9 +32,6 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 /// Positions per region: 64 KB of state, which stays in a core's L2 cache
 /// while the region's records are applied.
 pub const REGION_LEN: u64 = 1 << 16;
-
-/// Positions in one piece of the scan's shared work counter.
-const SCAN_PIECE: usize = 1 << 16;
 
 /// The span of a region with no records yet: empty, and any block widens it.
 #[allow(clippy::reversed_empty_ranges)] // deliberately inverted, so min/max of a first block give its own range
@@ -55,65 +52,13 @@ pub fn scan_frontier<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    let prev = round - 1;
-    let negate = game.edges_negate();
-    let shards = layout.shards as usize;
-    // Frontier positions bunch up, so threads take pieces from a counter.
-    let pieces = bytes.len().div_ceil(SCAN_PIECE);
-    let next_piece = AtomicUsize::new(0);
-    let next_piece = &next_piece;
-    // Chunk numbers count from the start of the shard `bytes` belongs to.
-    let offset = base - layout.range(layout.shard_of(base)).start;
-    let parts: Vec<(Vec<Vec<u64>>, Vec<u64>, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads.max(1).min(pieces.max(1)))
-            .map(|_| {
-                s.spawn(move || {
-                    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
-                    let mut chunks = Vec::new();
-                    let mut frontier = 0u64;
-                    loop {
-                        let piece = next_piece.fetch_add(1, Ordering::Relaxed);
-                        if piece >= pieces {
-                            break;
-                        }
-                        let r = piece * SCAN_PIECE..((piece + 1) * SCAN_PIECE).min(bytes.len());
-                        for i in r {
-                            let code = bytes[i];
-                            if !values::is_new_of(code, prev) {
-                                continue;
-                            }
-                            frontier += 1;
-                            let chunk = (offset + i as u64) / layout.chunk_len;
-                            if chunks.last() != Some(&chunk) {
-                                chunks.push(chunk);
-                            }
-                            let child = base + i as u64;
-                            // In a folded game the child's value counts negated.
-                            let loss_bit = ((code == values::loss_new(prev)) ^ negate) as u64;
-                            let block = game.predecessor_block(child);
-                            let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
-                            for d in first..=last.min(layout.shards - 1) {
-                                buckets[d as usize].push(child << 1 | loss_bit);
-                            }
-                        }
-                    }
-                    (buckets, chunks, frontier)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("scan thread panicked")).collect()
-    });
-    let mut buckets = Vec::new();
-    let mut frontier_chunks = Vec::new();
-    let mut frontier = 0;
-    for (lists, chunks, f) in parts {
-        buckets.extend(lists.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)));
-        frontier_chunks.extend(chunks);
-        frontier += f;
-    }
-    frontier_chunks.sort_unstable();
-    frontier_chunks.dedup();
-    Generated { buckets, frontier_chunks, frontier }
+    kernel::scan_decided(game, layout, round, base, bytes, threads, |buckets, child, loss_bit| {
+        let block = game.predecessor_block(child);
+        let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
+        for d in first..=last.min(layout.shards - 1) {
+            buckets[d as usize].push(child << 1 | loss_bit);
+        }
+    })
 }
 
 /// One thread's records of a shard, grouped by region.
