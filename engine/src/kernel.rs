@@ -1,6 +1,8 @@
-//! The wavefront kernel: the init pass, the generate step (frontier ->
-//! predecessor updates bucketed by destination shard) and the apply step
-//! (updates -> counters and decisions). Plain functions over byte slices and
+//! The wavefront kernel: the init pass, the frontier scan both rounds share,
+//! and the reference round (the generate step: frontier -> predecessor
+//! updates bucketed by destination shard; the apply step: updates -> counters
+//! and decisions), which the routed round the workers run ([`crate::routed`])
+//! is tested against. Plain functions over byte slices and
 //! sorted update lists: no I/O, no sockets, no per-position allocation.
 //!
 //! An update key is `predecessor_rank << 1 | child_is_loss`. Apply is
@@ -331,19 +333,6 @@ pub(crate) fn scan_decided<G: RetroGame>(
     frontier_chunks.sort_unstable();
     frontier_chunks.dedup();
     Generated { buckets, frontier_chunks, frontier }
-}
-
-/// Chunks of the shard starting at `base` that `updates` land in (the apply
-/// step saves them before writing). Sorted, deduplicated.
-pub fn touched_chunks(layout: &Layout, base: u64, updates: &[&[u64]]) -> Vec<u64> {
-    let shard = layout.shard_of(base);
-    let mut hit = vec![false; layout.chunks(shard) as usize];
-    for list in updates {
-        for &k in list.iter() {
-            hit[(((k >> 1) - base) / layout.chunk_len) as usize] = true;
-        }
-    }
-    hit.iter().enumerate().filter(|(_, h)| **h).map(|(c, _)| c as u64).collect()
 }
 
 /// Apply step of round `round` for one shard: settle the previous frontier,
