@@ -1,6 +1,7 @@
 //! Peg solitaire through the binary: the English central ledger against the
 //! OEIS and the article (tests/reference/peg.tsv), a killed-and-resumed run
-//! against an uninterrupted one, the class counts of the single-vacancy
+//! against an uninterrupted one, the same on three workers (also with the
+//! coordinator killed and restarted), the class counts of the single-vacancy
 //! problems, and `coordinator peg solve`.
 
 mod common;
@@ -191,6 +192,55 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     }
     assert_eq!(results_only(summary(&cluster)), results_only(summary(&dir)));
     assert_eq!(level_files(&dir), level_files(&cluster));
+
+    // The same cluster with its coordinator killed while the workers deliver
+    // the successors of level 12 (their parcels die with it) and started
+    // again on the same address: the workers keep running, come back to it, and the job
+    // ends with the same ledger and level files.
+    let restarted = TempDir::new("peg-english-coordinator-killed");
+    let listen = format!("127.0.0.1:{}", common::free_port());
+    let cluster_command = |fault: Option<&str>| {
+        let mut c = ledger_command(&restarted);
+        c.args(["--listen", &listen, "--expect-workers", "3"]);
+        if let Some(f) = fault {
+            c.env("RETRO_FAULT", f);
+        }
+        c
+    };
+    let mut coord =
+        Proc::start("coordinator", cluster_command(Some("peg-mid-expand:0:12")), restarted.join("c1.log"));
+    let addr = listening_address(&coord);
+    let workers: Vec<Proc> = (0..3)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(restarted.join(&format!("w{i}")));
+            w.env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker{i}"), w, restarted.join(&format!("w{i}.log")))
+        })
+        .collect();
+    let status = coord.wait(LIMIT);
+    assert!(!status.success(), "the fault point must kill the coordinator:\n{}", coord.logs());
+    assert!(restarted.join("ck/levels-cluster.json").exists());
+    let mut coord = Proc::start("coordinator again", cluster_command(None), restarted.join("c2.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(coord.logs().contains("resuming after level 12"), "{}", coord.logs());
+    for mut w in workers {
+        assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
+    }
+    assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
+    assert_eq!(level_files(&dir), level_files(&restarted));
+
+    // Killed once more after the job ended: a third start finds every level
+    // written and only computes the ledger again, with no worker.
+    std::fs::remove_file(restarted.join("out/summary.json")).unwrap();
+    let out = run(cluster_command(None), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("every level (0-"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! `after-counts-shard` (worker: the move counts of the n-th shard computed,
 //! not yet recorded as done; layer 0, round n), `peg-mid-level` (a level
 //! job, embedded: level n computed, its file not yet written; layer 0, round n),
-//! `task-after-rows` (a task worker: right after its n-th reported row; layer 0,
+//! `peg-mid-expand` (the coordinator of a level job on workers: the first
+//! parcel of EXPAND(n) received, the other workers still expanding or
+//! delivering; layer 0, round n), `task-after-rows` (a task worker: right after its n-th reported row; layer 0,
 //! round n).
 
 /// A parsed fault point.

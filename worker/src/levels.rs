@@ -149,20 +149,40 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
                 held = Some((level, part));
                 let parcels: Vec<LevelParcel> =
                     next.iter().enumerate().map(|(shard, s)| parcel(&job, level + 1, shard as u32, s)).collect();
-                send(&mut c, &opts.token, parcels, true).await?;
-                (LevelStepKind::LevelExpand, level, 0)
+                match send(&mut c, &opts.token, parcels, true).await {
+                    Ok(()) => (LevelStepKind::LevelExpand, level, 0),
+                    Err(e) => step_lost(e)?,
+                }
             }
             LevelStepKind::LevelMerge => {
                 let req = LevelCollect { worker_id: job.worker_id.clone(), level };
-                let mut stream =
-                    c.collect(with_token(req, &opts.token)).await.map_err(|e| e.message().to_string())?.into_inner();
+                let mut stream = match c.collect(with_token(req, &opts.token)).await {
+                    Ok(r) => r.into_inner(),
+                    Err(e) => {
+                        done = step_lost(e)?;
+                        continue;
+                    }
+                };
                 let mut got: BTreeMap<u32, Vec<LevelShard>> = BTreeMap::new();
-                while let Some(p) = stream.message().await.map_err(|e| e.message().to_string())? {
+                let mut lost = None;
+                loop {
+                    let p = match stream.message().await {
+                        Ok(Some(p)) => p,
+                        Ok(None) => break,
+                        Err(e) => {
+                            lost = Some(e);
+                            break;
+                        }
+                    };
                     if p.shard % job.workers != job.index {
                         return Err(format!("coordinator sent shard {} that this worker does not own", p.shard));
                     }
                     let shard = decode_shard(p.entries, p.crc32, &p.zstd)?;
                     got.entry(p.shard).or_default().push(shard);
+                }
+                if let Some(e) = lost {
+                    done = step_lost(e)?;
+                    continue;
                 }
                 let mut part = Part::new();
                 for k in owned(&job) {
@@ -187,8 +207,10 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
                         parcels.push(parcel(&job, l, k, &s));
                     }
                 }
-                send(&mut c, &opts.token, parcels, false).await?;
-                (LevelStepKind::LevelUpload, level, 0)
+                match send(&mut c, &opts.token, parcels, false).await {
+                    Ok(()) => (LevelStepKind::LevelUpload, level, 0),
+                    Err(e) => step_lost(e)?,
+                }
             }
             LevelStepKind::LevelFinish => {
                 tracing::info!("level job finished");
@@ -212,11 +234,24 @@ async fn send(
     token: &Option<String>,
     parcels: Vec<LevelParcel>,
     deliver: bool,
-) -> Result<(), String> {
+) -> Result<(), tonic::Status> {
     let stream = tokio_stream::iter(parcels);
     let req = with_token(stream, token);
     let r = if deliver { c.deliver(req).await } else { c.upload(req).await };
-    r.map(|_| ()).map_err(|e| format!("sending parcels: {}", e.message()))
+    r.map(|_| ())
+}
+
+/// A step whose exchange with the coordinator failed: when the coordinator
+/// went away or moved on (it restarted, and resumes from its last committed
+/// level), the step is simply not reported and the worker asks for the
+/// current one; any other refusal ends the worker with the reason.
+fn step_lost(e: tonic::Status) -> Result<(LevelStepKind, u32, u64), String> {
+    if e.code() == tonic::Code::FailedPrecondition || crate::link::passes(&e) {
+        tracing::warn!("the step was lost ({}); asking the coordinator for the current one", e.message());
+        Ok((LevelStepKind::LevelStepUnspecified, 0, 0))
+    } else {
+        Err(format!("the coordinator refused this worker's parcels: {}", e.message()))
+    }
 }
 
 fn save(data: &Path, level: u32, part: &Part) -> Result<u64, String> {
@@ -256,18 +291,7 @@ where
     loop {
         match f().await {
             Ok(v) => return Ok(v),
-            // The same split as the retrograde link (`LinkError`): these may pass.
-            Err(s)
-                if matches!(
-                    s.code(),
-                    tonic::Code::Unavailable
-                        | tonic::Code::DeadlineExceeded
-                        | tonic::Code::Cancelled
-                        | tonic::Code::Unknown
-                        | tonic::Code::Aborted
-                        | tonic::Code::ResourceExhausted
-                ) =>
-            {
+            Err(s) if crate::link::passes(&s) => {
                 tracing::warn!("coordinator unreachable ({}); retrying", s.message());
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);

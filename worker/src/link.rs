@@ -27,14 +27,19 @@ pub enum LinkError {
     Rejected(String),
 }
 
+/// Whether a failed call may pass if tried again: the other side is
+/// unreachable, restarting or busy, rather than refusing.
+pub fn passes(s: &tonic::Status) -> bool {
+    use tonic::Code::*;
+    matches!(s.code(), Unavailable | DeadlineExceeded | Cancelled | Unknown | Aborted | ResourceExhausted)
+}
+
 impl From<tonic::Status> for LinkError {
     fn from(s: tonic::Status) -> Self {
-        use tonic::Code::*;
-        match s.code() {
-            Unavailable | DeadlineExceeded | Cancelled | Unknown | Aborted | ResourceExhausted => {
-                LinkError::Unavailable(s.message().to_string())
-            }
-            _ => LinkError::Rejected(s.message().to_string()),
+        if passes(&s) {
+            LinkError::Unavailable(s.message().to_string())
+        } else {
+            LinkError::Rejected(s.message().to_string())
         }
     }
 }

@@ -15,6 +15,7 @@ use retro_engine::levels::{LevelShard, decode_shard, write_part};
 use retro_games::peg::Pegs;
 use retro_proto::levels_server::{Levels, LevelsServer};
 use retro_proto::{LevelAck, LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStep, LevelStepKind};
+use retro_worker::fault::Fault;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -35,6 +36,10 @@ struct Manifest {
     workers: Vec<String>,
     /// The last level every worker has merged (and written).
     committed: Option<u32>,
+    /// The last level, once every level file is written from the uploads: a
+    /// coordinator restarted after that goes straight to the ledger.
+    #[serde(default)]
+    written: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +57,12 @@ struct State {
     phase: Phase,
     /// Workers that reported the current phase.
     done: BTreeSet<u32>,
+    /// Workers that have spoken to this coordinator process (joined, or
+    /// pulled a step after a coordinator restart). The job leaves `Joining`
+    /// when all are here; a step report from a worker not yet here belongs
+    /// to an earlier coordinator process and is ignored, since the parcels
+    /// it delivered died with that process.
+    present: BTreeSet<u32>,
     /// Keys each worker merged in the current MERGE.
     keys: BTreeMap<u32, u64>,
     /// Parcels of the next level: (shard, from) -> parcel.
@@ -75,6 +86,7 @@ pub struct LevelJobState {
     levels_dir: PathBuf,
     state: Mutex<State>,
     changed: Notify,
+    fault: Option<Fault>,
 }
 
 impl LevelJobState {
@@ -108,6 +120,20 @@ impl LevelJobState {
         write_checked_json(&self.manifest_path, &s.manifest).map_err(|e| Status::internal(e.to_string()))
     }
 
+    /// Counts `index` as here; the job leaves `Joining` (or resumes after the
+    /// last committed level) once every worker of the manifest is.
+    fn arrive(&self, s: &mut State, index: u32) {
+        s.present.insert(index);
+        if s.phase == Phase::Joining && s.present.len() == self.workers as usize {
+            s.phase = match s.manifest.committed {
+                Some(n) => Phase::Expand(n),
+                None => Phase::Start,
+            };
+            tracing::info!("all {} workers are here", self.workers);
+            self.changed.notify_waiters();
+        }
+    }
+
     /// Moves on when every worker has reported the current phase.
     fn advance(&self, s: &mut State) -> Result<(), Status> {
         if s.done.len() < self.workers as usize {
@@ -138,6 +164,8 @@ impl LevelJobState {
             }
             Phase::Upload(last) => {
                 self.write_levels(s, last)?;
+                s.manifest.written = Some(last);
+                self.save(s)?;
                 Phase::Finish
             }
         };
@@ -216,13 +244,8 @@ impl Levels for LevelService {
             return Err(Status::failed_precondition(format!("the job already has its {} workers", j.workers)));
         };
         tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), j.workers);
-        if s.phase == Phase::Joining && s.manifest.workers.len() == j.workers as usize {
-            s.phase = match s.manifest.committed {
-                Some(n) => Phase::Expand(n),
-                None => Phase::Start,
-            };
-            j.changed.notify_waiters();
-        }
+        let index = j.index_of(&s, &id)?;
+        j.arrive(&mut s, index);
         Ok(Response::new(reply(&s, id)))
     }
 
@@ -239,7 +262,11 @@ impl Levels for LevelService {
                 || matches!((done, s.phase), (LevelStepKind::LevelExpand, Phase::Expand(n)) if n == req.level)
                 || matches!((done, s.phase), (LevelStepKind::LevelMerge, Phase::Merge(n)) if n == req.level)
                 || matches!((done, s.phase), (LevelStepKind::LevelUpload, Phase::Upload(n)) if n == req.level);
-            if current {
+            let here = s.present.contains(&index);
+            if !here {
+                tracing::info!("worker {} is back (this coordinator restarted)", req.worker_id);
+                j.arrive(&mut s, index);
+            } else if current {
                 if matches!(done, LevelStepKind::LevelMerge) {
                     s.keys.insert(index, req.keys);
                 }
@@ -281,6 +308,7 @@ impl Levels for LevelService {
                 )));
             }
             s.parcels.insert((p.shard, index), p);
+            Fault::check(&self.0.fault, "peg-mid-expand", 0, n);
             count += 1;
         }
         Ok(Response::new(LevelAck { parcels: count }))
@@ -352,8 +380,12 @@ pub async fn run(
             manifest.workers.len()
         ));
     }
+    if let Some(last) = manifest.written {
+        tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
+        return Ok(());
+    }
     if let Some(n) = manifest.committed {
-        tracing::info!("resuming after level {n}; waiting for the workers to rejoin with their data directories");
+        tracing::info!("resuming after level {n}; waiting for the workers to come back");
     }
     let state = Arc::new(LevelJobState {
         job: plan.job.name.clone(),
@@ -368,6 +400,7 @@ pub async fn run(
             manifest,
             phase: Phase::Joining,
             done: BTreeSet::new(),
+            present: BTreeSet::new(),
             keys: BTreeMap::new(),
             parcels: HashMap::new(),
             uploads: BTreeMap::new(),
@@ -375,6 +408,7 @@ pub async fn run(
             error: None,
         }),
         changed: Notify::new(),
+        fault: Fault::from_env(),
     });
     let svc = LevelsServer::new(LevelService(state.clone()))
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
