@@ -5,8 +5,10 @@
 #   1. a worker SIGKILLed in the middle of a round, started again with the same command
 #   2. a worker's link cut for longer than the heartbeat timeout, then restored
 #   3. the coordinator killed after a commit (the "SSH dropped" case), started again
-#   4. a worker lost for good: the coordinator names its shards and what to do; a
+#   4. a worker lost: the coordinator names its shards and what to do; a
 #      replacement started with the same --data directory resumes
+#   5. a worker lost for good, machine and disk: a new worker with an empty --data
+#      takes its place (worker --replace ID); the layer in progress starts again
 # Ends with `N passed, M failed` (non-zero exit on any failure). Skips with a message
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
 #   cargo build --release && scripts/chaos.sh [--bin DIR]
@@ -91,6 +93,21 @@ worker_lost_for_good() {
   $CLUSTER start worker3 >/dev/null
 }
 
+machine_lost_for_good() {
+  up "$1" || return 1
+  wait_round "$1" 4 || return 1
+  $CLUSTER kill worker3 >/dev/null
+  sleep 5
+  local id
+  id=$(grep -o "worker w[0-9]* (shards \[[^]]*\]) has been silent" "$1/coordinator.log" | head -n 1 | cut -d' ' -f2)
+  [[ -n "$id" ]] || { echo "no message naming the lost worker"; return 1; }
+  # Its machine is gone with its disk: a new one starts empty, in its place.
+  $CLUSTER replace worker3 "$id" >/dev/null || return 1
+  wait_file "$1/coordinator.rc" || return 1
+  log_has "$1" "replaces worker $id" || { echo "the coordinator did not log the replacement"; return 1; }
+  grep -q "discarding attempt 0" "$1/worker1.log" || { echo "worker1 kept the lost attempt"; return 1; }
+}
+
 echo "chaos: plan $PLAN, binaries $BIN, state under $ROOT"
 st=$ROOT/baseline
 if ! { up "$st" && $CLUSTER wait >/dev/null; }; then
@@ -104,6 +121,7 @@ run_case worker-killed-mid-round worker_killed_mid_round
 run_case link-cut-and-restored link_cut
 run_case coordinator-killed-and-restarted coordinator_killed
 run_case worker-lost-and-replaced worker_lost_for_good
+run_case machine-lost-for-good machine_lost_for_good
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]] && rm -rf "$ROOT"

@@ -110,6 +110,11 @@ pub struct LayerRecord {
     pub seconds: f64,
     /// The merged tablebase, once written.
     pub tablebase: Option<TablebaseEntry>,
+    /// Times the layer started again from its init pass because a worker was
+    /// lost for good and replaced (every task names it; workers discard
+    /// state of another attempt).
+    #[serde(default)]
+    pub attempt: u32,
 }
 
 impl LayerRecord {
@@ -142,6 +147,10 @@ pub struct Manifest {
     pub workers: BTreeMap<String, Vec<u32>>,
     /// Number for the next new worker id.
     pub next_worker: u32,
+    /// Workers lost for good, each with the id of the worker that took its
+    /// shards (`worker --replace`); they are refused if they come back.
+    #[serde(default)]
+    pub replaced: BTreeMap<String, String>,
     /// One record per layer.
     pub layers: Vec<LayerRecord>,
 }
@@ -157,6 +166,7 @@ impl Manifest {
             output: None,
             workers: BTreeMap::new(),
             next_worker: 1,
+            replaced: BTreeMap::new(),
             layers: questions.iter().map(|q| LayerRecord { question: q.clone(), ..Default::default() }).collect(),
         }
     }

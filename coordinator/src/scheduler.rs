@@ -70,8 +70,15 @@ pub enum RegisterError {
     #[error("{0}")]
     WrongJob(String),
     /// All expected workers are registered.
-    #[error("the job already has its {0} workers; a replacement must reuse a lost worker's --data directory")]
+    #[error(
+        "the job already has its {0} workers; a replacement reuses a lost worker's --data directory, or starts \
+         empty with --replace <lost worker id>"
+    )]
     Full(usize),
+    /// A replacement that cannot take the place it asks for, or a worker
+    /// that was replaced.
+    #[error("{0}")]
+    Replace(String),
 }
 
 struct Slot {
@@ -303,9 +310,18 @@ impl Scheduler {
             )));
         }
         let mut st = self.state.lock().expect("state lock");
+        if let Some(by) = st.manifest.replaced.get(&req.worker_id) {
+            return Err(RegisterError::Replace(format!(
+                "worker {} was lost and replaced by worker {by}; its data directory is no longer part of job {}: \
+                 delete it",
+                req.worker_id, self.spec.name
+            )));
+        }
         let known = !req.worker_id.is_empty() && st.manifest.workers.contains_key(&req.worker_id);
         let id = if known {
             req.worker_id.clone()
+        } else if !req.replaces.is_empty() {
+            self.replace(&mut st, &req.replaces)?
         } else if st.manifest.workers.len() < self.expected_workers {
             let id = if req.worker_id.is_empty() {
                 let n = st.manifest.next_worker;
@@ -368,6 +384,80 @@ impl Scheduler {
             plan_json,
             coordinator_epoch: self.coordinator_epoch,
         })
+    }
+
+    /// Gives the shards of `lost` to a new worker id and starts the layer in
+    /// progress again from its init pass (a new attempt) on every worker:
+    /// the lost worker's state of the layer is gone, and every round of it
+    /// depended on records that worker sent. Rounds are deterministic, so the
+    /// new attempt reproduces the lost one exactly; finished layers are in
+    /// the tablebases and need nothing.
+    fn replace(&self, st: &mut State, lost: &str) -> Result<String, RegisterError> {
+        let Some(shards) = st.manifest.workers.get(lost).cloned() else {
+            let known: Vec<&String> = st.manifest.workers.keys().collect();
+            return Err(RegisterError::Replace(format!(
+                "--replace {lost}: job {} has no worker {lost} (its workers: {known:?})",
+                self.spec.name
+            )));
+        };
+        if let Some(slot) = st.slots.get(lost)
+            && !slot.lost
+        {
+            return Err(RegisterError::Replace(format!(
+                "--replace {lost}: worker {lost} is alive (heard from {:.0}s ago); only a worker silent for longer \
+                 than the heartbeat timeout ({}s) can be replaced",
+                slot.last_seen.elapsed().as_secs_f64(),
+                self.heartbeat_timeout.as_secs()
+            )));
+        }
+        let id = format!("w{}", st.manifest.next_worker);
+        st.manifest.next_worker += 1;
+        st.manifest.workers.remove(lost);
+        st.manifest.workers.insert(id.clone(), shards.clone());
+        st.manifest.replaced.insert(lost.to_string(), id.clone());
+        st.slots.remove(lost);
+        st.assignments.remove(lost);
+        let restarted = self.restart_layer_in_progress(st);
+        if let Err(e) = st.manifest.save(&self.manifest_path) {
+            return Err(RegisterError::Replace(format!("cannot record the replacement: {e}")));
+        }
+        match restarted {
+            Some((question, attempt, rounds)) => tracing::warn!(
+                "worker {id} replaces worker {lost} (lost for good) and takes its shards {shards:?}; layer {question} \
+                 starts again from its init pass on every worker (attempt {attempt}; {rounds} committed rounds to \
+                 redo, and the new worker computes the move counts of its shards)"
+            ),
+            None => tracing::warn!(
+                "worker {id} replaces worker {lost} (lost for good) and takes its shards {shards:?}; no layer was in \
+                 progress"
+            ),
+        }
+        Ok(id)
+    }
+
+    /// Resets the first unfinished layer to "not initialised" with a new
+    /// attempt number, and the job to its init step if it was in that layer.
+    /// Returns the layer's question, new attempt and the rounds it had.
+    fn restart_layer_in_progress(&self, st: &mut State) -> Option<(String, u32, u32)> {
+        let l = st.manifest.layers.iter().position(|r| r.tablebase.is_none())?;
+        let rec = &mut st.manifest.layers[l];
+        let rounds = rec.committed_round.unwrap_or(0);
+        let had_state = rec.committed_round.is_some() || matches!(st.phase, Phase::Init(x) if x as usize == l);
+        if !had_state {
+            return None;
+        }
+        rec.attempt += 1;
+        rec.committed_round = None;
+        rec.solved = false;
+        rec.init = None;
+        rec.rounds.clear();
+        let (question, attempt) = (rec.question.clone(), rec.attempt);
+        let _ = std::fs::remove_dir_all(merge::staging_dir(self, l as u32));
+        if st.phase != Phase::Registering {
+            self.next_step(st, Phase::Init(l as u32));
+            st.generate_reports.clear();
+        }
+        Some((question, attempt, rounds))
     }
 
     fn assign_shards(&self, st: &mut State) {
@@ -525,6 +615,7 @@ impl Scheduler {
             wait_ms: 0,
             message: String::new(),
             checkpoint: kind == TaskKind::Apply && st.checkpoint_now,
+            attempt: st.manifest.layers.get(layer as usize).map_or(0, |r| r.attempt),
         }
     }
 
@@ -771,4 +862,79 @@ pub fn tablebase_file_name(question: &str) -> String {
 /// Result of a finished export, for the manifest.
 pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {
     TablebaseEntry { file, bytes, sha256 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scheduler for the stage-1 plan with three expected workers, its
+    /// manifest in a fresh directory.
+    fn scheduler(dir: &std::path::Path) -> Scheduler {
+        let plan = crate::plan::Plan::from_toml_str(crate::plan::DEFAULT_PLAN, "stage1").unwrap();
+        let spec = crate::job::job_spec(&plan);
+        let layout = spec.layout(retro_games::RetroGame::position_count(&spec.game().unwrap()));
+        let manifest = Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions);
+        let path = dir.join("coordinator.json");
+        Scheduler::new(spec, layout, manifest, 3, Duration::from_secs(60), path, dir.join("staging"), dir.join("tb"))
+    }
+
+    fn register(s: &Scheduler, id: &str, replaces: &str) -> Result<RegisterReply, RegisterError> {
+        s.register(RegisterRequest {
+            protocol_version: PROTOCOL_VERSION,
+            worker_id: id.into(),
+            replaces: replaces.into(),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_lost_worker_is_replaced_and_its_layer_starts_again() {
+        let dir = std::env::temp_dir().join(format!("sched-replace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = scheduler(&dir);
+        for _ in 0..3 {
+            register(&s, "", "").unwrap();
+        }
+        // The job runs layer 0, round 3 committed.
+        {
+            let mut st = s.state.lock().unwrap();
+            assert_eq!(st.phase, Phase::Init(0));
+            st.manifest.layers[0].committed_round = Some(3);
+            st.manifest.layers[0].rounds = vec![RoundLog::default(); 4];
+            s.next_step(&mut st, Phase::Generate(0, 4));
+        }
+        let shards_of_w2 = s.manifest().workers["w2"].clone();
+        // A live worker cannot be replaced, nor one the job never had.
+        let e = register(&s, "", "w2").unwrap_err().to_string();
+        assert!(e.contains("is alive"), "{e}");
+        let e = register(&s, "", "w9").unwrap_err().to_string();
+        assert!(e.contains("has no worker w9"), "{e}");
+        // Once silent past the timeout, it can.
+        s.state.lock().unwrap().slots.get_mut("w2").unwrap().lost = true;
+        let r = register(&s, "", "w2").unwrap();
+        assert_eq!(r.worker_id, "w4");
+        let m = s.manifest();
+        assert_eq!(m.workers.get("w4"), Some(&shards_of_w2));
+        assert!(!m.workers.contains_key("w2"));
+        assert_eq!(m.replaced.get("w2").map(String::as_str), Some("w4"));
+        let layer = &m.layers[0];
+        assert_eq!((layer.attempt, layer.committed_round, layer.rounds.len()), (1, None, 0));
+        assert_eq!(s.state.lock().unwrap().phase, Phase::Init(0));
+        // The manifest on disk says the same, so a restarted coordinator agrees.
+        let saved = Manifest::load(&dir.join("coordinator.json"), &m.job, &m.plan_hash, s.spec.rank_order).unwrap();
+        assert_eq!(saved.unwrap(), m);
+        // The lost worker, if it comes back after all, is told it was replaced.
+        let e = register(&s, "w2", "").unwrap_err().to_string();
+        assert!(e.contains("replaced by worker w4"), "{e}");
+        // Tasks now carry the new attempt.
+        let reply = s.pull_once(&PullRequest {
+            worker_id: "w1".into(),
+            epoch: 1,
+            coordinator_epoch: s.coordinator_epoch,
+            ..Default::default()
+        });
+        assert_eq!((TaskKind::try_from(reply.kind).unwrap(), reply.attempt), (TaskKind::Init, 1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,6 +1,7 @@
 //! `scripts/chaos.sh` in the test command: the chaos plan on three namespaced
-//! workers, undisturbed and under four faults (a worker killed mid-round, a cut
-//! link, the coordinator killed, a worker lost and replaced), byte-identical
+//! workers, undisturbed and under five faults (a worker killed mid-round, a cut
+//! link, the coordinator killed, a worker lost and restarted with its data, a
+//! machine lost for good and replaced by an empty one), byte-identical
 //! every time. The script skips where network namespaces are not permitted.
 
 mod common;
@@ -24,5 +25,5 @@ fn chaos_script_passes_every_fault_case() {
         return;
     }
     assert!(out.status.success(), "chaos.sh failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("4 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
 }

@@ -111,6 +111,62 @@ fn worker_killed_after_sending_resumes() {
     worker_killed_and_restarted("after-generate:2:4", "cluster-kill-after-generate", "registered as worker");
 }
 
+/// A machine lost for good: a worker dies after round 2 of layer 1 and its
+/// data directory is deleted; a new worker with an empty directory takes its
+/// place (`--replace`), the layer starts again on every worker, and the job
+/// gives the embedded run's bytes. A short heartbeat timeout (its own plan) so
+/// that the loss is noticed quickly.
+#[test]
+fn a_machine_lost_for_good_is_replaced_by_an_empty_worker() {
+    let dir = TempDir::new("cluster-lost-for-good");
+    let plan = std::fs::read_to_string(repo().join("plans/stage1.toml"))
+        .unwrap()
+        .replace("heartbeat_timeout_secs = 30", "heartbeat_timeout_secs = 2");
+    assert!(plan.contains("heartbeat_timeout_secs = 2"));
+    let plan_path = dir.join("plan.toml");
+    std::fs::write(&plan_path, plan).unwrap();
+    let with_plan = |d: &TempDir| {
+        let mut c = Command::new(coordinator());
+        c.arg("--plan").arg(&plan_path);
+        c.arg("--output").arg(d.join("tb")).arg("--checkpoints").arg(d.join("ck"));
+        c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+        c
+    };
+    let embedded = TempDir::new("cluster-lost-for-good-embedded");
+    let out = run(with_plan(&embedded), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let want = checksums(&embedded.join("tb"));
+
+    let mut c = with_plan(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "3"]);
+    let mut coord = Proc::start("coordinator", c, dir.join("c.log"));
+    let addr = listening_address(&coord);
+    let mut w1 = Proc::start("worker 1", worker_cmd(&dir, &addr, 1, None), dir.join("w1.log"));
+    let mut w2 = Proc::start("worker 2", worker_cmd(&dir, &addr, 2, Some("after-apply:1:2")), dir.join("w2.log"));
+    let mut w3 = Proc::start("worker 3", worker_cmd(&dir, &addr, 3, None), dir.join("w3.log"));
+    assert!(was_killed(w2.wait(LIMIT)), "{}", w2.logs());
+    let lost = w2.logs().split("registered as worker ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    // The machine and its disk are gone.
+    std::fs::remove_dir_all(dir.join("w2")).unwrap();
+    // Only a worker the coordinator counts as lost can be replaced.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !coord.logs().contains("presumed lost") {
+        assert!(std::time::Instant::now() < deadline, "the loss was never noticed:\n{}", coord.logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut c = worker_cmd(&dir, &addr, 4, None);
+    c.args(["--replace", &lost]);
+    let mut w4 = Proc::start("worker 4", c, dir.join("w4.log"));
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in [&mut w1, &mut w3, &mut w4] {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert!(coord.logs().contains(&format!("replaces worker {lost}")), "{}", coord.logs());
+    assert!(w1.logs().contains("discarding attempt 0 of layer 1"), "{}", w1.logs());
+    assert!(w4.logs().contains("move counts"), "the new worker computes its counts:\n{}", w4.logs());
+    assert_eq!(checksums(&dir.join("tb")), want);
+}
+
 #[test]
 fn coordinator_killed_and_restarted_resumes() {
     let want = embedded_checksums();

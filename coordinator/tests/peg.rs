@@ -207,8 +207,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
         }
         c
     };
-    let mut coord =
-        Proc::start("coordinator", cluster_command(Some("peg-mid-expand:0:12")), restarted.join("c1.log"));
+    let mut coord = Proc::start("coordinator", cluster_command(Some("peg-mid-expand:0:12")), restarted.join("c1.log"));
     let addr = listening_address(&coord);
     let workers: Vec<Proc> = (0..3)
         .map(|i| {

@@ -9,6 +9,8 @@
 #   deploy/local/cluster.sh down      # stop everything, remove namespaces, links, bridge
 #   deploy/local/cluster.sh kill TAG  # SIGKILL one process (TAG: coordinator, worker1, ...)
 #   deploy/local/cluster.sh start TAG # start it again with the same command
+#   deploy/local/cluster.sh replace TAG ID  # a machine lost for good: kill worker TAG,
+#                                     # delete its --data, start it empty with --replace ID
 #   deploy/local/cluster.sh cut TAG   # take its host's link down (a network partition)
 #   deploy/local/cluster.sh heal TAG  # and up again
 #
@@ -109,6 +111,26 @@ cmd_start() {
   unset "RETRO_FAULT_$1"
   start_in "$ns" "$1" "${argv[@]}"
   echo "$1 started again"
+}
+
+cmd_replace() {
+  local tag=$1 lost=$2
+  [[ "$tag" == worker* ]] || die "replace takes a worker (worker1, worker2, ...)"
+  local st; st=$(state_dir)
+  [[ -f "$st/$tag.rc" ]] || cmd_kill "$tag" >/dev/null
+  local -a argv
+  eval "argv=($(cat "$st/$tag.cmd"))"
+  local data="" i
+  for i in "${!argv[@]}"; do
+    [[ "${argv[$i]}" == --data ]] && data=${argv[$((i + 1))]}
+  done
+  [[ -n "$data" ]] || die "no --data in the command of $tag"
+  # The disk goes with the machine.
+  rm -rf -- "$data"
+  # The new machine's command: empty --data, --replace (kept for later restarts of it).
+  printf '%q ' "${argv[@]}" --replace "$lost" > "$st/$tag.cmd"
+  cmd_start "$tag" >/dev/null
+  echo "$tag replaces worker $lost with an empty --data"
 }
 
 cmd_link() {
@@ -218,6 +240,7 @@ case "${1:-}" in
   down) cmd_down ;;
   kill) cmd_kill "${2:?kill needs a process tag}" ;;
   start) cmd_start "${2:?start needs a process tag}" ;;
+  replace) cmd_replace "${2:?replace needs a worker tag}" "${3:?replace needs the id of the lost worker}" ;;
   cut) cmd_link "${2:?cut needs a process tag}" down ;;
   heal) cmd_link "${2:?heal needs a process tag}" up ;;
   -h|--help|help) usage 0 ;;

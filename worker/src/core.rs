@@ -53,6 +53,8 @@ pub struct Progress {
     pub layer: Option<u32>,
     /// Its committed round.
     pub committed: u32,
+    /// The attempt at the layer (batches of an earlier attempt are stale).
+    pub attempt: u32,
 }
 
 /// What the current round has done on this worker so far (in memory; after a
@@ -146,6 +148,8 @@ pub struct WorkerCore {
     pub ignore_resources: bool,
     layer: Option<LayerStore>,
     work: Option<RoundWork>,
+    /// The layer attempt the current task belongs to ([`WorkerCore::set_attempt`]).
+    attempt: u32,
 }
 
 impl WorkerCore {
@@ -172,15 +176,28 @@ impl WorkerCore {
             ignore_resources: false,
             layer: None,
             work: None,
+            attempt: 0,
         })
     }
 
     fn set_progress(&self) {
         let mut p = self.progress.lock().expect("progress lock");
         match &self.layer {
-            Some(l) => *p = Progress { layer: Some(l.state.layer), committed: l.state.committed_round },
+            Some(l) => {
+                *p = Progress {
+                    layer: Some(l.state.layer),
+                    committed: l.state.committed_round,
+                    attempt: l.state.attempt,
+                }
+            }
             None => *p = Progress::default(),
         }
+    }
+
+    /// Names the layer attempt of the task about to run (`Task.attempt`):
+    /// INIT discards state of another attempt, the other tasks refuse it.
+    pub fn set_attempt(&mut self, attempt: u32) {
+        self.attempt = attempt;
     }
 
     /// Opens (recovering) the layer's store if it is not open.
@@ -193,6 +210,15 @@ impl WorkerCore {
             self.layer = LayerStore::open(&dir, self.layout, &self.spec.plan_hash, layer, shards)?;
             self.set_progress();
         }
+        if let Some(l) = &self.layer
+            && l.state.attempt != self.attempt
+        {
+            return Err(TaskError::State(format!(
+                "this worker holds attempt {} of layer {layer}, the coordinator runs attempt {}; it starts the layer \
+                 again with INIT",
+                l.state.attempt, self.attempt
+            )));
+        }
         Ok(self.layer.as_mut())
     }
 
@@ -204,6 +230,20 @@ impl WorkerCore {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).map_err(|e| TaskError::State(format!("{}: {e}", dir.display())))?;
             }
+        }
+        // A layer the coordinator started again (a lost worker was replaced)
+        // begins from nothing here too.
+        let dir = store::layer_dir(&self.data, layer);
+        if let Some(old) = store::layer_attempt(&dir)?
+            && old != self.attempt
+        {
+            tracing::warn!(
+                "discarding attempt {old} of layer {layer}: the coordinator started the layer again (attempt {})",
+                self.attempt
+            );
+            self.layer = None;
+            self.work = None;
+            std::fs::remove_dir_all(&dir).map_err(|e| TaskError::State(format!("{}: {e}", dir.display())))?;
         }
         if let Some(store) = self.open_layer(layer, shards)? {
             let rec = store.record(0).cloned().unwrap_or_default();
@@ -220,6 +260,7 @@ impl WorkerCore {
             init: Default::default(),
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
+            attempt: self.attempt,
         };
         let stored: u64 = shards.iter().map(|&s| self.layout.range(s).end - self.layout.range(s).start).sum();
         let counts_missing = !store::counts_dir(&self.data).exists();

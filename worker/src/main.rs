@@ -34,6 +34,11 @@ struct Args {
     /// (the state is memory-mapped: it then pages to disk, many times slower).
     #[arg(long)]
     ignore_resources: bool,
+    /// Take the place of a worker lost for good (its machine and --data are
+    /// gone), named by the id the coordinator's log gives it (e.g. w3). Needs
+    /// an empty --data; the layer in progress starts again on every worker.
+    #[arg(long, value_name = "WORKER_ID")]
+    replace: Option<String>,
     /// Refuse to join unless the coordinator runs the plan with this hash.
     #[arg(long, value_name = "HASH")]
     plan_hash: Option<String>,
@@ -122,6 +127,7 @@ async fn main() -> std::process::ExitCode {
         opts.threads = retro_worker::bounded_threads(t, "--threads");
     }
     opts.plan_hash = args.plan_hash;
+    opts.replace = args.replace;
     opts.ignore_resources = args.ignore_resources;
     if let Some(v) = args.protocol_version {
         opts.protocol_version = v;

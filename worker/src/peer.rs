@@ -36,7 +36,9 @@ impl Peer for PeerService {
             }
             if writer.is_none() {
                 let p = *self.progress.lock().expect("progress lock");
-                let stale = p.layer.is_some_and(|l| l > msg.layer || (l == msg.layer && p.committed >= msg.round));
+                let stale = p.layer.is_some_and(|l| {
+                    l > msg.layer || (l == msg.layer && (p.attempt > msg.attempt || p.committed >= msg.round))
+                });
                 let dir = store::inbox_dir(&self.data, msg.layer);
                 std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
                 let path = store::inbox_path(&self.data, msg.layer, msg.round, &msg.source_worker);

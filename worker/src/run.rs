@@ -44,6 +44,9 @@ pub struct WorkerOptions {
     pub peer_tls: Option<PeerTls>,
     /// Start layers even when this machine lacks the memory or disk they need.
     pub ignore_resources: bool,
+    /// The id of a worker lost for good whose place this one (with an empty
+    /// data directory) takes.
+    pub replace: Option<String>,
 }
 
 /// TLS for the worker-to-worker update streams.
@@ -79,6 +82,7 @@ impl WorkerOptions {
             fault: None,
             peer_tls: None,
             ignore_resources: false,
+            replace: None,
         }
     }
 }
@@ -128,6 +132,9 @@ async fn register_with_retry<L: CoordinatorLink>(
             // own check (resources::check at INIT) is what refuses.
             memory_bytes: have.memory.unwrap_or(0),
             disk_bytes: have.disk.map_or(0, |d| d.saturating_add(have.already_used)),
+            // Only a worker without an identity replaces one (a restart of the
+            // replacement is an ordinary restart).
+            replaces: if identity.is_none() { opts.replace.clone().unwrap_or_default() } else { String::new() },
         };
         match link.register(req).await {
             Ok(reply) => return Ok(reply),
@@ -222,7 +229,8 @@ async fn execute<L: CoordinatorLink>(
     let (worker_id, epoch, job) = session;
     let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
     let shards = task.shards.clone();
-    let (layer, round) = (task.layer, task.round);
+    let (layer, round, attempt) = (task.layer, task.round, task.attempt);
+    core.lock().expect("core lock").set_attempt(attempt);
     let owner: BTreeMap<u32, String> =
         task.peers.iter().flat_map(|p| p.shards.iter().map(|&s| (s, p.worker_id.clone()))).collect();
     let addresses: BTreeMap<String, String> =
@@ -240,6 +248,7 @@ async fn execute<L: CoordinatorLink>(
                 round,
                 source_worker: worker_id.clone(),
                 source_epoch: epoch,
+                attempt,
                 ..Default::default()
             };
             let streams: BTreeMap<String, PeerStream> = addresses
@@ -372,6 +381,18 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
         Some(l) => advertised(&opts, l.local_addr().map_err(|e| WorkerError::Other(e.to_string()))?),
         None => String::new(),
     };
+    if let Some(lost) = &opts.replace
+        && let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
+        && existing.worker_id != *lost
+        && !existing.worker_id.is_empty()
+    {
+        tracing::info!(
+            "--replace {lost}: data directory {} already belongs to worker {} (an earlier start of this \
+             replacement); resuming as that worker",
+            opts.data.display(),
+            existing.worker_id
+        );
+    }
     let reply = register_with_retry(link.as_ref(), &opts, &peer_address).await?;
     let spec: JobSpec = serde_json::from_str(&reply.plan_json)
         .map_err(|e| WorkerError::Other(format!("coordinator sent an unreadable job description: {e}")))?;

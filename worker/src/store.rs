@@ -101,6 +101,17 @@ pub struct LayerState {
     pub rounds: Vec<RoundRecord>,
     /// CRC-32 of every chunk of every owned shard, at the committed round.
     pub chunk_crcs: BTreeMap<u32, Vec<u32>>,
+    /// The coordinator's attempt at this layer (it starts a layer again when
+    /// a lost worker is replaced); absent in older state files, which are
+    /// first attempts.
+    #[serde(default)]
+    pub attempt: u32,
+}
+
+/// The attempt recorded in the layer directory `dir`, if it holds a layer.
+pub fn layer_attempt(dir: &Path) -> Result<Option<u32>, StoreError> {
+    let state: Option<LayerState> = read_checked_json(&dir.join("state.json"))?;
+    Ok(state.map(|s| s.attempt))
 }
 
 /// One layer's files, open.
@@ -537,6 +548,7 @@ mod tests {
             init: Default::default(),
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
+            attempt: 0,
         };
         let mut st = LayerStore::create(&dir, layout, state).unwrap();
         st.commit(record(0), true).unwrap();
