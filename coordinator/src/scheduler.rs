@@ -802,7 +802,8 @@ impl Scheduler {
             let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
             tracing::warn!(
                 "still waiting for worker {id} (shards {shards:?}), silent for {} min: restart it with the same --data \
-                 directory or start a replacement with a copy of it",
+                 directory, start a replacement with a copy of it, or, if the disk is gone, a new worker with an empty \
+                 --data and --replace {id}",
                 silent.as_secs() / 60
             );
         }
@@ -811,7 +812,8 @@ impl Scheduler {
             tracing::warn!(
                 "worker {id} (shards {shards:?}) has been silent for over {}s: presumed lost. The job waits for it: \
                  restart it with the same --data directory (or a replacement with a copy of that directory) and it \
-                 resumes from its last checkpoint",
+                 resumes from its last checkpoint; if its machine and disk are gone, start a new worker with an empty \
+                 --data and --replace {id} (the layer in progress then starts again)",
                 timeout.as_secs()
             );
             if st.assignments.get(&id).is_some_and(|a| !a.done) {
