@@ -19,6 +19,9 @@
 #   RETRO_CLUSTER_SUBNET  first three octets of the private /24 (default: 10.77.0)
 #   RETRO_TOKEN           cluster token (default: a random one, kept in the state directory)
 #   RETRO_FAULT_<TAG>     RETRO_FAULT for that process's first start only (fault injection)
+#   RETRO_CPUS_<TAG>      run that process pinned to these CPUs (taskset -c list, e.g. 0 or 0-1)
+#   RETRO_CLUSTER_RATE    shape every host's link to this rate, both ways (tc tbf rate, e.g.
+#                         1gbit or 200mbit; default: unshaped)
 # The state directory (default: /tmp/<name>-cluster) holds the logs, the worker
 # data directories, the checkpoints, the tablebases (tb/) and the pids.
 # `up` cleans up everything it made when it fails part-way; `down` is safe to
@@ -34,7 +37,7 @@ BRIDGE=$NAME-br
 COORD_NS=$NAME-c
 PORT=50051
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 parse_opts() {
@@ -65,6 +68,12 @@ add_host() {
   ip netns exec "$ns" ip addr add "$addr/24" dev eth0
   ip netns exec "$ns" ip link set eth0 up
   ip netns exec "$ns" ip link set lo up
+  if [[ -n "${RETRO_CLUSTER_RATE:-}" ]]; then
+    # Egress of the host (what it sends) and of its bridge end (what it receives).
+    local rate=$RETRO_CLUSTER_RATE
+    ip netns exec "$ns" tc qdisc add dev eth0 root tbf rate "$rate" burst 1mb latency 100ms
+    tc qdisc add dev "$host_end" root tbf rate "$rate" burst 1mb latency 100ms
+  fi
 }
 
 # Starts "$@" inside namespace $1 detached from this shell (as a systemd unit
@@ -73,13 +82,15 @@ start_in() {
   local ns=$1 tag=$2; shift 2
   printf '%q ' "$@" > "$STATE/$tag.cmd"
   echo "$ns" > "$STATE/$tag.ns"
-  local fault_var="RETRO_FAULT_$tag"
+  local fault_var="RETRO_FAULT_$tag" cpus_var="RETRO_CPUS_$tag"
   local -a fault=(env -u RETRO_FAULT)
   [[ -n "${!fault_var:-}" ]] && fault=(env "RETRO_FAULT=${!fault_var}")
+  local -a pin=()
+  [[ -n "${!cpus_var:-}" ]] && pin=(taskset -c "${!cpus_var}")
   rm -f "$STATE/$tag.rc"
   # shellcheck disable=SC2016  # the inner script expands its own "$@" and "$0"
   "${fault[@]}" ip netns exec "$ns" setsid bash -c \
-    '"$@" >> "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "$@" < /dev/null 2> /dev/null &
+    '"$@" >> "$0.log" 2>&1; echo $? > "$0.rc"' "$STATE/$tag" "${pin[@]}" "$@" < /dev/null 2> /dev/null &
   echo $! > "$STATE/$tag.pid"
 }
 
