@@ -62,22 +62,26 @@ price=${price:-$list_price}
 #   record crosses the network, alpha (parallel loss per added worker), round
 #   (seconds of fixed cost per round: barrier, coordinator, latency), setup
 #   (seconds to provision and start).
-# cc2-m7p3: measured with scripts/bench-scaling.sh (one pinned worker, one core)
-# and the three-worker loopback run; the others scale it (see OPERATIONS.md).
+# cc2-m7p3: scripts/bench-scaling.sh --rate 1gbit on 2026-12-01 (count and layer
+# from one pinned worker: 35.8 s and 168.1 s on one core; alpha from two workers,
+# rounds 168.4 s -> 100.4 s; b from the bridge bytes of two and three workers,
+# 0.225 and 0.288 per decided position with 1/2 and 2/3 of the records remote;
+# round from one worker, 0.3 s of rounds beyond its busy time in 50 rounds).
+# The other jobs take alpha, b and round from it.
 case "$job" in
-  cc2-m7p3) P=279676320; K=1; R=49; count=1.70e-7; layer=6.50e-7; analysis=0; b=0.40; alpha=0.10; round=0.05 ;;
+  cc2-m7p3) P=279676320; K=1; R=50; count=1.28e-7; layer=6.01e-7; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
   # stage 2: the run of 2026-11-29/30 (move counts 18 min 45 s on 2 cores;
   # enable(A>C) 85 min on 2 cores, an idle machine, the kernel before the routed
   # round: an upper bound); analysis 4,491 core-seconds; 187 rounds.
-  stage2) P=14841300390; K=3; R=187; count=1.52e-7; layer=6.87e-7; analysis=3.03e-7; b=0.40; alpha=0.10; round=0.05 ;;
+  stage2) P=14841300390; K=3; R=187; count=1.52e-7; layer=6.87e-7; analysis=3.03e-7; b=0.45; alpha=0.19; round=0.01 ;;
   # Two-player 7 x 7 with 4 and 6 pieces, colour symmetry folded (half the
   # positions stored): cc2-m7p3's work per position times pieces/3 (moves per
   # position grow with the pieces), rounds guessed.
-  cc2-m7p4) P=31568464620; K=1; R=70; count=2.27e-7; layer=8.67e-7; analysis=0; b=0.40; alpha=0.10; round=0.05 ;;
-  cc2-m7p6) P=85251690988464; K=1; R=100; count=3.40e-7; layer=1.30e-6; analysis=0; b=0.40; alpha=0.10; round=0.05 ;;
+  cc2-m7p4) P=31568464620; K=1; R=70; count=1.71e-7; layer=8.01e-7; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
+  cc2-m7p6) P=85251690988464; K=1; R=100; count=2.56e-7; layer=1.20e-6; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
   # Stage 3: 1.30e21 positions (coordinator estimate --plan plans/stage3.toml),
   # beyond u64 ranks; the figures show why it is out of reach.
-  stage3) P=1300023027202861390968; K=3; R=300; count=3.0e-7; layer=1.4e-6; analysis=6.0e-7; b=0.40; alpha=0.10; round=0.05 ;;
+  stage3) P=1300023027202861390968; K=3; R=300; count=3.0e-7; layer=1.4e-6; analysis=6.0e-7; b=0.45; alpha=0.19; round=0.01 ;;
   *) echo "unknown job $job (stage2, cc2-m7p3, cc2-m7p4, cc2-m7p6, stage3)" >&2; exit 2 ;;
 esac
 setup=300
