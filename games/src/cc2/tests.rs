@@ -223,3 +223,41 @@ fn deposit_around_holes_equals_deposit_onto_the_complement() {
         assert_eq!(deposit_around(value, holes), want, "value {value:#x}, holes {holes:#x}");
     }
 }
+
+#[test]
+fn move_count_equals_the_moves_enumerated() {
+    // Every position of the small boards, where the opponent's goal is often
+    // one cell short of full: the count must equal the moves for_each_move
+    // enumerates, including the ones it leaves out because they would fill
+    // the opponent's goal.
+    let mut left_out = 0;
+    let mut rng = XorShift(0x5eed);
+    for (size, pieces, sampled) in
+        [(3, 1, false), (4, 2, false), (4, 3, false), (5, 2, false), (5, 4, true), (7, 3, true)]
+    {
+        let g = Cc2::new(size, pieces).unwrap();
+        let n = g.position_count();
+        let ranks: Vec<u64> =
+            if sampled { (0..200_000).map(|_| rng.next_u64() % n).collect() } else { (0..n).collect() };
+        for rank in ranks {
+            let pos = g.unrank(rank);
+            if pos.outcome(&g.board) != Outcome::Ongoing {
+                continue;
+            }
+            let mut listed = 0;
+            for_each_move(&g.board, &pos, &mut |_, _| listed += 1);
+            let mut all = 0;
+            let t = pos.turn as usize;
+            let occupied = pos.pieces[0] | pos.pieces[1];
+            let mut own = pos.pieces[t];
+            while own != 0 {
+                let from = own.trailing_zeros() as usize;
+                own &= own - 1;
+                all += g.board.destinations(from, occupied & !(1u64 << from)).count_ones();
+            }
+            left_out += all - listed;
+            assert_eq!(move_count(&g.board, &pos), listed, "{size}x{size}x{pieces} rank {rank}");
+        }
+    }
+    assert!(left_out > 1000, "the boards must exercise moves that fill the opponent's goal ({left_out})");
+}
