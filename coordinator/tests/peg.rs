@@ -67,6 +67,19 @@ fn level_files(dir: &TempDir) -> BTreeMap<String, String> {
     files
 }
 
+/// Three level workers (one thread each) joining the coordinator at `addr`,
+/// with their data directories and logs under `dir`.
+fn three_level_workers(dir: &TempDir, addr: &str) -> Vec<Proc> {
+    (0..3)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", addr, "--threads", "1"]).arg("--data").arg(dir.join(&format!("w{i}")));
+            w.env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker{i}"), w, dir.join(&format!("w{i}.log")))
+        })
+        .collect()
+}
+
 fn big(v: &Value) -> u128 {
     v.as_str().expect("u128 counts are decimal strings").parse().unwrap()
 }
@@ -177,15 +190,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     let mut c = ledger_command(&cluster);
     c.args(["--listen", "127.0.0.1:0", "--expect-workers", "3"]);
     let mut coord = Proc::start("coordinator", c, cluster.join("coordinator.log"));
-    let addr = listening_address(&coord);
-    let workers: Vec<Proc> = (0..3)
-        .map(|i| {
-            let mut w = Command::new(worker());
-            w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(cluster.join(&format!("w{i}")));
-            w.env_remove("RETRO_FAULT");
-            Proc::start(&format!("worker{i}"), w, cluster.join(&format!("w{i}.log")))
-        })
-        .collect();
+    let workers = three_level_workers(&cluster, &listening_address(&coord));
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     for mut w in workers {
         assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
@@ -208,15 +213,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
         c
     };
     let mut coord = Proc::start("coordinator", cluster_command(Some("peg-mid-expand:0:12")), restarted.join("c1.log"));
-    let addr = listening_address(&coord);
-    let workers: Vec<Proc> = (0..3)
-        .map(|i| {
-            let mut w = Command::new(worker());
-            w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(restarted.join(&format!("w{i}")));
-            w.env_remove("RETRO_FAULT");
-            Proc::start(&format!("worker{i}"), w, restarted.join(&format!("w{i}.log")))
-        })
-        .collect();
+    let workers = three_level_workers(&restarted, &listening_address(&coord));
     let status = coord.wait(LIMIT);
     assert!(!status.success(), "the fault point must kill the coordinator:\n{}", coord.logs());
     assert!(restarted.join("ck/levels-cluster.json").exists());
