@@ -1,10 +1,11 @@
 //! `coordinator bench`: throughput of the kernel's building blocks on random
 //! positions of a star order (move generation, ranking, predecessors, the init
-//! pass and a round on a slice of the space), and the peak resident memory.
+//! pass, a reference round and a routed round on a slice of the space), and
+//! the peak resident memory.
 
-use retro_engine::kernel;
 use retro_engine::layout::Layout;
-use retro_games::cc3::{Cc3, move_count};
+use retro_engine::{kernel, routed};
+use retro_games::cc3::{Cc3, children, move_count};
 use retro_games::sample::XorShift;
 use retro_games::{Question, RetroGame};
 use serde::Serialize;
@@ -115,6 +116,8 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     let init = kernel::init_from_counts(q, &counts, &mut bytes, threads);
     figures.push(figure("init: a layer from the counts (positions)", slice, t));
     drop(counts);
+    // The routed round below starts from the same round-0 state.
+    let init_state = bytes.clone();
     let t = Instant::now();
     let generated = kernel::generate(&g, &layout, 1, start, &bytes, threads);
     let updates: u64 = generated.buckets.iter().map(|(_, b)| b.len() as u64).sum();
@@ -137,6 +140,45 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     kernel::apply(&g, q, &layout, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)
         .map_err(|e| e.to_string())?;
     figures.push(figure("round: apply (updates, remapped into the slice)", own.len() as u64, t));
+    drop(own);
+
+    // The routed round the workers run: records of decided positions whose
+    // predecessor blocks meet the slice, grouped by region and applied. Such
+    // records are the children of the slice's own positions (a child's block
+    // holds every predecessor, so also this parent); `samples` parents,
+    // spread over the slice, give them.
+    let t = Instant::now();
+    let step = (slice / samples.max(1)).max(1);
+    let mut records: Vec<u64> = Vec::new();
+    let mut r = start;
+    while r < start + slice {
+        let pos = g.unrank(r);
+        for c in children(&g.star, &pos) {
+            records.push(g.rank(&c) << 1);
+        }
+        r += step;
+    }
+    records.sort_unstable();
+    records.dedup();
+    figures.push(figure("routed round: records made (children of slice positions)", records.len() as u64, t));
+    let shard = layout.shard_of(start);
+    let t = Instant::now();
+    let grouped = routed::route(&g, &layout, shard, &[&records], threads).map_err(|e| e.to_string())?;
+    figures.push(figure("routed round: route (records)", records.len() as u64, t));
+    let mut preds = 0u64;
+    for &k in &records {
+        g.for_each_predecessor(k >> 1, &mut |p| preds += u64::from(p >= start && p < start + slice));
+    }
+    let mut bytes = init_state;
+    let t = Instant::now();
+    routed::apply_routed(&g, q, 1, &mut bytes, &grouped, threads).map_err(|e| e.to_string())?;
+    figures.push(figure("routed round: apply (records)", records.len() as u64, t));
+    figures.push(Figure {
+        what: "routed round: apply (predecessors in the slice, same run)".into(),
+        items: preds,
+        seconds: figures.last().map_or(0.0, |f| f.seconds),
+        per_second: preds as f64 / figures.last().map_or(1.0, |f| f.seconds.max(1e-9)),
+    });
     std::hint::black_box(sink);
     Ok(BenchReport { order, threads, figures, peak_rss_bytes: peak_rss_bytes() })
 }
