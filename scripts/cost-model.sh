@@ -10,8 +10,8 @@
 #   TYPE         ccx33 (default: 8 dedicated vCPU, 32 GB), ccx63 (48, 192 GB),
 #                or ref (the reference machine itself: 2 cores, 24 GB, price 0)
 #   --core-speed one core of TYPE against one core of the reference machine
-#                (default 1.0; measure it: scripts/bench-peer.sh or coordinator bench
-#                on both machines, back to back)
+#                (default 1.0; estimate it from `coordinator bench --threads 1` on the
+#                rented machine against the reference figures in docs/BENCHMARKS.md)
 #   --link-gbit  each machine's link rate (default 1)
 #   --price      euros per machine-hour (default: the list price below; check
 #                hetzner.com/cloud before spending, prices change)
