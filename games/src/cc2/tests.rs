@@ -227,9 +227,9 @@ fn deposit_around_holes_equals_deposit_onto_the_complement() {
 #[test]
 fn move_count_equals_the_moves_enumerated() {
     // Every position of the small boards, where the opponent's goal is often
-    // one cell short of full: the count must equal the moves for_each_move
-    // enumerates, including the ones it leaves out because they would fill
-    // the opponent's goal.
+    // one cell short of full: the moves for_each_move lists and their count
+    // must be the destinations whose move leaves the opponent short of its
+    // win condition, tested here one by one against the rule itself.
     let mut left_out = 0;
     let mut rng = XorShift(0x5eed);
     for (size, pieces, sampled) in
@@ -244,19 +244,30 @@ fn move_count_equals_the_moves_enumerated() {
             if pos.outcome(&g.board) != Outcome::Ongoing {
                 continue;
             }
-            let mut listed = 0;
-            for_each_move(&g.board, &pos, &mut |_, _| listed += 1);
-            let mut all = 0;
             let t = pos.turn as usize;
             let occupied = pos.pieces[0] | pos.pieces[1];
+            let mut legal = Vec::new();
             let mut own = pos.pieces[t];
             while own != 0 {
                 let from = own.trailing_zeros() as usize;
                 own &= own - 1;
-                all += g.board.destinations(from, occupied & !(1u64 << from)).count_ones();
+                let mut dests = g.board.destinations(from, occupied & !(1u64 << from));
+                while dests != 0 {
+                    let to = dests.trailing_zeros() as usize;
+                    dests &= dests - 1;
+                    let mut after = pos.pieces;
+                    after[t] ^= (1u64 << from) | (1u64 << to);
+                    if g.board.has_won(&after, 1 - t) {
+                        left_out += 1;
+                    } else {
+                        legal.push((from, to));
+                    }
+                }
             }
-            left_out += all - listed;
-            assert_eq!(move_count(&g.board, &pos), listed, "{size}x{size}x{pieces} rank {rank}");
+            let mut listed = Vec::new();
+            for_each_move(&g.board, &pos, &mut |from, to| listed.push((from, to)));
+            assert_eq!(listed, legal, "{size}x{size}x{pieces} rank {rank}");
+            assert_eq!(move_count(&g.board, &pos) as usize, legal.len(), "{size}x{size}x{pieces} rank {rank}");
         }
     }
     assert!(left_out > 1000, "the boards must exercise moves that fill the opponent's goal ({left_out})");
