@@ -1,93 +1,192 @@
 //! The Hetzner scripts against recorded calls: fake `hcloud`, `ssh` and `scp` on
-//! PATH log every call, answer what the scripts ask (addresses, labelled
-//! resources) and hand back a real stage-1 result for fetch.sh to check. The
-//! test reads the log: what was created, with which flags, that the token never
-//! appears in a command line, and that everything labelled is destroyed, also
-//! when provisioning fails half-way.
+//! PATH log every call and keep what "exists" (servers, networks, firewalls ...)
+//! as files, so destroy.sh deletes what provision.sh made and nothing is left.
+//! They can misbehave the way a real run does: SSH not ready for the first tries,
+//! cloud-init slow or never done, one server create failing, the connection
+//! dropping while the log is followed, a delete failing once. fetch.sh checks a
+//! real stage-1 result; status.sh reads a real coordinator's /status.
 
 mod common;
 use common::*;
-use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
+const API_TOKEN: &str = "secret-api-token";
 
 const FAKE_HCLOUD: &str = r#"#!/usr/bin/env bash
 echo "hcloud $*" >> "$CALLS"
+S=$FAKE_STATE
 if [[ -n "${FAIL_ON:-}" && "$*" == *"$FAIL_ON"* ]]; then echo "fake hcloud: refused" >&2; exit 1; fi
-case "$1 $2" in
-  "server ip") echo "203.0.113.$(( ${#3} % 200 ))" ;;
-  "server describe") echo "10.0.1.$(( ${#2} % 200 ))" ;;
-  "server list") grep -o 'server create --name [a-z0-9-]*' "$CALLS" | awk '{print $4}' ;;
-  "placement-group list") echo "demo-spread" ;;
-  "network list") echo "demo-net" ;;
-  "ssh-key list") echo "demo-key" ;;
+if [[ -n "${FAIL_ONCE_ON:-}" && "$*" == *"$FAIL_ONCE_ON"* && ! -e "$S/failed-once" ]]; then
+  touch "$S/failed-once"; echo "fake hcloud: temporarily refused" >&2; exit 1
+fi
+kind=$1 verb=$2
+case "$verb" in
+  create)
+    while [[ $# -gt 0 ]]; do [[ "$1" == --name ]] && name=$2; shift; done
+    mkdir -p "$S/res/$kind" && touch "$S/res/$kind/$name" ;;
+  delete) [[ -e "$S/res/$kind/$3" ]] || { echo "fake hcloud: no $kind $3" >&2; exit 1; }; rm "$S/res/$kind/$3" ;;
+  list) ls "$S/res/$kind" 2>/dev/null || true ;;
+  ip|describe)
+    case "$3" in
+      *-coordinator) n=10 ;;
+      *-worker-*) n=$(( 10 + ${3##*-} )) ;;
+    esac
+    if [[ "$verb" == ip ]]; then echo "203.0.113.$n"; else echo "10.0.1.$n"; fi ;;
 esac
 exit 0
 "#;
 
 const FAKE_SSH: &str = r#"#!/usr/bin/env bash
 echo "ssh $*" >> "$CALLS"
-# Commands that read a secret from stdin: keep it out of the log, remember its length.
-if [[ "$*" == *"cat > /etc/retro/env"* ]]; then echo "ssh-stdin $(wc -c)" >> "$CALLS"; fi
+S=$FAKE_STATE
+cmd=${*: -1}
+host=""; for a in "$@"; do [[ "$a" == root@* ]] && host=${a#root@}; done
+count() { local n; n=$(cat "$S/$1" 2>/dev/null || echo 0); echo $((n + 1)) > "$S/$1"; echo "$n"; }
+case "$cmd" in
+  true)
+    if (( $(count "ssh-tries-$host") < ${SSH_FAILS_FIRST:-0} )); then
+      echo "ssh: connect to host $host port 22: Connection refused" >&2; exit 255
+    fi ;;
+  *"cloud-init status --wait"*)
+    case "${CLOUD_INIT:-done}" in
+      slow) sleep 1; echo "status: done" ;;
+      never) exit 124 ;;
+      *) echo "status: done" ;;
+    esac ;;
+  # A secret on stdin: kept out of the calls log, in a file of its own.
+  *"cat > /etc/retro/env"*) cat > "$S/secret-$host"; echo "ssh-stdin $(wc -c < "$S/secret-$host")" >> "$CALLS" ;;
+  *"cat /etc/retro/env") cat "$S/secret-$host" ;;
+  *"systemctl show -p ActiveState --value retro-coordinator") echo "${COORDINATOR_STATE:-inactive}" ;;
+  *"journalctl -n"*)
+    n=$(count follows)
+    echo "coordinator: solo(A) round 7"
+    if [[ -n "${FOLLOW_HANG:-}" ]]; then sleep 60; exit 255; fi
+    if (( n < ${FOLLOW_DROPS:-0} )); then echo "client_loop: send disconnect: Broken pipe" >&2; exit 255; fi
+    echo "coordinator: job done"; echo "retro-job-ended ${JOB_STATUS:-0}" ;;
+  *"journalctl -u retro-coordinator --no-pager"*) echo "the coordinator's whole log" ;;
+esac
 exit 0
 "#;
 
 const FAKE_SCP: &str = r#"#!/usr/bin/env bash
 echo "scp $*" >> "$CALLS"
+eval "dest=\${$#}"
 # fetch: copy the prepared results from "the coordinator".
-if [[ "$*" == *":/var/lib/retro/tb/"* ]]; then eval "dest=\${$#}"; cp "$RESULTS"/* "$dest"; fi
+if [[ "$*" == *":/var/lib/retro/tb/"* ]]; then cp "$RESULTS"/* "$dest"; fi
+# Unit files: keep them for the test to read, by host and unit.
+if [[ "$dest" == *":/etc/systemd/system/"* ]]; then
+  host=${dest#root@}; host=${host%%:*}
+  eval "src=\${$(( $# - 1 ))}"
+  mkdir -p "$FAKE_STATE/units" && cp "$src" "$FAKE_STATE/units/$host-${dest##*/}"
+fi
 exit 0
 "#;
 
-fn fake_tools(dir: &Path) -> std::path::PathBuf {
-    let bin = dir.join("fakebin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for (name, body) in [("hcloud", FAKE_HCLOUD), ("ssh", FAKE_SSH), ("scp", FAKE_SCP)] {
-        let p = bin.join(name);
-        std::fs::write(&p, body).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    bin
+/// One job's world: the fake tools, their state, and a stage-1 result to fetch.
+struct World {
+    dir: TempDir,
 }
 
-fn up(dir: &TempDir, extra_env: &[(&str, &str)], token: Option<&str>) -> (Output, String) {
-    let fake = fake_tools(&dir.0);
-    let calls = dir.join("calls.log");
-    let _ = std::fs::remove_file(&calls);
-    let key = dir.join("id.pub");
-    std::fs::write(&key, "ssh-ed25519 AAAA test\n").unwrap();
-    let mut c = Command::new(repo().join("deploy/hetzner/up.sh"));
-    c.args(["--job", "demo", "--workers", "2", "--plan", "plans/stage1.toml", "--bin"]);
-    c.arg(coordinator().parent().unwrap()).arg("--out").arg(dir.join("results"));
-    c.current_dir(repo());
-    let path = format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default());
-    c.env("PATH", path).env("CALLS", &calls).env("SSH_KEY", &key).env("RESULTS", dir.join("tb"));
-    c.env_remove("HCLOUD_TOKEN").env_remove("RETRO_TOKEN");
-    if let Some(t) = token {
-        c.env("HCLOUD_TOKEN", t);
+impl World {
+    fn new(name: &str) -> World {
+        let dir = TempDir::new(name);
+        let bin = dir.join("fakebin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for (name, body) in [("hcloud", FAKE_HCLOUD), ("ssh", FAKE_SSH), ("scp", FAKE_SCP)] {
+            let p = bin.join(name);
+            std::fs::write(&p, body).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        std::fs::write(dir.join("id.pub"), "ssh-ed25519 AAAA test\n").unwrap();
+        World { dir }
     }
-    for (k, v) in extra_env {
-        c.env(k, v);
+
+    /// Solves stage 1 into dir/tb, the results "the coordinator" hands back.
+    fn with_results(self) -> World {
+        let out = run(embedded_command(&self.dir), LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        self
     }
-    let out = run(c, LIMIT);
-    (out, std::fs::read_to_string(&calls).unwrap_or_default())
+
+    /// A deploy script with the fakes first on PATH and the API token set.
+    fn script(&self, name: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let mut c = Command::new(repo().join("deploy/hetzner").join(name));
+        c.args(["--job", "demo", "--workers", "2", "--plan", "plans/stage1.toml", "--bin"]);
+        c.arg(coordinator().parent().unwrap()).arg("--out").arg(self.dir.join("results"));
+        c.args(args).current_dir(repo());
+        let path = format!("{}:{}", self.dir.join("fakebin").display(), std::env::var("PATH").unwrap_or_default());
+        c.env("PATH", path).env("CALLS", self.dir.join("calls.log")).env("FAKE_STATE", self.dir.join("state"));
+        c.env("SSH_KEY", self.dir.join("id.pub")).env("RESULTS", self.dir.join("tb"));
+        c.env("RETRO_DEPLOY_STATE", self.dir.join("deploy-state"));
+        c.env("READY_INTERVAL", "0").env("RECONNECT_INTERVAL", "0");
+        c.env_remove("RETRO_TOKEN").env("HCLOUD_TOKEN", API_TOKEN);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    fn run(&self, name: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+        Outcome(run(self.script(name, args, env), LIMIT))
+    }
+
+    fn calls(&self) -> String {
+        std::fs::read_to_string(self.dir.join("calls.log")).unwrap_or_default()
+    }
+
+    /// The resources that exist now, as `kind/name`.
+    fn resources(&self) -> Vec<String> {
+        let mut out = vec![];
+        for kind in std::fs::read_dir(self.dir.join("state/res")).into_iter().flatten().flatten() {
+            for r in std::fs::read_dir(kind.path()).unwrap().flatten() {
+                out.push(format!("{}/{}", kind.file_name().to_string_lossy(), r.file_name().to_string_lossy()));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn state(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join("state").join(name)).unwrap_or_default()
+    }
+
+    /// The cluster token each machine received (on stdin).
+    fn secrets(&self) -> Vec<String> {
+        let mut out = vec![];
+        for e in std::fs::read_dir(self.dir.join("state")).unwrap().flatten() {
+            if e.file_name().to_string_lossy().starts_with("secret-") {
+                out.push(std::fs::read_to_string(e.path()).unwrap());
+            }
+        }
+        out
+    }
 }
 
-fn solved(dir: &TempDir) {
-    let out = run(embedded_command(dir), LIMIT);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+struct Outcome(Output);
+impl Outcome {
+    fn ok(&self) -> bool {
+        self.0.status.success()
+    }
+    fn text(&self) -> String {
+        format!("{}\n{}", String::from_utf8_lossy(&self.0.stdout), String::from_utf8_lossy(&self.0.stderr))
+    }
+}
+
+fn count_lines(calls: &str, needle: &str) -> usize {
+    calls.lines().filter(|l| l.contains(needle)).count()
 }
 
 #[test]
-fn up_provisions_runs_fetches_and_destroys() {
-    let dir = TempDir::new("deploy-up");
-    solved(&dir);
-    let (out, calls) = up(&dir, &[], Some("secret-api-token"));
-    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{text}\n{calls}");
+fn up_provisions_waits_runs_fetches_and_destroys() {
+    let w = World::new("deploy-up").with_results();
+    // SSH refuses the first two tries on every machine; cloud-init takes a while.
+    let out = w.run("up.sh", &[], &[("SSH_FAILS_FIRST", "2"), ("CLOUD_INIT", "slow")]);
+    let (text, calls) = (out.text(), w.calls());
+    assert!(out.ok(), "{text}\n{calls}");
     let lines: Vec<&str> = calls.lines().collect();
     let creates: Vec<&&str> = lines.iter().filter(|l| l.starts_with("hcloud server create")).collect();
     assert_eq!(creates.len(), 3, "a coordinator and two workers:\n{calls}");
@@ -98,63 +197,252 @@ fn up_provisions_runs_fetches_and_destroys() {
             "--label job=demo",
             "--placement-group demo-spread",
             "--network demo-net",
+            "--firewall demo-fw",
         ] {
             assert!(c.contains(flag), "{c} lacks {flag}");
         }
     }
     assert!(!calls.contains("--datacenter"), "the removed --datacenter flag is never used");
     assert!(calls.contains("placement-group create --name demo-spread --type spread"));
-    // Units started over ssh; the cluster token went through stdin only.
-    assert!(calls.contains("systemctl daemon-reload && systemctl enable --now retro-coordinator"));
-    assert_eq!(calls.matches("systemctl enable --now retro-worker").count(), 2);
-    assert_eq!(calls.matches("ssh-stdin 45").count(), 3, "RETRO_TOKEN=<32 hex digits>\\n on each machine:\n{calls}");
-    assert!(!calls.contains("RETRO_TOKEN="), "the token never shows in a command line");
-    assert!(!calls.contains("secret-api-token"), "the API token never shows in a command line");
-    // Fetched and checked, then everything labelled is deleted, last.
+    assert!(calls.contains("--network-zone eu-central"), "{calls}");
+    // The firewall lets in SSH and ping, nothing else.
+    let rules: Vec<&&str> = lines.iter().filter(|l| l.starts_with("hcloud firewall add-rule")).collect();
+    assert_eq!(rules.len(), 2, "{calls}");
+    assert!(rules[0].contains("--protocol tcp --port 22") && rules[1].contains("--protocol icmp"), "{calls}");
+    // Every machine answered SSH on its third try and finished cloud-init
+    // before anything was uploaded.
+    for ip in ["203.0.113.10", "203.0.113.11", "203.0.113.12"] {
+        assert_eq!(w.state(&format!("ssh-tries-{ip}")).trim(), "3", "{ip}:\n{calls}");
+    }
+    let last_ready = lines.iter().rposition(|l| l.contains("cloud-init status --wait")).unwrap();
+    let first_upload = lines.iter().position(|l| l.starts_with("scp")).unwrap();
+    assert!(last_ready < first_upload, "{calls}");
+    assert_eq!(count_lines(&calls, "cloud-init status --wait"), 3);
+    // One known_hosts file for this job, on every ssh and scp.
+    let known = format!("UserKnownHostsFile={}", w.dir.join("deploy-state/demo/known_hosts").display());
+    for l in lines.iter().filter(|l| l.starts_with("ssh ") || l.starts_with("scp ")) {
+        assert!(l.contains(&known), "{l}");
+    }
+    // The upload's size was said before it started.
+    assert!(text.contains("uploading ") && text.contains(" MB in all"), "{text}");
+    // Units: the job's ports on the private network only, /status on loopback.
+    let units = w.dir.join("state/units");
+    let coord = std::fs::read_to_string(units.join("203.0.113.10-retro-coordinator.service")).unwrap();
+    assert!(coord.contains("--listen 10.0.1.10:50051"), "{coord}");
+    assert!(coord.contains("--status 127.0.0.1:8080"), "{coord}");
+    assert!(coord.contains("ExecStartPre=/opt/retro/wait-for-address.sh 10.0.1.10"), "{coord}");
+    for (i, ip) in [(1, "203.0.113.11"), (2, "203.0.113.12")] {
+        let unit = std::fs::read_to_string(units.join(format!("{ip}-retro-worker.service"))).unwrap();
+        assert!(unit.contains(&format!("--connect 10.0.1.10:50051 --listen 10.0.1.1{i}:50052")), "{unit}");
+    }
+    assert!(!calls.contains("0.0.0.0:"), "nothing listens on every address:\n{calls}");
+    assert!(calls.contains("systemctl enable retro-coordinator && systemctl restart retro-coordinator"));
+    assert_eq!(calls.matches("systemctl restart retro-worker").count(), 2);
+    // One cluster token, on stdin to each machine; neither token shows anywhere.
+    let secrets = w.secrets();
+    assert_eq!(secrets.len(), 3, "{calls}");
+    assert!(secrets.iter().all(|s| s == &secrets[0] && s.starts_with("RETRO_TOKEN=") && s.len() == 45));
+    let token = secrets[0].trim_start_matches("RETRO_TOKEN=").trim();
+    for (what, hay) in [("command lines", &calls), ("output", &text)] {
+        assert!(!hay.contains(token), "the cluster token shows in the {what}");
+        assert!(!hay.contains(API_TOKEN), "the API token shows in the {what}");
+    }
+    // Followed to the end, fetched and checked, then everything deleted, last.
+    assert!(text.contains("coordinator: job done"), "{text}");
     assert!(text.contains("solo_A.tb: sha256 ok"), "{text}");
-    assert!(dir.join("results").join("summary.json").exists());
+    assert!(w.dir.join("results/summary.json").exists());
+    assert!(w.dir.join("results/coordinator.log").exists());
     let first_delete = lines.iter().position(|l| l.contains(" delete ")).expect("destroy ran");
     let last_create = lines.iter().rposition(|l| l.contains(" create ")).unwrap();
     assert!(first_delete > last_create);
-    for name in ["demo-coordinator", "demo-worker-1", "demo-worker-2"] {
-        assert!(calls.contains(&format!("hcloud server delete {name}")), "{name} not deleted:\n{calls}");
-    }
-    for what in ["placement-group delete demo-spread", "network delete demo-net", "ssh-key delete demo-key"] {
-        assert!(calls.contains(what), "{what} missing:\n{calls}");
-    }
+    assert_eq!(w.resources(), Vec::<String>::new(), "{calls}");
+    assert!(!w.dir.join("deploy-state/demo").exists(), "the job's known_hosts goes with the job");
 }
 
 #[test]
-fn a_failed_provision_still_destroys_everything() {
-    let dir = TempDir::new("deploy-fail");
-    let (out, calls) = up(&dir, &[("FAIL_ON", "demo-worker-2")], Some("t"));
-    assert!(!out.status.success());
-    assert!(calls.contains("hcloud server delete demo-coordinator"), "{calls}");
-    assert!(calls.contains("hcloud server delete demo-worker-1"), "{calls}");
-    assert!(calls.contains("network delete demo-net"), "{calls}");
+fn a_machine_that_never_gets_ready_fails_provisioning_and_destroys_everything() {
+    let w = World::new("deploy-not-ready");
+    let out = w.run("up.sh", &[], &[("SSH_FAILS_FIRST", "99"), ("READY_TRIES", "3")]);
+    assert!(!out.ok());
+    assert!(out.text().contains("demo-coordinator (203.0.113.10) did not answer SSH after 3 tries"), "{}", out.text());
+    assert!(
+        out.text().contains("the last try said: ssh: connect to host 203.0.113.10 port 22: Connection refused"),
+        "{}",
+        out.text()
+    );
+    assert!(out.text().contains("provisioning failed; destroying what was made"), "{}", out.text());
+    assert_eq!(w.resources(), Vec::<String>::new(), "{}", w.calls());
+    assert!(!w.calls().contains("scp"), "nothing was uploaded");
+
+    let w = World::new("deploy-cloud-init");
+    let out = w.run("up.sh", &[], &[("CLOUD_INIT", "never"), ("CLOUD_INIT_TIMEOUT", "5")]);
+    assert!(!out.ok());
+    assert!(out.text().contains("cloud-init on demo-coordinator did not finish within 5 s"), "{}", out.text());
+    assert_eq!(w.resources(), Vec::<String>::new(), "{}", w.calls());
+    assert!(!w.calls().contains("systemctl"), "nothing was started");
+}
+
+#[test]
+fn a_failed_server_create_destroys_what_was_made_and_says_so() {
+    let w = World::new("deploy-fail");
+    let out = w.run("up.sh", &[], &[("FAIL_ON", "server create --name demo-worker-2")]);
+    assert!(!out.ok());
+    let calls = w.calls();
+    assert!(out.text().contains("provisioning failed; destroying what was made for job demo"), "{}", out.text());
+    for name in ["demo-coordinator", "demo-worker-1"] {
+        assert!(calls.contains(&format!("hcloud server delete {name}")), "{calls}");
+    }
+    assert!(calls.contains("firewall delete demo-fw") && calls.contains("network delete demo-net"), "{calls}");
+    assert_eq!(w.resources(), Vec::<String>::new(), "{calls}");
     assert!(!calls.contains("systemctl"), "nothing was started");
-    // The one delete that failed is named, with what to do.
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("could not delete: server demo-worker-2") && err.contains("again"), "{err}");
+    assert!(out.text().contains("destroyed everything labelled job=demo"), "{}", out.text());
+}
+
+#[test]
+fn a_dropped_connection_while_following_is_followed_again_and_the_job_goes_on() {
+    let w = World::new("deploy-drop").with_results();
+    let out = w.run("up.sh", &[], &[("FOLLOW_DROPS", "2")]);
+    let calls = w.calls();
+    assert!(out.ok(), "{}\n{calls}", out.text());
+    assert_eq!(w.state("follows").trim(), "3", "followed three times:\n{calls}");
+    assert_eq!(out.text().matches("lost the connection to demo-coordinator (the job goes on there)").count(), 2);
+    // Nothing stopped the job in between; it ended, was fetched, then destroyed.
+    assert!(!calls.contains("systemctl stop"), "{calls}");
+    let lines: Vec<&str> = calls.lines().collect();
+    let last_follow = lines.iter().rposition(|l| l.contains("journalctl -n")).unwrap();
+    let first_delete = lines.iter().position(|l| l.contains(" delete ")).unwrap();
+    assert!(last_follow < first_delete);
+    assert!(out.text().contains("solo_A.tb: sha256 ok"), "{}", out.text());
+    assert_eq!(w.resources(), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_while_following_leaves_the_job_running_and_attach_finishes_it() {
+    let w = World::new("deploy-attach").with_results();
+    let mut c = w.script("up.sh", &[], &[("FOLLOW_HANG", "1")]);
+    use std::os::unix::process::CommandExt;
+    c.process_group(0);
+    let mut up = Proc::start("up.sh", c, w.dir.join("up.log"));
+    let deadline = std::time::Instant::now() + LIMIT;
+    while !up.stdout().contains("following job demo") || w.state("follows").is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never followed:\n{}", up.logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pgid = format!("-{}", up.child.id());
+    assert!(Command::new("kill").args(["-INT", "--", &pgid]).status().unwrap().success());
+    let status = up.wait(LIMIT);
+    assert_eq!(status.code(), Some(130), "{}", up.logs());
+    assert!(up.logs().contains("stopped following; the job goes on"), "{}", up.logs());
+    assert!(!w.calls().contains(" delete "), "nothing destroyed:\n{}", w.calls());
+    assert_eq!(w.resources().iter().filter(|r| r.starts_with("server/")).count(), 3);
+
+    // From "another computer": attach follows to the end, fetches, destroys.
+    let out = w.run("attach.sh", &[], &[]);
+    assert!(out.ok(), "{}\n{}", out.text(), w.calls());
+    assert!(
+        out.text().contains("coordinator: job done") && out.text().contains("solo_A.tb: sha256 ok"),
+        "{}",
+        out.text()
+    );
+    assert_eq!(w.resources(), Vec::<String>::new());
+}
+
+#[test]
+fn a_failed_job_keeps_the_machines_and_says_how_to_go_on() {
+    let w = World::new("deploy-job-failed");
+    let out = w.run("up.sh", &[], &[("JOB_STATUS", "1")]);
+    assert_eq!(out.0.status.code(), Some(1), "{}", out.text());
+    let text = out.text();
+    assert!(text.contains("the job ended with exit status 1; the machines are kept"), "{text}");
+    assert!(text.contains("run.sh --job demo") && text.contains("destroy.sh --job demo"), "{text}");
+    assert_eq!(w.resources().iter().filter(|r| r.starts_with("server/")).count(), 3);
+    // While the job runs, run.sh refuses to start it again (attach instead).
+    let out = w.run("run.sh", &[], &[("COORDINATOR_STATE", "active")]);
+    assert!(!out.ok() && out.text().contains("already running") && out.text().contains("attach.sh"), "{}", out.text());
+}
+
+#[test]
+fn a_delete_that_fails_is_named_and_running_destroy_again_finishes() {
+    let w = World::new("deploy-destroy");
+    assert!(w.run("provision.sh", &[], &[]).ok(), "{}", w.calls());
+    assert_eq!(w.resources().len(), 7, "{:?}", w.resources());
+    let out = w.run("destroy.sh", &[], &[("FAIL_ONCE_ON", "server delete demo-worker-1")]);
+    assert!(!out.ok());
+    assert!(
+        out.text().contains("could not delete: server demo-worker-1") && out.text().contains("again"),
+        "{}",
+        out.text()
+    );
+    assert_eq!(w.resources(), vec!["server/demo-worker-1".to_string()], "the rest still went");
+    let out = w.run("destroy.sh", &[], &[("FAIL_ONCE_ON", "server delete demo-worker-1")]);
+    assert!(out.ok(), "{}", out.text());
+    assert_eq!(w.resources(), Vec::<String>::new());
+}
+
+#[test]
+fn a_worker_lost_for_good_is_replaced_by_a_new_machine() {
+    let w = World::new("deploy-replace").with_results();
+    let out = w.run("up.sh", &["--keep"], &[]);
+    assert!(out.ok(), "{}", out.text());
+    assert!(out.text().contains("machines of job demo kept (--keep)"), "{}", out.text());
+    assert_eq!(w.resources().iter().filter(|r| r.starts_with("server/")).count(), 3);
+    let before = w.calls().lines().count();
+    for (args, error) in [
+        (["--worker", "3", "--lost", "w2"], "--worker must be a machine number from 1 to 2"),
+        (["--worker", "2", "--lost", "demo-worker-2"], "--lost must be the coordinator's id"),
+    ] {
+        let out = w.run("replace.sh", &args, &[]);
+        assert!(!out.ok() && out.text().contains(error), "{}", out.text());
+    }
+    let out = w.run("replace.sh", &["--worker", "2", "--lost", "w2"], &[("SSH_FAILS_FIRST", "4")]);
+    assert!(out.ok(), "{}\n{}", out.text(), w.calls());
+    let calls: Vec<String> = w.calls().lines().skip(before).map(String::from).collect();
+    let at =
+        |needle: &str| calls.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}:\n{calls:#?}"));
+    let steps = [
+        "hcloud server delete demo-worker-2",
+        "hcloud server create --name demo-worker-2",
+        "203.0.113.12 timeout 900 cloud-init status --wait",
+        "203.0.113.12:/opt/retro/",
+        "203.0.113.10 cat /etc/retro/env",
+        "203.0.113.12 systemctl daemon-reload",
+    ];
+    for pair in steps.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}:\n{calls:#?}", pair[0], pair[1]);
+    }
+    assert!(!calls.iter().any(|l| l.contains("203.0.113.11")), "the other worker is left alone");
+    // The same token as the coordinator's, and a unit that replaces w2.
+    assert_eq!(w.state("secret-203.0.113.12"), w.state("secret-203.0.113.10"));
+    let unit = std::fs::read_to_string(w.dir.join("state/units/203.0.113.12-retro-worker.service")).unwrap();
+    assert!(unit.contains("--data /var/lib/retro/worker --replace w2"), "{unit}");
+    assert_eq!(w.resources().iter().filter(|r| r.starts_with("server/")).count(), 3);
 }
 
 #[test]
 fn no_api_token_no_calls_and_dry_run_prints_the_sequence() {
-    let dir = TempDir::new("deploy-token");
-    let (out, calls) = up(&dir, &[], None);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("HCLOUD_TOKEN"));
-    assert!(!calls.contains("create"), "{calls}");
-    let mut c = Command::new(repo().join("deploy/hetzner/up.sh"));
-    c.args(["--dry-run", "--job", "demo", "--workers", "2", "--plan", "plans/stage2.toml"]).current_dir(repo());
+    let w = World::new("deploy-token");
+    let mut c = w.script("up.sh", &[], &[]);
     c.env_remove("HCLOUD_TOKEN");
-    let out = run(c, LIMIT);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let out = Outcome(run(c, LIMIT));
+    assert!(!out.ok());
+    assert!(out.text().contains("HCLOUD_TOKEN"));
+    assert!(!w.calls().contains("create"), "{}", w.calls());
+    let dry = |location: &str| {
+        let mut c = Command::new(repo().join("deploy/hetzner/up.sh"));
+        c.args(["--dry-run", "--job", "demo", "--workers", "2", "--plan", "plans/stage2.toml", "--location", location]);
+        c.current_dir(repo()).env_remove("HCLOUD_TOKEN");
+        Outcome(run(c, LIMIT))
+    };
+    let out = dry("fsn1");
+    let text = String::from_utf8_lossy(&out.0.stdout).to_string();
+    assert!(out.ok(), "{}", out.text());
     let order = [
         "hcloud ssh-key create",
+        "hcloud firewall create",
         "hcloud server create --name demo-worker-2",
-        "enable\\ --now\\ retro-worker",
+        "cloud-init\\ status\\ --wait",
+        "restart\\ retro-worker",
+        "journalctl",
         "/var/lib/retro/tb/",
         "hcloud server delete",
         "hcloud ssh-key delete",
@@ -164,6 +452,44 @@ fn no_api_token_no_calls_and_dry_run_prints_the_sequence() {
         let i = text[at..].find(step).unwrap_or_else(|| panic!("{step} missing (or out of order):\n{text}"));
         at += i;
     }
+    // The private network's zone follows the location.
+    assert!(dry("ash").text().contains("--network-zone us-east"));
+    assert!(dry("sin").text().contains("--network-zone ap-southeast"));
+    let out = dry("mars1");
+    assert!(!out.ok() && out.text().contains("unknown location mars1"), "{}", out.text());
+}
+
+/// status.sh against a real coordinator's /status (the fake ssh makes no tunnel,
+/// so the coordinator serves on the port the tunnel's near end would use).
+#[test]
+fn status_sh_reads_the_coordinators_status() {
+    let w = World::new("deploy-status");
+    let port = free_port();
+    let status = format!("127.0.0.1:{port}");
+    let mut c = embedded_command(&w.dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1", "--status", &status]);
+    let coord = Proc::start("coordinator", c, w.dir.join("coord.log"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(&status).is_err() {
+        assert!(std::time::Instant::now() < deadline, "status page never came up:\n{}", coord.logs());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let env = [("STATUS_LOCAL_PORT", port.to_string())];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = w.run("status.sh", &[], &env);
+    let text = out.text();
+    assert!(out.ok(), "{text}");
+    assert!(text.contains("job demo: registering"), "{text}");
+    assert!(text.contains("workers: 0 of 1 joined, 0 presumed lost"), "{text}");
+    assert!(text.contains("solo(A)") && text.contains("not started"), "{text}");
+    assert!(text.contains("layers left: 3; time left: not known"), "{text}");
+    assert!(w.calls().contains(&format!("-L {port}:127.0.0.1:8080")), "{}", w.calls());
+    let out = w.run("status.sh", &["--json"], &env);
+    let v: serde_json::Value = serde_json::from_str(&String::from_utf8_lossy(&out.0.stdout)).unwrap();
+    assert_eq!(v["expected_workers"], 1);
+    drop(coord);
+    let out = w.run("status.sh", &[], &env);
+    assert!(!out.ok() && out.text().contains("does not answer on /status"), "{}", out.text());
 }
 
 /// Every shell script passes shellcheck (skipped with a message where

@@ -6,13 +6,21 @@
 #   JOB            job label; every resource carries label job=$JOB (default: retro)
 #   WORKERS        worker machines (default: 3)
 #   SERVER_TYPE    server type (default: ccx33: 8 dedicated vCPU, 32 GB)
-#   LOCATION       location (default: fsn1); the removed --datacenter flag is never used
+#   LOCATION       location (default: fsn1); the network zone follows it
 #   IMAGE          image (default: debian-12, the glibc the binaries are built against)
-#   SSH_KEY        public key file (default: ~/.ssh/id_ed25519.pub)
+#   SSH_KEY        public key file (default: ~/.ssh/id_ed25519.pub); its private half
+#                  (the same name without .pub) is what ssh uses, when it exists
 #   PLAN           plan file (default: plans/stage2.toml)
-#   BIN            directory with the coordinator and worker binaries (default: target/release)
-#   OUT            where fetch.sh puts tablebases and summary.json (default: results/$JOB)
+#   BIN            directory with the Linux coordinator and worker binaries
+#                  (default: target/deploy, from `cargo build --profile deploy`)
+#   OUT            where results land (default: results/$JOB)
+#   KEEP=1         keep the machines after the job ends (--keep)
 #   DRY_RUN=1      print every hcloud/ssh/scp command instead of running it
+#   RETRO_DEPLOY_STATE  where a job's known_hosts lives on this computer
+#                  (default: ~/.local/state/retro-deploy; one directory per job)
+#   READY_TRIES, READY_INTERVAL   SSH readiness: tries and seconds between them (60, 5)
+#   CLOUD_INIT_TIMEOUT            seconds cloud-init may take on a new machine (900)
+#   RECONNECT_INTERVAL            seconds before following again after a dropped connection (15)
 set -euo pipefail
 
 JOB=${JOB:-retro}
@@ -22,18 +30,31 @@ LOCATION=${LOCATION:-fsn1}
 IMAGE=${IMAGE:-debian-12}
 SSH_KEY=${SSH_KEY:-$HOME/.ssh/id_ed25519.pub}
 PLAN=${PLAN:-plans/stage2.toml}
-BIN=${BIN:-target/release}
+BIN=${BIN:-target/deploy}
 OUT=${OUT:-}
+KEEP=${KEEP:-0}
 DRY_RUN=${DRY_RUN:-0}
-# shellcheck disable=SC2034  # HERE and PORT are for the scripts that source this file
+READY_TRIES=${READY_TRIES:-60}
+READY_INTERVAL=${READY_INTERVAL:-5}
+CLOUD_INIT_TIMEOUT=${CLOUD_INIT_TIMEOUT:-900}
+RECONNECT_INTERVAL=${RECONNECT_INTERVAL:-15}
+# shellcheck disable=SC2034  # HERE, PORT, PEER_PORT and STATUS_PORT are for the scripts that source this file
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SSH_OPTS=(-o StrictHostKeyChecking=accept-new -o ServerAliveInterval=15 -o ConnectTimeout=10)
 # shellcheck disable=SC2034
 PORT=50051
+# shellcheck disable=SC2034
+PEER_PORT=50052
+# The coordinator's /status listens on the machine's loopback only; status.sh
+# reaches it through an SSH tunnel.
+# shellcheck disable=SC2034
+STATUS_PORT=8080
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+say() { echo "$(basename "$0"): $*" >&2; }
 
-# Common flags: --job --workers --type --location --plan --bin --out --dry-run.
+usage() { sed -n '2,/^# shellcheck source/p' "$0" | grep '^#' | grep -v '^# shellcheck' | sed 's/^# \{0,1\}//'; }
+
+# Common flags: --job --workers --type --location --plan --bin --out --keep --dry-run.
 parse_common() {
   while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -44,19 +65,51 @@ parse_common() {
       --plan) PLAN=$2; shift 2 ;;
       --bin) BIN=$2; shift 2 ;;
       --out) OUT=$2; shift 2 ;;
+      --keep) KEEP=1; shift ;;
       --dry-run) DRY_RUN=1; shift ;;
-      -h|--help) sed -n '2,/^set -e/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
-      *) die "unknown option $1 (see --help)" ;;
+      -h|--help) usage; exit 0 ;;
+      *)
+        # A script's own flags, listed in EXTRA_FLAGS ("--json", or "--worker="
+        # for one that takes a value), land in FLAG_<name>.
+        local f=${1#--} v
+        if [[ " ${EXTRA_FLAGS:-} " == *" --$f "* ]]; then
+          printf -v "FLAG_${f//-/_}" 1; shift
+        elif [[ " ${EXTRA_FLAGS:-} " == *" --$f= "* && $# -ge 2 ]]; then
+          v=$2; printf -v "FLAG_${f//-/_}" '%s' "$v"; shift 2
+        else
+          die "unknown option $1 (see --help)"
+        fi ;;
     esac
   done
   [[ "$JOB" =~ ^[a-z0-9-]+$ ]] || die "--job must match [a-z0-9-]+ (it names servers and labels)"
   [[ "$WORKERS" =~ ^[0-9]+$ && "$WORKERS" -ge 1 ]] || die "--workers must be a positive number"
   OUT=${OUT:-results/$JOB}
+  JOB_STATE=${RETRO_DEPLOY_STATE:-$HOME/.local/state/retro-deploy}/$JOB
+  # A known_hosts file per job: Hetzner hands out addresses again, so a global
+  # file would refuse a new machine on an address another job used (or, worse,
+  # trust an old key). Within the job a changed key is refused.
+  SSH_OPTS=(-o "UserKnownHostsFile=$JOB_STATE/known_hosts" -o StrictHostKeyChecking=accept-new
+    -o ServerAliveInterval=15 -o ServerAliveCountMax=4 -o ConnectTimeout=10 -o BatchMode=yes)
+  local private=${SSH_KEY%.pub}
+  [[ "$private" != "$SSH_KEY" && -f "$private" ]] && SSH_OPTS+=(-i "$private")
+  [[ "$DRY_RUN" == 1 ]] || mkdir -p "$JOB_STATE"
 }
 
 need_token() {
   [[ "$DRY_RUN" == 1 || -n "${HCLOUD_TOKEN:-}" ]] || die "set HCLOUD_TOKEN in the environment (never in a file in the repo)"
   export HCLOUD_TOKEN=${HCLOUD_TOKEN:-dry-run}
+}
+
+# The network zone of a location (a private network lives in one zone).
+network_zone() {
+  if [[ -n "${NETWORK_ZONE:-}" ]]; then echo "$NETWORK_ZONE"; return; fi
+  case "$LOCATION" in
+    fsn1|nbg1|hel1) echo eu-central ;;
+    ash) echo us-east ;;
+    hil) echo us-west ;;
+    sin) echo ap-southeast ;;
+    *) die "unknown location $LOCATION (fsn1, nbg1, hel1, ash, hil, sin); set NETWORK_ZONE to use another" ;;
+  esac
 }
 
 # Runs (or, with DRY_RUN=1, prints) one command.
@@ -83,3 +136,117 @@ private_ip() {
   fi
 }
 on() { local host=$1; shift; run ssh "${SSH_OPTS[@]}" "root@$(public_ip "$host")" "$@"; }
+
+# Waits until a new server answers SSH and cloud-init has finished on it, with
+# bounded retries; fails with a message saying which step timed out.
+wait_ready() {
+  local name=$1 ip i
+  ip=$(public_ip "$name")
+  if [[ "$DRY_RUN" == 1 ]]; then
+    run ssh "${SSH_OPTS[@]}" "root@$ip" true
+    run ssh "${SSH_OPTS[@]}" "root@$ip" "timeout $CLOUD_INIT_TIMEOUT cloud-init status --wait"
+    return
+  fi
+  local err
+  for ((i = 1; ; i++)); do
+    err=$(ssh "${SSH_OPTS[@]}" "root@$ip" true 2>&1 >/dev/null) && break
+    ((i < READY_TRIES)) || die "$name ($ip) did not answer SSH after $READY_TRIES tries, $READY_INTERVAL s apart; the last try said: $err"
+    sleep "$READY_INTERVAL"
+  done
+  local rc=0
+  # shellcheck disable=SC2029  # the timeout is meant to expand here
+  ssh "${SSH_OPTS[@]}" "root@$ip" "timeout $CLOUD_INIT_TIMEOUT cloud-init status --wait" >/dev/null || rc=$?
+  case $rc in
+    0) echo "$name ready" ;;
+    124) die "cloud-init on $name did not finish within $CLOUD_INIT_TIMEOUT s (CLOUD_INIT_TIMEOUT); see /var/log/cloud-init-output.log there" ;;
+    *) die "cloud-init on $name failed (exit $rc); see /var/log/cloud-init-output.log there" ;;
+  esac
+}
+
+# Refuses binaries that are missing or not Linux ELF files (a macOS build would
+# upload fine and then fail to start on every machine).
+check_binaries() {
+  [[ "$DRY_RUN" == 1 ]] && return
+  local b
+  for b in "$@"; do
+    [[ -x "$BIN/$b" ]] || die "no $BIN/$b: build it with 'cargo build --profile deploy' (or pass --bin DIR)"
+    [[ "$(head -c 4 "$BIN/$b" | od -An -c | tr -d ' ')" == '177ELF' ]] \
+      || die "$BIN/$b is not a Linux binary; see 'Building Linux binaries' in docs/OPERATIONS.md"
+  done
+}
+
+# Creates one server of the job (role: coordinator or worker) with the job's
+# key, firewall, private network and placement group.
+create_server() {
+  run hcloud server create --name "$1" --type "$SERVER_TYPE" --image "$IMAGE" --location "$LOCATION" \
+    --ssh-key "$JOB-key" --firewall "$JOB-fw" --network "$JOB-net" --placement-group "$JOB-spread" \
+    --user-data-from-file "$HERE/cloud-init.yaml" --label "job=$JOB" --label "role=$2"
+}
+
+# A systemd unit: description, the machine's private address (waited for before
+# the start, since the process listens only there), command line. A killed
+# process is restarted and resumes; a clean error exit (a bad plan) is not.
+unit_file() {
+  printf '[Unit]\nDescription=%s\nAfter=network-online.target\nWants=network-online.target\n\n' "$1"
+  printf '[Service]\nUser=retro\nEnvironmentFile=/etc/retro/env\nWorkingDirectory=/var/lib/retro\n'
+  printf 'ExecStartPre=/opt/retro/wait-for-address.sh %s\n' "$2"
+  printf 'ExecStart=%s\nRestart=on-abnormal\nRestartSec=5\n\n[Install]\nWantedBy=multi-user.target\n' "$3"
+}
+
+# Installs a unit file on a machine and (re)starts it: machine, unit name, file.
+start_unit() {
+  run scp "${SSH_OPTS[@]}" "$3" "root@$(public_ip "$1"):/etc/systemd/system/$2.service"
+  on "$1" "systemctl daemon-reload && systemctl enable $2 && systemctl restart $2"
+}
+
+# The worker unit of worker I, given the coordinator's private address; extra
+# worker flags (--replace wN) after them.
+worker_unit() {
+  local ip
+  ip=$(private_ip "$(worker_name "$1")")
+  unit_file "retro worker ($JOB)" "$ip" \
+    "/opt/retro/worker --connect $2:$PORT --listen $ip:$PEER_PORT --data /var/lib/retro/worker${3:+ $3}"
+}
+
+# SHA-256 of a file (sha256sum on Linux, shasum on macOS).
+sha256_of() {
+  if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi
+}
+
+# Follows the coordinator's log until the job ends and returns the
+# coordinator's exit status. A dropped connection is not the end of the job:
+# it reconnects (every RECONNECT_INTERVAL seconds) until it sees the end.
+# Ctrl-C stops following, never the job.
+follow_job() {
+  local coord lines=30 marker rc
+  coord=$(coordinator_name)
+  if [[ "$DRY_RUN" == 1 ]]; then
+    on "$coord" "journalctl -n $lines -fu retro-coordinator & (follow until the unit stops)"
+    return 0
+  fi
+  marker=$(mktemp)
+  trap 'rm -f "$marker"; echo; say "stopped following; the job goes on (and bills). Follow again: deploy/hetzner/attach.sh --job $JOB; progress: status.sh --job $JOB; stop and delete: destroy.sh --job $JOB"; exit 130' INT TERM HUP
+  while true; do
+    : > "$marker"
+    # The remote side prints the log until the unit is neither active nor
+    # restarting, then one marker line with the coordinator's exit status.
+    rc=0
+    on "$coord" "journalctl -n $lines -fu retro-coordinator & j=\$!; \
+while systemctl show -p ActiveState --value retro-coordinator | grep -qvxE 'inactive|failed'; do sleep 10; done; \
+kill \$j; echo \"retro-job-ended \$(systemctl show -p ExecMainStatus --value retro-coordinator)\"" \
+      | while IFS= read -r line; do
+          case "$line" in
+            "retro-job-ended "*) echo "${line#retro-job-ended }" > "$marker" ;;
+            *) printf '%s\n' "$line" ;;
+          esac
+        done || rc=$?
+    if [[ -s "$marker" ]]; then
+      rc=$(cat "$marker"); rm -f "$marker"; trap - INT TERM HUP
+      [[ "$rc" =~ ^[0-9]+$ ]] || rc=1
+      return "$rc"
+    fi
+    say "lost the connection to $coord (the job goes on there); following again in $RECONNECT_INTERVAL s (Ctrl-C stops following, not the job)"
+    sleep "$RECONNECT_INTERVAL"
+    lines=5
+  done
+}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Deletes everything labelled job=$JOB: servers, placement group, network, ssh key.
-# Works from the labels alone, so it also cleans up after a crash of the machine
-# that ran provision.sh; running it twice is harmless.
+# Deletes everything labelled job=$JOB: servers, firewall, placement group, network,
+# ssh key (and this computer's known_hosts for the job). Works from the labels
+# alone, so it also cleans up after a crash of the machine that ran provision.sh;
+# running it twice is harmless, and a run that could not delete something says
+# what and can simply be run again.
 #   deploy/hetzner/destroy.sh [--job NAME] [--dry-run]
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
@@ -13,9 +15,11 @@ list() { # resource kind
   fi
 }
 # Best effort: one failed delete must not leave the rest running (and billing).
+# Servers first: a firewall, network or placement group in use cannot go.
 failed=()
-for kind in server placement-group network ssh-key; do
-  for name in $(list "$kind"); do
+for kind in server firewall placement-group network ssh-key; do
+  names=$(list "$kind") || { failed+=("the list of ${kind}s"); continue; }
+  for name in $names; do
     run hcloud "$kind" delete "$name" || failed+=("$kind $name")
   done
 done
@@ -23,4 +27,5 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   echo "destroy.sh: could not delete: ${failed[*]}; run deploy/hetzner/destroy.sh --job $JOB again" >&2
   exit 1
 fi
+[[ "$DRY_RUN" == 1 ]] || rm -rf "$JOB_STATE"
 echo "destroyed everything labelled job=$JOB"

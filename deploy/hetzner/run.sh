@@ -2,45 +2,59 @@
 # Starts the job on provisioned machines: uploads the binaries and the plan, starts
 # the coordinator and the workers as systemd units (so no SSH session owns them:
 # a dropped connection changes nothing, a reboot restarts them and they resume
-# from their checkpoints), then follows the coordinator's log until the job ends.
-#   deploy/hetzner/run.sh [--job NAME] [--workers N] [--plan PLAN] [--bin DIR] [--dry-run]
-# The cluster token is made here and kept only on the machines (/etc/retro/env, mode 600).
+# from their checkpoints), then follows the coordinator's log until the job ends
+# and exits with the coordinator's exit status.
+#   deploy/hetzner/run.sh [--job NAME] [--workers N] [--plan PLAN] [--bin DIR] [--no-follow] [--dry-run]
+# --no-follow returns once the units run (follow later with attach.sh).
+# The coordinator and the workers listen only on the private network, /status only
+# on the coordinator's loopback (status.sh tunnels to it). The cluster token is made
+# here and kept only on the machines (/etc/retro/env, mode 600). Running run.sh
+# again while the job runs is refused (use attach.sh); after the job stopped with an
+# error it starts every unit again with a fresh token, and the job resumes from its
+# checkpoints.
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
+EXTRA_FLAGS="--no-follow"
 parse_common "$@"
 need_token
-[[ "$DRY_RUN" == 1 || ( -x "$BIN/coordinator" && -x "$BIN/worker" ) ]] || die "no binaries in $BIN (cargo build --release)"
+check_binaries coordinator worker
 [[ -f "$PLAN" ]] || die "no plan $PLAN"
-token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 coord=$(coordinator_name)
+if [[ "$DRY_RUN" != 1 ]]; then
+  state=$(on "$coord" "systemctl show -p ActiveState --value retro-coordinator" 2>/dev/null || true)
+  case "$state" in
+    active|activating|reloading|deactivating)
+      die "job $JOB is already running on $coord; follow it with deploy/hetzner/attach.sh --job $JOB" ;;
+  esac
+fi
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+size() { if [[ -f "$1" ]]; then wc -c < "$1" | tr -d ' '; else echo 0; fi; }
+coord_bytes=$(( $(size "$BIN/coordinator") + $(size "$PLAN") + $(size "$HERE/wait-for-address.sh") ))
+worker_bytes=$(( $(size "$BIN/worker") + $(size "$HERE/wait-for-address.sh") ))
+echo "uploading $(mb "$coord_bytes") to the coordinator and $(mb "$worker_bytes") to each of $WORKERS workers ($(mb $((coord_bytes + WORKERS * worker_bytes))) in all)"
+token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 coord_ip=$(private_ip "$coord")
-unit() { # name, description, command line
-  printf '[Unit]\nDescription=%s\nAfter=network-online.target\nWants=network-online.target\n\n' "$2"
-  printf '[Service]\nUser=retro\nEnvironmentFile=/etc/retro/env\nWorkingDirectory=/var/lib/retro\n'
-  printf 'ExecStart=%s\nRestart=on-abnormal\nRestartSec=5\n\n[Install]\nWantedBy=multi-user.target\n' "$3"
-}
-for name in $(all_names); do
-  run scp "${SSH_OPTS[@]}" "$BIN/coordinator" "$BIN/worker" "$PLAN" "root@$(public_ip "$name"):/opt/retro/"
-  # On stdin, so the token shows in no command line or log.
-  on "$name" "umask 077 && cat > /etc/retro/env" <<< "RETRO_TOKEN=$token"
-done
-plan=/opt/retro/$(basename "$PLAN")
-unit retro-coordinator "retro coordinator ($JOB)" \
-  "/opt/retro/coordinator --plan $plan --listen 0.0.0.0:$PORT --expect-workers $WORKERS --output /var/lib/retro/tb --checkpoints /var/lib/retro/ck" \
-  > "${TMPDIR:-/tmp}/retro-coordinator.service"
-run scp "${SSH_OPTS[@]}" "${TMPDIR:-/tmp}/retro-coordinator.service" "root@$(public_ip "$coord"):/etc/systemd/system/"
-on "$coord" "systemctl daemon-reload && systemctl enable --now retro-coordinator"
+# Secrets on stdin, so the token shows in no command line or log.
+put_token() { on "$1" "umask 077 && cat > /etc/retro/env" <<< "RETRO_TOKEN=$token"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run scp "${SSH_OPTS[@]}" "$BIN/coordinator" "$PLAN" "$HERE/wait-for-address.sh" "root@$(public_ip "$coord"):/opt/retro/"
+put_token "$coord"
 for i in $(seq 1 "$WORKERS"); do
   name=$(worker_name "$i")
-  unit retro-worker "retro worker ($JOB)" \
-    "/opt/retro/worker --connect $coord_ip:$PORT --listen 0.0.0.0:50052 --data /var/lib/retro/worker" \
-    > "${TMPDIR:-/tmp}/retro-worker.service"
-  run scp "${SSH_OPTS[@]}" "${TMPDIR:-/tmp}/retro-worker.service" "root@$(public_ip "$name"):/etc/systemd/system/"
-  on "$name" "systemctl daemon-reload && systemctl enable --now retro-worker"
+  run scp "${SSH_OPTS[@]}" "$BIN/worker" "$HERE/wait-for-address.sh" "root@$(public_ip "$name"):/opt/retro/"
+  put_token "$name"
 done
-echo "job $JOB running; following the coordinator (Ctrl-C stops following, not the job)"
-# Follows until the unit stops; exits with the coordinator's exit status. A killed
-# coordinator is restarted by systemd (Restart=on-abnormal) and resumes; a clean
-# error exit (a bad plan, say) is not retried.
-on "$coord" "journalctl -fu retro-coordinator & while systemctl is-active -q retro-coordinator; do sleep 10; done; \
-  kill %1; exit \$(systemctl show -p ExecMainStatus --value retro-coordinator)"
+plan=/opt/retro/$(basename "$PLAN")
+unit_file "retro coordinator ($JOB)" "$coord_ip" \
+  "/opt/retro/coordinator --plan $plan --listen $coord_ip:$PORT --status 127.0.0.1:$STATUS_PORT --expect-workers $WORKERS --output /var/lib/retro/tb --checkpoints /var/lib/retro/ck" \
+  > "$tmp/coordinator.service"
+start_unit "$coord" retro-coordinator "$tmp/coordinator.service"
+for i in $(seq 1 "$WORKERS"); do
+  worker_unit "$i" "$coord_ip" > "$tmp/worker-$i.service"
+  start_unit "$(worker_name "$i")" retro-worker "$tmp/worker-$i.service"
+done
+echo "job $JOB running"
+[[ -z "${FLAG_no_follow:-}" ]] || exit 0
+echo "following the coordinator (Ctrl-C stops following, not the job)"
+follow_job

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Provision, run, fetch, destroy: the whole job on rented machines in one command.
-# Whatever happens after provisioning starts (a failure, Ctrl-C), the machines are
-# destroyed on exit, so nothing keeps billing; the results are in --out.
-#   HCLOUD_TOKEN=... deploy/hetzner/up.sh --plan plans/stage2.toml --workers 3 [--job NAME] [--dry-run]
+# The whole job on rented machines in one command: provision, start, follow, fetch,
+# destroy. The machines are destroyed automatically only while provisioning or
+# starting fails (or is interrupted). Once the job runs it no longer depends on this
+# computer: Ctrl-C or a lost connection stops following, not the job (a dropped
+# connection is followed again by itself), and the machines stay until the job ends
+# and its results are fetched (then they are destroyed, unless --keep), or until
+# destroy.sh is run. Follow again from anywhere with attach.sh; progress: status.sh.
+#   HCLOUD_TOKEN=... deploy/hetzner/up.sh --plan plans/stage2.toml --workers 3 [--job NAME] [--type ccx33]
+#       [--location fsn1] [--bin target/deploy] [--out results/NAME] [--keep] [--dry-run]
 # --dry-run prints the complete sequence of commands without calling anything.
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
@@ -10,8 +15,12 @@ parse_common "$@"
 need_token
 args=(--job "$JOB" --workers "$WORKERS" --type "$SERVER_TYPE" --location "$LOCATION" --plan "$PLAN" --bin "$BIN" --out "$OUT")
 [[ "$DRY_RUN" == 1 ]] && args+=(--dry-run)
-# shellcheck disable=SC2154  # status is assigned inside the trap
-trap 'status=$?; echo "up.sh: destroying job $JOB"; "$HERE/destroy.sh" "${args[@]}"; exit $status' EXIT
+[[ "$KEEP" == 1 ]] && args+=(--keep)
+# provision.sh destroys what it made when it fails; this trap covers the start.
 "$HERE/provision.sh" "${args[@]}"
-"$HERE/run.sh" "${args[@]}"
-"$HERE/fetch.sh" "${args[@]}"
+# shellcheck disable=SC2154  # status is assigned inside the trap
+trap 'status=$?; if [[ $status -ne 0 ]]; then say "the job could not be started; destroying job $JOB"; "$HERE/destroy.sh" "${args[@]}" || true; fi; exit $status' EXIT
+trap 'exit 130' INT TERM HUP
+"$HERE/run.sh" --no-follow "${args[@]}"
+trap - EXIT INT TERM HUP
+exec "$HERE/attach.sh" "${args[@]}"
