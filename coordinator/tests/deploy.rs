@@ -101,6 +101,14 @@ impl World {
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         std::fs::create_dir_all(dir.join("state")).unwrap();
+        // The binaries to "upload": this build's coordinator (fetch.sh verifies
+        // with it) and, standing in for the worker, which `cargo test -p` may
+        // not have built, the same Linux binary.
+        let bins = dir.join("bins");
+        std::fs::create_dir_all(&bins).unwrap();
+        for name in ["coordinator", "worker"] {
+            std::os::unix::fs::symlink(coordinator(), bins.join(name)).unwrap();
+        }
         std::fs::write(dir.join("id.pub"), "ssh-ed25519 AAAA test\n").unwrap();
         World { dir }
     }
@@ -116,7 +124,7 @@ impl World {
     fn script(&self, name: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut c = Command::new(repo().join("deploy/hetzner").join(name));
         c.args(["--job", "demo", "--workers", "2", "--plan", "plans/stage1.toml", "--bin"]);
-        c.arg(coordinator().parent().unwrap()).arg("--out").arg(self.dir.join("results"));
+        c.arg(self.dir.join("bins")).arg("--out").arg(self.dir.join("results"));
         c.args(args).current_dir(repo());
         let path = format!("{}:{}", self.dir.join("fakebin").display(), std::env::var("PATH").unwrap_or_default());
         c.env("PATH", path).env("CALLS", self.dir.join("calls.log")).env("FAKE_STATE", self.dir.join("state"));
@@ -359,6 +367,23 @@ fn a_failed_job_keeps_the_machines_and_says_how_to_go_on() {
     // While the job runs, run.sh refuses to start it again (attach instead).
     let out = w.run("run.sh", &[], &[("COORDINATOR_STATE", "active")]);
     assert!(!out.ok() && out.text().contains("already running") && out.text().contains("attach.sh"), "{}", out.text());
+}
+
+#[test]
+fn binaries_that_are_missing_or_not_linux_are_refused_before_anything_is_uploaded() {
+    let w = World::new("deploy-bins");
+    assert!(w.run("provision.sh", &[], &[]).ok(), "{}", w.calls());
+    let worker = w.dir.join("bins/worker");
+    std::fs::remove_file(&worker).unwrap();
+    let out = w.run("run.sh", &["--no-follow"], &[]);
+    assert!(!out.ok() && out.text().contains("worker: build it with 'cargo build --profile deploy'"), "{}", out.text());
+    // A macOS build, say: executable, but not an ELF file.
+    std::fs::write(&worker, "#!/bin/sh\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&worker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = w.run("run.sh", &["--no-follow"], &[]);
+    assert!(!out.ok() && out.text().contains("is not a Linux binary"), "{}", out.text());
+    assert!(!w.calls().contains("scp"), "nothing was uploaded:\n{}", w.calls());
 }
 
 #[test]
