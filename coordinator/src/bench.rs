@@ -154,7 +154,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     while r < start + slice {
         let pos = g.unrank(r);
         for c in children(&g.star, &pos) {
-            records.push(g.rank(&c) << 1);
+            records.push(g.frontier_record(g.rank(&c)) << 1);
         }
         r += step;
     }
@@ -167,7 +167,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     figures.push(figure("routed round: route (records)", records.len() as u64, t));
     let mut preds = 0u64;
     for &k in &records {
-        g.for_each_predecessor(k >> 1, &mut |p| preds += u64::from(p >= start && p < start + slice));
+        g.for_each_record_predecessor(k >> 1, &mut |p| preds += u64::from(p >= start && p < start + slice));
     }
     let mut bytes = init_state;
     let t = Instant::now();

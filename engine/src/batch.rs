@@ -13,7 +13,7 @@
 //! ```text
 //! record  : u32 dest_shard | u64 count | u32 payload_len | u32 crc32(payload) | payload
 //! ...
-//! trailer : b"INBOXRT2" | u64 total_count | u32 crc32(all previous bytes)
+//! trailer : b"INBOXRT3" | u64 total_count | u32 crc32(all previous bytes)
 //! ```
 //!
 //! All integers are little-endian. The trailer has a fixed size and is found at
@@ -27,11 +27,15 @@ use std::path::{Path, PathBuf};
 /// zstd level used for batch payloads.
 pub const BATCH_ZSTD_LEVEL: i32 = 1;
 /// Magic at the start of an inbox file's trailer: its keys are routed
-/// records (`crate::routed`).
-pub const INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT2";
+/// records (`crate::routed`) made by `RetroGame::frontier_record`.
+pub const INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT3";
 /// The trailer magic of inboxes written before records were routed by
 /// predecessor block (their keys were predecessors): refused by name.
 const OLD_INBOX_END_MAGIC: &[u8; 8] = b"INBOXEND";
+/// The trailer magic of routed inboxes whose records were the decided
+/// positions' own ranks (before frontier records): refused by name, since
+/// read as frontier records they would name other positions.
+const RANK_RECORD_INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT2";
 
 /// Bytes of an inbox record header.
 const RECORD_HEADER_LEN: usize = 20;
@@ -424,6 +428,13 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
                 .to_string(),
         ));
     }
+    if trailer[0..8] == RANK_RECORD_INBOX_END_MAGIC[..] {
+        return Err(corrupt(
+            "written by an older version (records were ranks, not frontier records); finish the round with \
+             that version, or restart the job's layer"
+                .to_string(),
+        ));
+    }
     if trailer[0..8] != INBOX_END_MAGIC[..] {
         return Err(truncated("no trailer at end of file".to_string()));
     }
@@ -785,6 +796,26 @@ mod tests {
         }
         let e = read_inbox(&dir.path("missing.bin"), 10).expect_err("missing");
         assert!(e.to_string().contains("missing.bin"), "{e}");
+    }
+
+    /// Inboxes of earlier record formats are refused by name, not read as
+    /// records of this one.
+    #[test]
+    fn inboxes_of_earlier_formats_are_refused() {
+        let dir = TestDir::new("old-inbox");
+        let path = dir.path("in.bin");
+        write_inbox(&path, &[(1, vec![4, 8, 15])]);
+        let bytes = std::fs::read(&path).expect("read");
+        let at = bytes.len() - TRAILER_LEN;
+        for (magic, what) in
+            [(OLD_INBOX_END_MAGIC, "one key per predecessor"), (RANK_RECORD_INBOX_END_MAGIC, "records were ranks")]
+        {
+            let mut b = bytes.clone();
+            b[at..at + 8].copy_from_slice(magic);
+            std::fs::write(&path, &b).expect("write");
+            let e = read_inbox(&path, u64::MAX).expect_err("an old inbox");
+            assert!(e.to_string().contains("older version") && e.to_string().contains(what), "{e}");
+        }
     }
 
     /// Decoding an inbox in groups gives the same records, in the same order,

@@ -82,11 +82,11 @@ pub enum KernelError {
         end: u64,
     },
     /// A predecessor lies outside the block the game gave for its position.
-    #[error("predecessor {rank} of position {child} lies outside the position's predecessor block")]
+    #[error("predecessor {rank} of the position with frontier record {child} lies outside its predecessor block")]
     OutsideBlock {
         /// The predecessor.
         rank: u64,
-        /// The position.
+        /// The position's frontier record ([`retro_games::RetroGame::frontier_record`]).
         child: u64,
     },
     /// A routed apply was given state bytes of another length than its shard.

@@ -2,9 +2,9 @@
 //!
 //! Every predecessor of a position lies in one block of the rank space
 //! ([`RetroGame::predecessor_block`]). So a position decided in round `r - 1`
-//! sends one record, `child << 1 | child_is_loss`, to the owner of each shard
-//! its block overlaps (one shard but at a shard boundary), instead of one key
-//! per predecessor. The owner groups its records by where their blocks start
+//! sends one record, `frontier_record(child) << 1 | child_is_loss`, to the
+//! owner of each shard its block overlaps (one shard but at a shard
+//! boundary), instead of one key per predecessor. The owner groups its records by where their blocks start
 //! ([`route`]: regions of [`REGION_LEN`] positions, which fit a core's cache),
 //! then walks the regions ([`apply_routed`]), generating each record's
 //! predecessors and updating them while the region is in cache: a region is
@@ -53,10 +53,10 @@ pub fn scan_frontier<G: RetroGame>(
     threads: usize,
 ) -> Generated {
     kernel::scan_decided(game, layout, round, base, bytes, threads, |buckets, child, loss_bit| {
-        let block = game.predecessor_block(child);
+        let (record, block) = game.frontier_record_and_block(child);
         let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
         for d in first..=last.min(layout.shards - 1) {
-            buckets[d as usize].push(child << 1 | loss_bit);
+            buckets[d as usize].push(record << 1 | loss_bit);
         }
     })
 }
@@ -137,10 +137,10 @@ pub fn route<G: RetroGame>(
                     let mut hit = vec![false; chunks];
                     for list in run {
                         for &k in list.iter() {
-                            let child = k >> 1;
-                            let block = game.predecessor_block(child);
+                            let record = k >> 1;
+                            let block = game.record_block(record);
                             if block.end <= base || block.start >= end {
-                                return Err(KernelError::ForeignUpdate { rank: child, start: base, end });
+                                return Err(KernelError::ForeignUpdate { rank: record, start: base, end });
                             }
                             let (lo, hi) = (block.start.max(base) - base, block.end.min(end) - base);
                             let g = (lo / REGION_LEN) as usize;
@@ -235,12 +235,12 @@ pub fn apply_routed<G: RetroGame>(
                             let span = routed.spans[g].clone();
                             for part in &routed.parts {
                                 for &k in &part.keys[part.starts[g]..part.starts[g + 1]] {
-                                    let child = k >> 1;
+                                    let record = k >> 1;
                                     let child_loss = k & 1 == 1;
                                     // Every predecessor has the block's player to move.
                                     let mut is_max = None;
                                     let mut stray = None;
-                                    game.for_each_predecessor(child, &mut |p| {
+                                    game.for_each_record_predecessor(record, &mut |p| {
                                         if !span.contains(&p) {
                                             stray = Some(p);
                                             return;
@@ -272,7 +272,7 @@ pub fn apply_routed<G: RetroGame>(
                                         }
                                     });
                                     if let Some(p) = stray {
-                                        return Err(KernelError::OutsideBlock { rank: p, child });
+                                        return Err(KernelError::OutsideBlock { rank: p, child: record });
                                     }
                                 }
                             }

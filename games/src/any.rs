@@ -68,6 +68,38 @@ impl RetroGame for AnyGame {
     }
 
     #[inline]
+    fn frontier_record(&self, rank: u64) -> u64 {
+        match self {
+            AnyGame::Cc3(g) => g.frontier_record(rank),
+            AnyGame::Cc2(g) => g.frontier_record(rank),
+        }
+    }
+
+    #[inline]
+    fn record_block(&self, record: u64) -> std::ops::Range<u64> {
+        match self {
+            AnyGame::Cc3(g) => g.record_block(record),
+            AnyGame::Cc2(g) => g.record_block(record),
+        }
+    }
+
+    #[inline]
+    fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
+        match self {
+            AnyGame::Cc3(g) => g.frontier_record_and_block(rank),
+            AnyGame::Cc2(g) => g.frontier_record_and_block(rank),
+        }
+    }
+
+    #[inline]
+    fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
+        match self {
+            AnyGame::Cc3(g) => g.for_each_record_predecessor(record, f),
+            AnyGame::Cc2(g) => g.for_each_record_predecessor(record, f),
+        }
+    }
+
+    #[inline]
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         match self {
             AnyGame::Cc3(g) => g.for_each_child(rank, f),

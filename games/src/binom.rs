@@ -134,17 +134,23 @@ pub fn pext(value: u64, mut mask: u64) -> u64 {
 }
 
 /// Spreads the low bits of `value` onto the set bits of `mask` (software pdep).
+/// It walks the mask only up to the cell of `value`'s highest bit: the
+/// rankers spread a few pieces over a universe of up to 64 free cells, so
+/// stopping after the last piece saves most of the walk.
 #[inline]
-pub fn pdep(value: u64, mut mask: u64) -> u64 {
+pub fn pdep(mut value: u64, mut mask: u64) -> u64 {
     let mut out = 0u64;
-    let mut i = 0;
-    while mask != 0 {
-        let low = mask & mask.wrapping_neg();
-        if value & (1 << i) != 0 {
-            out |= low;
+    let mut next = 0u32;
+    while value != 0 && mask != 0 {
+        let i = value.trailing_zeros();
+        // Skip the mask bits that spread value bits next..i (all zero).
+        for _ in next..i {
+            mask &= mask.wrapping_sub(1);
         }
-        i += 1;
-        mask &= mask - 1;
+        out |= mask & mask.wrapping_neg();
+        mask &= mask.wrapping_sub(1);
+        next = i + 1;
+        value &= value - 1;
     }
     out
 }
@@ -192,6 +198,30 @@ mod tests {
             let bits = bits & universe;
             assert_eq!(b.rank_subset_within(bits, universe), b.rank_subset(pext(bits, universe)));
         }
+    }
+
+    /// pdep against its definition: bit i of `value` lands on the i-th set bit
+    /// of `mask`, bits beyond the mask's count are dropped.
+    #[test]
+    fn pdep_spreads_bit_i_onto_the_ith_mask_bit() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let mask = next() & next();
+            let value = next() >> (next() % 64);
+            let bits: Vec<u32> = (0..64).filter(|b| mask >> b & 1 == 1).collect();
+            let expect =
+                bits.iter().enumerate().filter(|(i, _)| value >> i & 1 == 1).fold(0u64, |o, (_, b)| o | 1 << b);
+            assert_eq!(pdep(value, mask), expect, "pdep({value:#x}, {mask:#x})");
+        }
+        assert_eq!(pdep(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(pdep(1 << 63, u64::MAX), 1 << 63);
+        assert_eq!(pdep(0b101, 0), 0);
     }
 
     #[test]

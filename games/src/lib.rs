@@ -66,6 +66,29 @@ pub trait RetroGame: Sync {
     fn predecessor_block(&self, _rank: u64) -> std::ops::Range<u64> {
         0..self.position_count()
     }
+    /// What a decided position `rank` sends to the owner of its predecessor
+    /// block: a value below 2^63 from which [`RetroGame::record_block`] and
+    /// [`RetroGame::for_each_record_predecessor`] give the block and the
+    /// predecessors of `rank`. A game can pick a record that is cheaper to
+    /// decode than the rank (cc3 sends a rank inside the block); the default
+    /// is the rank itself.
+    fn frontier_record(&self, rank: u64) -> u64 {
+        rank
+    }
+    /// The predecessor block of the position `record` stands for.
+    fn record_block(&self, record: u64) -> std::ops::Range<u64> {
+        self.predecessor_block(record)
+    }
+    /// [`RetroGame::frontier_record`] of `rank` and its
+    /// [`RetroGame::record_block`], for a game that finds both at once.
+    fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
+        let record = self.frontier_record(rank);
+        (record, self.record_block(record))
+    }
+    /// [`RetroGame::for_each_predecessor`] of the position `record` stands for.
+    fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
+        self.for_each_predecessor(record, f)
+    }
     /// Calls `f` once per child of `rank` (none when terminal or illegal).
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64));
     /// True when every edge joins positions seen from opposite sides: a game

@@ -18,7 +18,8 @@ impl XorShift {
 
 /// Checks the contract of [`crate::RetroGame::predecessor_block`] on `samples`
 /// random ranks: every predecessor lies in its position's block, and blocks
-/// tile the rank space (any two are equal or disjoint). Panics on a violation.
+/// tile the rank space (any two are equal or disjoint), and a position's
+/// frontier record gives its block and predecessors. Panics on a violation.
 pub fn check_predecessor_blocks(game: &impl crate::RetroGame, seed: u64, samples: usize) {
     let n = game.position_count();
     let mut rng = XorShift(seed.max(1));
@@ -27,9 +28,20 @@ pub fn check_predecessor_blocks(game: &impl crate::RetroGame, seed: u64, samples
         let r = rng.next_u64() % n;
         let block = game.predecessor_block(r);
         assert!(block.start < block.end && block.end <= n, "block {block:?} of rank {r} is outside 0..{n}");
+        let mut preds = Vec::new();
         game.for_each_predecessor(r, &mut |p| {
             assert!(block.contains(&p), "predecessor {p} of rank {r} is outside its block {block:?}");
+            preds.push(p);
         });
+        // The frontier record stands for the same position: the same block and
+        // the same predecessors, in the same order.
+        let record = game.frontier_record(r);
+        assert!(record < 1 << 63, "record {record} of rank {r} does not leave room for the loss bit");
+        assert_eq!(game.record_block(record), block, "block of the record of rank {r}");
+        assert_eq!(game.frontier_record_and_block(r), (record, block.clone()), "record and block of rank {r}");
+        let mut from_record = Vec::new();
+        game.for_each_record_predecessor(record, &mut |p| from_record.push(p));
+        assert_eq!(from_record, preds, "predecessors from the record of rank {r}");
         blocks.push((block.start, block.end));
     }
     blocks.sort_unstable();

@@ -9,8 +9,10 @@
 /// Version of the protocol spoken by this build. 2: an update batch carries
 /// decided positions routed by predecessor block (`retro_engine::routed`),
 /// no longer one key per predecessor. 3: tasks and batches carry the layer
-/// attempt, and a worker may replace one lost for good.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// attempt, and a worker may replace one lost for good. 4: a routed record
+/// is the game's frontier record of the decided position
+/// (`RetroGame::frontier_record`), not its rank.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Metadata key carrying the cluster token.
 pub const TOKEN_METADATA: &str = "authorization";

@@ -97,23 +97,33 @@ impl RetroGame for Cc3 {
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
         let pos = self.unrank(rank);
         let prev = (pos.turn + 2) % 3;
-        let p = prev as usize;
-        // Every predecessor keeps the other two players' pieces, so they all lie
-        // in one block of the rank space; only the mover's part is ranked per move.
-        let block = self.ranker.block(&pos, p);
-        // Moves are reversible: the previous player's piece moved from u to v
-        // exactly when, here, it can move from v back to u.
-        let mut moved = false;
-        for_each_move(&self.star, &pos.pieces, p, &mut |from, to| {
-            moved = true;
-            f(self.ranker.minor(&block, pos.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
-        });
-        // The pass: the same placement with the previous player to move, when
-        // that player had no move there and the game was not over.
-        let before = Position { pieces: pos.pieces, turn: prev };
-        if !moved && before.outcome(&self.star) == Outcome::Ongoing {
-            f(self.ranker.minor(&block, pos.pieces[p]));
-        }
+        let block = self.ranker.block(&pos, prev as usize);
+        self.predecessors_in(&Position { pieces: pos.pieces, turn: prev }, &block, f);
+    }
+
+    /// The same placement with the previous player to move. It lies in the
+    /// predecessor block (it is the rank of the pass, when there is one), and
+    /// unranking it gives the block as well, so the owner of the block decodes
+    /// one rank per record instead of unranking and computing the block.
+    fn frontier_record(&self, rank: u64) -> u64 {
+        self.frontier_record_and_block(rank).0
+    }
+
+    fn record_block(&self, record: u64) -> std::ops::Range<u64> {
+        self.ranker.block_range_of(record)
+    }
+
+    fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
+        let pos = self.unrank(rank);
+        let prev = (pos.turn as usize + 2) % 3;
+        let block = self.ranker.block(&pos, prev);
+        let record = self.ranker.minor(&block, pos.pieces[prev]);
+        (record, block.base..block.base + self.ranker.block_len(&block))
+    }
+
+    fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
+        let (before, block) = self.ranker.unrank_in_block(record);
+        self.predecessors_in(&before, &block, f);
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
@@ -125,6 +135,29 @@ impl RetroGame for Cc3 {
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         for child in children(&self.star, &self.unrank(rank)) {
             f(self.rank(&child));
+        }
+    }
+}
+
+impl Cc3 {
+    /// The predecessors of the position whose placement is `before`'s with the
+    /// next player to move: `before.turn` moved last. All lie in `block`.
+    #[inline]
+    fn predecessors_in(&self, before: &Position, block: &rank::PredecessorBlock, f: &mut impl FnMut(u64)) {
+        let p = before.turn as usize;
+        // Moves are reversible: the previous player's piece moved from u to v
+        // exactly when, here, it can move from v back to u. Every predecessor
+        // keeps the other two players' pieces, so only the mover's part is
+        // ranked per move.
+        let mut moved = false;
+        for_each_move(&self.star, &before.pieces, p, &mut |from, to| {
+            moved = true;
+            f(self.ranker.minor(block, before.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
+        });
+        // The pass: the same placement with the previous player to move, when
+        // that player had no move there and the game was not over.
+        if !moved && before.outcome(&self.star) == Outcome::Ongoing {
+            f(self.ranker.minor(block, before.pieces[p]));
         }
     }
 }

@@ -193,7 +193,27 @@ impl Ranker {
     }
 
     /// Inverse of [`Ranker::rank`] for `rank < positions()`.
+    #[inline]
     pub fn unrank(&self, rank: u64) -> Position {
+        self.unrank_in_block(rank).0
+    }
+
+    /// The rank range of the block `rank` lies in (the positions with its
+    /// player to move and its other two players' pieces), from the rank alone:
+    /// two divisions by multiplication, no unranking.
+    #[inline]
+    pub fn block_range_of(&self, rank: u64) -> std::ops::Range<u64> {
+        let within = self.placements_div.div_rem(rank).1 as u128;
+        let section = self.bc_offset.partition_point(|&o| o <= within) - 1;
+        let rest = (within - self.bc_offset[section]) as u64;
+        let base = rank - self.minor_div[section].div_rem(rest).1;
+        base..base + self.minor_size[section]
+    }
+
+    /// [`Ranker::unrank`], and the block the rank lies in (what
+    /// [`Ranker::block`] of the position for its own player to move gives),
+    /// which unranking finds on the way.
+    pub fn unrank_in_block(&self, rank: u64) -> (Position, PredecessorBlock) {
         let (k, h) = (self.k, self.h);
         let kk = 2 * k;
         let (turn, within) = self.placements_div.div_rem(rank);
@@ -203,6 +223,7 @@ impl Ranker {
         let (b, c) = (section / (k + 1), section % (k + 1));
         let rest = (within - self.bc_offset[section]) as u64;
         let (mut major, minor) = self.minor_div[section].div_rem(rest);
+        let base = rank - minor;
         let offsets = &self.minor_offset[section * (k + 1)..(section + 1) * (k + 1)];
         let a = offsets.partition_point(|&o| o <= minor) - 1;
         let minor = minor - offsets[a];
@@ -228,7 +249,7 @@ impl Ranker {
         pieces[turn] = ca as u128 | corner(self.binom.unrank_subset(corner_a, k - a, kk), turn);
         pieces[o1] = cb as u128 | corner(self.binom.unrank_subset(r_o1k, k - b, kk), o1);
         pieces[o2] = cc as u128 | corner(self.binom.unrank_subset(r_o2k, k - c, kk), o2);
-        Position { pieces, turn: turn as u8 }
+        (Position { pieces, turn: turn as u8 }, PredecessorBlock { base, free, section, mover: turn })
     }
 }
 
