@@ -118,6 +118,12 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     drop(counts);
     // The routed round below starts from the same round-0 state.
     let init_state = bytes.clone();
+    // The scan every routed round starts with, over a state whose frontier is
+    // sparse (round 0's terminal positions), as in most rounds of a layer.
+    let t = Instant::now();
+    let scanned = routed::scan_frontier(&g, &layout, 1, start, &bytes, threads);
+    figures.push(figure("routed round: scan, sparse frontier (positions scanned)", slice, t));
+    std::hint::black_box(scanned.frontier);
     let t = Instant::now();
     let generated = kernel::generate(&g, &layout, 1, start, &bytes, threads);
     let updates: u64 = generated.buckets.iter().map(|(_, b)| b.len() as u64).sum();

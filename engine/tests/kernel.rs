@@ -119,3 +119,35 @@ fn updates_outside_the_shard_are_refused_untouched() {
         assert_eq!(shard, before);
     }
 }
+
+/// The frontier scan's word-at-a-time byte search finds exactly what a byte
+/// loop finds, at every alignment, density and length.
+#[test]
+fn for_each_byte_of_finds_what_a_byte_loop_finds() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for len in [0usize, 1, 7, 8, 9, 63, 64, 65, 1000] {
+        for density in [0u64, 1, 16, 128, 256] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Mostly bytes one bit off the codes, sometimes a code.
+                    if x % 256 < density {
+                        [0x83, 0xc4][(x >> 8) as usize % 2]
+                    } else {
+                        [0x82, 0x84, 0xc5, 0x03, 0x00][(x >> 8) as usize % 5]
+                    }
+                })
+                .collect();
+            for start in 0..len.min(9) {
+                let part = &bytes[start..];
+                let mut found = Vec::new();
+                retro_engine::kernel::for_each_byte_of(part, 0x83, 0xc4, |i, c| found.push((i, c)));
+                let expect: Vec<(usize, u8)> =
+                    part.iter().copied().enumerate().filter(|&(_, c)| c == 0x83 || c == 0xc4).collect();
+                assert_eq!(found, expect, "len {len} density {density} start {start}");
+            }
+        }
+    }
+}
