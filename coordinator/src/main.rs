@@ -25,7 +25,7 @@ use std::time::Duration;
 /// workers (`worker --connect HOST:PORT`). Run the same command again after a
 /// crash: the job resumes from its checkpoints.
 #[derive(Parser, Debug)]
-#[command(name = "coordinator", version, about, args_conflicts_with_subcommands = true)]
+#[command(name = "coordinator", version = retro_proto::LONG_VERSION, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

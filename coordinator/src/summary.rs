@@ -58,6 +58,8 @@ pub struct Summary {
     pub plan_hash: String,
     /// Program version.
     pub program_version: String,
+    /// The git commit the program was built from (`unknown` outside git).
+    pub program_commit: String,
     /// Positions in the lane-restricted space.
     pub positions: u64,
     /// Positions up to the 120-degree rotation.
@@ -135,6 +137,7 @@ pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> R
         order: game.star.n,
         plan_hash: manifest.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
+        program_commit: retro_proto::BUILD_COMMIT.into(),
         positions,
         // Rotation changes the player to move, so it has no fixed position:
         // every orbit has exactly three positions (tested at order 1).
@@ -217,6 +220,16 @@ pub fn depth_categories(d: &Depth) -> BTreeMap<String, u64> {
     d.categories.clone().unwrap_or_default()
 }
 
+/// The program that wrote a summary, as the ledgers print it: its version and,
+/// when recorded, its commit.
+pub fn program_of(v: &serde_json::Value) -> String {
+    let version = v["program_version"].as_str().unwrap_or("?");
+    match v["program_commit"].as_str() {
+        Some(commit) => format!("{version}, commit {commit}"),
+        None => version.to_string(),
+    }
+}
+
 /// A Markdown ledger of a summary.json (the file `docs/RESULTS.md` is made of).
 pub fn ledger_markdown(v: &serde_json::Value) -> String {
     if v["game"] == "cc2" {
@@ -236,7 +249,7 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         v["job"].as_str().unwrap_or("?"),
         v["order"],
         v["plan_hash"].as_str().unwrap_or("?"),
-        v["program_version"].as_str().unwrap_or("?")
+        program_of(v)
     ));
     out.push_str("| quantity | all positions | reachable from the start |\n|---|---:|---:|\n");
     let (a, r) = (&v["scopes"]["all"], &v["scopes"]["reachable"]);

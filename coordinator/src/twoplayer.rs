@@ -53,6 +53,8 @@ pub struct TwoPlayerSummary {
     pub plan_hash: String,
     /// Program version.
     pub program_version: String,
+    /// The git commit the program was built from (`unknown` outside git).
+    pub program_commit: String,
     /// Counts over every position (both sides to move, no symmetry), flattened
     /// so the keys read `positions`, `wins`, `losses`, `draws`, `illegal`.
     #[serde(flatten)]
@@ -129,6 +131,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         colour_symmetry: game.is_folded(),
         plan_hash: manifest.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
+        program_commit: retro_proto::BUILD_COMMIT.into(),
         all,
         by_side_to_move: PLAYER_NAMES.iter().map(|p| p.to_string()).zip(sides).collect(),
         start: StartValue { position: game.format(&start), value: value.into() },
@@ -170,7 +173,7 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         v["size"],
         v["pieces"],
         v["plan_hash"].as_str().unwrap_or("?"),
-        v["program_version"].as_str().unwrap_or("?"),
+        crate::summary::program_of(v),
         if v["colour_symmetry"] == true { "; player 1 to move stored, the other half by colour symmetry" } else { "" }
     );
     out.push_str("| side to move | positions | won for player 1 | won for player 2 | draws | illegal |\n");

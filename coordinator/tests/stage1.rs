@@ -189,3 +189,30 @@ fn committed_stage2_summary_reproduces_every_published_number() {
         assert_eq!(sum(&d["categories"]), d["new"].as_u64().unwrap(), "{d}");
     }
 }
+
+/// `--version` of both programs and summary.json name the commit the binaries
+/// were built from, as git itself gives it for this checkout.
+#[test]
+fn version_and_summary_name_the_commit() {
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(repo())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let mut commits = Vec::new();
+    for bin in [coordinator(), worker()] {
+        let out = std::process::Command::new(&bin).arg("--version").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let commit =
+            text.split("(commit ").nth(1).and_then(|s| s.strip_suffix(')')).unwrap_or_else(|| panic!("{text}"));
+        assert!(commit == head || commit == format!("{head}-dirty"), "{text}: git says {head}");
+        assert!(text.contains(env!("CARGO_PKG_VERSION")), "{text}");
+        commits.push(commit.to_string());
+    }
+    let dir = TempDir::new("stage1-version");
+    let s = summary_of(&dir);
+    assert_eq!(s["program_commit"], commits[0].as_str());
+}

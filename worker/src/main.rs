@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// It follows whatever job the coordinator runs: retrograde layers, breadth-first
 /// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes, nothing on disk).
 #[derive(Parser, Debug)]
-#[command(name = "worker", version, about)]
+#[command(name = "worker", version = retro_proto::LONG_VERSION, about)]
 struct Args {
     /// Coordinator address (host:port).
     #[arg(long, value_name = "HOST:PORT")]
