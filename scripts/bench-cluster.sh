@@ -77,15 +77,14 @@ for i in $(seq 1 "$workers"); do
   printf 'worker %s peak RSS %s MB\n' "$i" "$r"
 done
 printf 'workers together %s MB\n' "$sum"
-# Per round: "..., N records between workers (B bytes, ...)".
-awk '/records between workers/ {
-       for (i = 1; i <= NF; i++) { if ($i == "records" && $(i+1) == "between") n += $(i-1); if ($i == "bytes,") b += substr($(i-1), 2) }
-       d += 0
-     }
-     /decided \(/ { for (i = 1; i <= NF; i++) if ($i ~ /^\+[0-9]+$/) d += substr($i, 2) }
+# The fields after each round line: "new_decided=D ... records_sent=N bytes_sent=B".
+# shellcheck disable=SC2016  # awk code, expanded by awk
+round_fields='{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "new_decided") d += kv[2];
+                if (kv[1] == "records_sent") n += kv[2]; if (kv[1] == "bytes_sent") b += kv[2] } }'
+awk "/ new_decided=[0-9]+ / $round_fields"'
      END { printf "exchanged %d records, %d payload bytes, %.3f bytes per decided position (%d decided)\n", n, b, (d ? b / d : 0), d }' \
   "$dir/coordinator.log"
-decided=$(awk '/decided \(/ { for (i = 1; i <= NF; i++) if ($i ~ /^\+[0-9]+$/) d += substr($i, 2) } END { print d + 0 }' "$dir/coordinator.log")
+decided=$(awk "/ new_decided=[0-9]+ / $round_fields"' END { print d + 0 }' "$dir/coordinator.log")
 awk -v b="$((lo_after - lo_before))" -v d="$decided" \
   'BEGIN { printf "loopback bytes during the job %d, %.3f per decided position\n", b, (d ? b / d : 0) }'
 sha256sum "$dir"/tb/*.tb

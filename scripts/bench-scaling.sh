@@ -69,19 +69,19 @@ for n in $counts; do
   for i in $(seq 1 "$n"); do unset "RETRO_CPUS_worker$i"; done
 
   log=$st/coordinator.log
-  # Rounds and their wall time, decided positions, exchanged records and bytes
-  # (coordinator lines "layer Q round R: +D decided (...), ..., S.SSSs[, N records
-  # between workers (B bytes, ...)]").
+  # Rounds and their wall time, decided positions, exchanged records and bytes,
+  # from the fields after each round line ("new_decided=D round_seconds=S
+  # records_sent=N bytes_sent=B").
   read -r rounds round_secs decided records payload < <(awk '
-    / round [0-9]+: \+[0-9]+ decided/ {
+    / new_decided=[0-9]+ / {
       r++
       for (i = 1; i <= NF; i++) {
-        if ($i ~ /^\+[0-9]+$/) d += substr($i, 2)
-        if ($i ~ /^[0-9.]+s,?$/ && !secs_seen) { s += $i + 0; secs_seen = 1 }
-        if ($i == "records" && $(i + 1) == "between") n += $(i - 1)
-        if ($i == "bytes,") b += substr($(i - 1), 2)
+        split($i, kv, "=")
+        if (kv[1] == "new_decided") d += kv[2]
+        if (kv[1] == "round_seconds") s += kv[2]
+        if (kv[1] == "records_sent") n += kv[2]
+        if (kv[1] == "bytes_sent") b += kv[2]
       }
-      secs_seen = 0
     }
     END { printf "%d %.1f %d %d %d\n", r, s, d, n, b }' "$log")
   # Move counts: the init step's seconds ("layer Q init: ..., S.SSs").

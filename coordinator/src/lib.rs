@@ -30,6 +30,7 @@ pub mod merge;
 pub mod peg;
 pub mod plan;
 pub mod probe;
+pub mod progress;
 pub mod scheduler;
 pub mod serve;
 pub mod service;

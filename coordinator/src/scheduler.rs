@@ -257,8 +257,7 @@ impl Scheduler {
             .collect();
         let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
         let layers_left = layers.len() - solved.len();
-        let estimated_seconds_left =
-            (!solved.is_empty()).then(|| solved.iter().sum::<f64>() / solved.len() as f64 * layers_left as f64);
+        let estimated_seconds_left = crate::progress::seconds_left(&m.layers);
         JobStatus {
             job: m.job.clone(),
             plan_hash: m.plan_hash.clone(),
@@ -708,7 +707,6 @@ impl Scheduler {
                     rec.rounds.push(RoundLog { round: r, win, loss, frontier, seconds });
                     rec.committed_round = Some(r);
                     rec.seconds += seconds;
-                    let decided: u64 = rec.rounds.iter().map(|x| x.win + x.loss).sum();
                     let solved = win + loss == 0;
                     rec.solved = solved;
                     let exchanged = if sent > 0 {
@@ -719,14 +717,17 @@ impl Scheduler {
                     } else {
                         String::new()
                     };
+                    // The fields after the line are for scripts (bench-cluster.sh,
+                    // bench-scaling.sh): exact numbers, no separators.
                     tracing::info!(
-                        "layer {} round {r}: +{} decided ({} win, {} loss), {decided} of {positions} decided, \
-                         {:.3}s{exchanged}",
-                        rec.question,
-                        win + loss,
-                        win,
-                        loss,
-                        seconds
+                        layer = l,
+                        round = r,
+                        new_decided = win + loss,
+                        round_seconds = seconds,
+                        records_sent = sent,
+                        bytes_sent = sent_bytes,
+                        "{}{exchanged}",
+                        crate::progress::round_line(&st.manifest.layers, l as usize, positions)
                     );
                     // Between checkpoints the manifest keeps the last durable
                     // round, which is where a restart resumes (and replays from).

@@ -1,0 +1,163 @@
+//! What a person watching a long retrograde job wants per round: where the job
+//! is (layer k of n, round), how far (positions decided, percentage), how fast
+//! (rate, round time) and about how long is left, in one log line, and the
+//! same estimate in `/status`.
+
+use crate::manifest::LayerRecord;
+use crate::summary::thousands;
+
+/// Recent rounds the trend estimate looks at.
+const TREND_ROUNDS: usize = 3;
+/// Rounds a trend may project at most (a layer with a slowly shrinking
+/// frontier would otherwise project thousands).
+const MAX_PROJECTED_ROUNDS: f64 = 500.0;
+
+/// Seconds left for the whole job, or `None` while nothing allows a guess.
+///
+/// With a solved layer, every layer is taken to cost what the solved ones
+/// cost on average (the one in progress minus its time so far, at least what
+/// its own trend projects). Before that, the layer in progress is projected
+/// from the trend of its recent rounds, once the positions they decide shrink
+/// from round to round: rounds left until the count per round falls below
+/// one, at the mean time of the recent rounds (later rounds are cheaper, so
+/// this leans high); each layer not started is taken to cost the same.
+pub fn seconds_left(layers: &[LayerRecord]) -> Option<f64> {
+    let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
+    let current = layers.iter().find(|l| !l.solved && l.committed_round.is_some());
+    let not_started = layers.iter().filter(|l| !l.solved && l.committed_round.is_none()).count() as f64;
+    let trend = current.and_then(trend_seconds_left);
+    if !solved.is_empty() {
+        let mean = solved.iter().sum::<f64>() / solved.len() as f64;
+        let in_progress = current.map_or(0.0, |l| (mean - l.seconds).max(trend.unwrap_or(0.0)));
+        return Some(in_progress + mean * not_started);
+    }
+    let (current, left) = (current?, trend?);
+    Some(left + (current.seconds + left) * not_started)
+}
+
+/// Seconds the layer's recent rounds project for its remaining rounds, when
+/// the positions they decide shrink from round to round.
+fn trend_seconds_left(layer: &LayerRecord) -> Option<f64> {
+    let recent: Vec<_> = layer.rounds.iter().filter(|r| r.round > 0).rev().take(TREND_ROUNDS).collect();
+    if recent.len() < TREND_ROUNDS {
+        return None;
+    }
+    let decided: Vec<f64> = recent.iter().map(|r| (r.win + r.loss) as f64).collect();
+    // Newest first: shrinking means each is below the one before it.
+    if decided.windows(2).any(|w| w[0] >= w[1]) || decided[0] < 1.0 {
+        return None;
+    }
+    // Geometric mean ratio over the recent rounds.
+    let ratio = (decided[0] / decided[TREND_ROUNDS - 1]).powf(1.0 / (TREND_ROUNDS - 1) as f64);
+    let rounds = (decided[0].ln() / -ratio.ln()).clamp(1.0, MAX_PROJECTED_ROUNDS);
+    let per_round = recent.iter().map(|r| r.seconds).sum::<f64>() / TREND_ROUNDS as f64;
+    Some(rounds * per_round)
+}
+
+/// A duration for a person: `0.25 s`, `45 s`, `12.5 min`, `3.2 h`.
+pub fn duration(seconds: f64) -> String {
+    if seconds < 10.0 {
+        format!("{seconds:.2} s")
+    } else if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
+/// The progress line of a committed round of layer `index` (of `layers`).
+pub fn round_line(layers: &[LayerRecord], index: usize, positions: u64) -> String {
+    let layer = &layers[index];
+    let Some(last) = layer.rounds.last() else {
+        return format!("layer {} of {}: {}", index + 1, layers.len(), layer.question);
+    };
+    let decided: u64 = layer.rounds.iter().map(|r| r.win + r.loss).sum();
+    let new = last.win + last.loss;
+    let rate = if last.seconds > 0.0 { new as f64 / last.seconds } else { 0.0 };
+    let left = match seconds_left(layers) {
+        Some(s) => format!("about {} left in the job", duration(s)),
+        None => "time left not known yet (the frontier is still growing)".to_string(),
+    };
+    format!(
+        "layer {} of {} {} round {}: +{} decided ({} win, {} loss), {} of {} decided ({:.1} %), {}/s, round {}, \
+         layer {} so far; {left}",
+        index + 1,
+        layers.len(),
+        layer.question,
+        last.round,
+        thousands(new),
+        thousands(last.win),
+        thousands(last.loss),
+        thousands(decided),
+        thousands(positions),
+        100.0 * decided as f64 / positions.max(1) as f64,
+        thousands(rate as u64),
+        duration(last.seconds),
+        duration(layer.seconds),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::RoundLog;
+
+    fn layer(question: &str, rounds: &[(u64, f64)], solved: bool) -> LayerRecord {
+        LayerRecord {
+            question: question.into(),
+            committed_round: (!rounds.is_empty()).then(|| rounds.len() as u32 - 1),
+            solved,
+            init: None,
+            rounds: rounds
+                .iter()
+                .enumerate()
+                .map(|(i, &(d, s))| RoundLog { round: i as u32, win: d, loss: 0, frontier: 0, seconds: s })
+                .collect(),
+            seconds: rounds.iter().map(|r| r.1).sum(),
+            tablebase: None,
+            attempt: 0,
+        }
+    }
+
+    #[test]
+    fn no_guess_while_the_frontier_grows_or_nothing_is_known() {
+        assert_eq!(seconds_left(&[layer("a", &[], false), layer("b", &[], false)]), None);
+        let growing = layer("a", &[(10, 5.0), (100, 10.0), (1000, 10.0), (10_000, 10.0)], false);
+        assert_eq!(seconds_left(&[growing, layer("b", &[], false)]), None);
+    }
+
+    #[test]
+    fn a_shrinking_frontier_projects_rounds_until_one_position_per_round() {
+        // 1000, 100, 10 decided: ratio 0.1, so about one more round (10 -> 1),
+        // at the recent mean of 20 s; the layer not started costs the same again.
+        let current = layer("a", &[(5, 1.0), (1000, 30.0), (100, 20.0), (10, 10.0)], false);
+        let left = seconds_left(std::slice::from_ref(&current)).unwrap();
+        assert!((left - 20.0).abs() < 1e-9, "{left}");
+        let with_next = seconds_left(&[current.clone(), layer("b", &[], false)]).unwrap();
+        assert!((with_next - (20.0 + (61.0 + 20.0))).abs() < 1e-9, "{with_next}");
+    }
+
+    #[test]
+    fn solved_layers_set_the_pace() {
+        let done = layer("a", &[(5, 100.0), (50, 200.0), (0, 10.0)], true);
+        let current = layer("b", &[(5, 60.0), (10, 40.0)], false);
+        // Mean solved layer 310 s; the current one has spent 100 s; one more after it.
+        let left = seconds_left(&[done, current, layer("c", &[], false)]).unwrap();
+        assert!((left - (210.0 + 310.0)).abs() < 1e-9, "{left}");
+    }
+
+    #[test]
+    fn the_line_says_where_how_far_how_fast_and_how_long() {
+        let layers = [layer("solo(A)", &[(5, 1.0), (1_000_000, 30.0), (100_000, 20.0), (10_000, 10.0)], false)];
+        let line = round_line(&layers, 0, 10_000_000);
+        assert!(line.starts_with("layer 1 of 1 solo(A) round 3: +10,000 decided"), "{line}");
+        assert!(line.contains("1,110,005 of 10,000,000 decided (11.1 %)"), "{line}");
+        assert!(line.contains("1,000/s, round 10 s, layer 61 s so far; about"), "{line}");
+        assert_eq!(duration(0.25), "0.25 s");
+        assert_eq!(duration(30.0), "30 s");
+        assert_eq!(duration(600.0), "10.0 min");
+        assert_eq!(duration(7200.0), "2.0 h");
+    }
+}
