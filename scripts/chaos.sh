@@ -35,7 +35,7 @@ log_has() { grep -q -- "$2" "$1/coordinator.log"; }
 # Waits (up to 120 s) until the coordinator has committed round $2 of layer 0.
 wait_round() {
   for _ in $(seq 1 1200); do
-    grep -q "layer solo(1) round $2:" "$1/coordinator.log" 2>/dev/null && return 0
+    grep -q " solo(1) round $2:" "$1/coordinator.log" 2>/dev/null && return 0
     sleep 0.1
   done
   return 1
