@@ -356,6 +356,27 @@ fn ctrl_c_while_following_leaves_the_job_running_and_attach_finishes_it() {
 }
 
 #[test]
+fn attach_with_only_the_key_follows_and_fetches_but_leaves_destroying_to_the_token() {
+    let w = World::new("deploy-attach-key").with_results();
+    assert!(w.run("provision.sh", &[], &[]).ok(), "{}", w.calls());
+    let before = w.calls().lines().count();
+    let mut c = w.script("attach.sh", &[], &[("COORDINATOR_IP", "198.51.100.7")]);
+    c.env_remove("HCLOUD_TOKEN");
+    let out = Outcome(run(c, LIMIT));
+    assert!(out.ok(), "{}", out.text());
+    let calls: Vec<String> = w.calls().lines().skip(before).map(String::from).collect();
+    assert!(!calls.iter().any(|l| l.starts_with("hcloud")), "no API call without the token:\n{calls:#?}");
+    assert!(calls.iter().any(|l| l.contains("root@198.51.100.7") && l.contains("journalctl -n")), "{calls:#?}");
+    assert!(out.text().contains("solo_A.tb: sha256 ok"), "{}", out.text());
+    assert!(
+        out.text().contains("no HCLOUD_TOKEN here, so the machines of job demo are not destroyed"),
+        "{}",
+        out.text()
+    );
+    assert_eq!(w.resources().iter().filter(|r| r.starts_with("server/")).count(), 3);
+}
+
+#[test]
 fn a_failed_job_keeps_the_machines_and_says_how_to_go_on() {
     let w = World::new("deploy-job-failed");
     let out = w.run("up.sh", &[], &[("JOB_STATUS", "1")]);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Follows a running job again, from any computer with HCLOUD_TOKEN and the job's SSH
-# key (after a dropped connection, a closed laptop, or from another machine). A
+# key (after a dropped connection, a closed laptop, or from another machine); with
+# only the key, COORDINATOR_IP=<its public address> instead of the token (then the
+# machines are not destroyed at the end: that needs the token). A
 # dropped connection while following reconnects by itself; Ctrl-C stops following,
 # never the job. When the job ends:
 #   - it succeeded: fetch.sh copies and checks the results into --out, then
@@ -11,7 +13,7 @@
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
-need_token
+need_token_or_ip
 args=(--job "$JOB" --workers "$WORKERS" --out "$OUT" --bin "$BIN")
 [[ "$DRY_RUN" == 1 ]] && args+=(--dry-run)
 echo "following job $JOB (Ctrl-C stops following, not the job)"
@@ -32,6 +34,8 @@ if ! "$HERE/fetch.sh" "${args[@]}"; then
 fi
 if [[ "$KEEP" == 1 ]]; then
   echo "machines of job $JOB kept (--keep); delete them with deploy/hetzner/destroy.sh --job $JOB"
+elif [[ -z "${HCLOUD_TOKEN:-}" ]]; then
+  say "no HCLOUD_TOKEN here, so the machines of job $JOB are not destroyed (they bill): run deploy/hetzner/destroy.sh --job $JOB where the token is"
 else
   "$HERE/destroy.sh" "${args[@]}"
 fi

@@ -21,6 +21,9 @@
 #   READY_TRIES, READY_INTERVAL   SSH readiness: tries and seconds between them (60, 5)
 #   CLOUD_INIT_TIMEOUT            seconds cloud-init may take on a new machine (900)
 #   RECONNECT_INTERVAL            seconds before following again after a dropped connection (15)
+#   COORDINATOR_IP the coordinator's public address, for attach.sh and status.sh on a
+#                  computer with the job's SSH key but no API token (then attach.sh
+#                  follows and fetches, but cannot destroy)
 set -euo pipefail
 
 JOB=${JOB:-retro}
@@ -95,6 +98,12 @@ parse_common() {
   [[ "$DRY_RUN" == 1 ]] || mkdir -p "$JOB_STATE"
 }
 
+# Like need_token, for the scripts that only talk to the coordinator
+# (attach.sh, status.sh): with COORDINATOR_IP set they need no API token.
+need_token_or_ip() {
+  [[ -n "${COORDINATOR_IP:-}" ]] || need_token
+}
+
 need_token() {
   [[ "$DRY_RUN" == 1 || -n "${HCLOUD_TOKEN:-}" ]] || die "set HCLOUD_TOKEN in the environment (never in a file in the repo)"
   export HCLOUD_TOKEN=${HCLOUD_TOKEN:-dry-run}
@@ -128,7 +137,9 @@ all_names() { coordinator_name; for i in $(seq 1 "$WORKERS"); do worker_name "$i
 
 # Public and private address of a server (placeholders in a dry run).
 public_ip() {
-  if [[ "$DRY_RUN" == 1 ]]; then echo "<public-ip-of-$1>"; else hcloud server ip "$1"; fi
+  if [[ -n "${COORDINATOR_IP:-}" && "$1" == "$(coordinator_name)" ]]; then echo "$COORDINATOR_IP"
+  elif [[ "$DRY_RUN" == 1 ]]; then echo "<public-ip-of-$1>"
+  else hcloud server ip "$1"; fi
 }
 private_ip() {
   if [[ "$DRY_RUN" == 1 ]]; then echo "<private-ip-of-$1>"; else

@@ -7,7 +7,7 @@
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 parse_common "$@"
-need_token
+need_token_or_ip
 coord=$(coordinator_name)
 run mkdir -p "$OUT"
 run scp "${SSH_OPTS[@]}" "root@$(public_ip "$coord"):/var/lib/retro/tb/*" "$OUT/"

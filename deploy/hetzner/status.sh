@@ -4,12 +4,13 @@
 # layer's rounds, positions decided and rate, workers, and the time left.
 #   deploy/hetzner/status.sh [--job NAME] [--json]
 # --json prints the whole status document instead. Needs curl on this computer.
-# STATUS_LOCAL_PORT picks this computer's end of the tunnel (default: a random port).
+# STATUS_LOCAL_PORT picks this computer's end of the tunnel (default: a random port);
+# COORDINATOR_IP=<its public address> works without HCLOUD_TOKEN.
 # shellcheck source=deploy/hetzner/common.sh
 source "$(dirname "$0")/common.sh"
 EXTRA_FLAGS="--json"
 parse_common "$@"
-need_token
+need_token_or_ip
 command -v curl >/dev/null || [[ "$DRY_RUN" == 1 ]] || die "needs curl"
 local_port=${STATUS_LOCAL_PORT:-$((20000 + RANDOM % 20000))}
 # The tunnel closes by itself when `sleep` ends and no connection uses it.
