@@ -204,6 +204,11 @@ unit_file() {
   printf 'ExecStart=%s\nRestart=on-abnormal\nRestartSec=5\n\n[Install]\nWantedBy=multi-user.target\n' "$3"
 }
 
+# Uploads what a worker machine runs: the worker and the address wait.
+upload_worker() {
+  run scp "${SSH_OPTS[@]}" "$BIN/worker" "$HERE/wait-for-address.sh" "root@$(public_ip "$1"):/opt/retro/"
+}
+
 # Installs a unit file on a machine and (re)starts it: machine, unit name, file.
 start_unit() {
   run scp "${SSH_OPTS[@]}" "$3" "root@$(public_ip "$1"):/etc/systemd/system/$2.service"

@@ -26,7 +26,7 @@ if [[ "$DRY_RUN" == 1 ]] || hcloud server list --selector "job=$JOB" -o noheader
 fi
 create_server "$name" worker
 wait_ready "$name"
-run scp "${SSH_OPTS[@]}" "$BIN/worker" "$HERE/wait-for-address.sh" "root@$(public_ip "$name"):/opt/retro/"
+upload_worker "$name"
 if [[ "$DRY_RUN" == 1 ]]; then
   echo "+ (the coordinator's /etc/retro/env piped to $name's /etc/retro/env over ssh)"
 else

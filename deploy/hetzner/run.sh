@@ -42,7 +42,7 @@ run scp "${SSH_OPTS[@]}" "$BIN/coordinator" "$PLAN" "$HERE/wait-for-address.sh" 
 put_token "$coord"
 for i in $(seq 1 "$WORKERS"); do
   name=$(worker_name "$i")
-  run scp "${SSH_OPTS[@]}" "$BIN/worker" "$HERE/wait-for-address.sh" "root@$(public_ip "$name"):/opt/retro/"
+  upload_worker "$name"
   put_token "$name"
 done
 plan=/opt/retro/$(basename "$PLAN")

@@ -29,13 +29,12 @@ pub const BATCH_ZSTD_LEVEL: i32 = 1;
 /// Magic at the start of an inbox file's trailer: its keys are routed
 /// records (`crate::routed`) made by `RetroGame::frontier_record`.
 pub const INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT3";
-/// The trailer magic of inboxes written before records were routed by
-/// predecessor block (their keys were predecessors): refused by name.
-const OLD_INBOX_END_MAGIC: &[u8; 8] = b"INBOXEND";
-/// The trailer magic of routed inboxes whose records were the decided
-/// positions' own ranks (before frontier records): refused by name, since
-/// read as frontier records they would name other positions.
-const RANK_RECORD_INBOX_END_MAGIC: &[u8; 8] = b"INBOXRT2";
+/// Trailer magics of earlier inbox formats, refused by name (read as this
+/// format's records they would name other positions), with what their keys
+/// were: before records were routed by predecessor block, and before a
+/// record was the game's frontier record.
+const EARLIER_INBOX_FORMATS: [(&[u8; 8], &str); 2] =
+    [(b"INBOXEND", "one key per predecessor"), (b"INBOXRT2", "records were ranks, not frontier records")];
 
 /// Bytes of an inbox record header.
 const RECORD_HEADER_LEN: usize = 20;
@@ -421,19 +420,10 @@ fn load_inbox(path: &Path) -> Result<(Vec<u8>, Vec<RecordRef>, u64), BatchError>
     }
     let body_len = bytes.len() - TRAILER_LEN;
     let (body, trailer) = bytes.split_at(body_len);
-    if trailer[0..8] == OLD_INBOX_END_MAGIC[..] {
-        return Err(corrupt(
-            "written by an older version (one key per predecessor); finish the round with that version, or \
-             restart the job's layer"
-                .to_string(),
-        ));
-    }
-    if trailer[0..8] == RANK_RECORD_INBOX_END_MAGIC[..] {
-        return Err(corrupt(
-            "written by an older version (records were ranks, not frontier records); finish the round with \
-             that version, or restart the job's layer"
-                .to_string(),
-        ));
+    if let Some((_, keys)) = EARLIER_INBOX_FORMATS.iter().find(|(magic, _)| trailer[0..8] == magic[..]) {
+        return Err(corrupt(format!(
+            "written by an older version ({keys}); finish the round with that version, or restart the job's layer"
+        )));
     }
     if trailer[0..8] != INBOX_END_MAGIC[..] {
         return Err(truncated("no trailer at end of file".to_string()));
@@ -807,9 +797,7 @@ mod tests {
         write_inbox(&path, &[(1, vec![4, 8, 15])]);
         let bytes = std::fs::read(&path).expect("read");
         let at = bytes.len() - TRAILER_LEN;
-        for (magic, what) in
-            [(OLD_INBOX_END_MAGIC, "one key per predecessor"), (RANK_RECORD_INBOX_END_MAGIC, "records were ranks")]
-        {
+        for (magic, what) in [(b"INBOXEND", "one key per predecessor"), (b"INBOXRT2", "records were ranks")] {
             let mut b = bytes.clone();
             b[at..at + 8].copy_from_slice(magic);
             std::fs::write(&path, &b).expect("write");

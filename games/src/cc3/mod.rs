@@ -127,9 +127,7 @@ impl RetroGame for Cc3 {
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
-        let pos = self.unrank(rank);
-        let block = self.ranker.block(&pos, (pos.turn as usize + 2) % 3);
-        block.base..block.base + self.ranker.block_len(&block)
+        self.frontier_record_and_block(rank).1
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
