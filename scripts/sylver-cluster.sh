@@ -36,10 +36,10 @@ RUST_LOG=warn "$bin/coordinator" --plan "$dir/embedded.toml" > /dev/null
 echo "embedded (1 thread): $(awk "BEGIN { printf \"%.1f\", $EPOCHREALTIME - $start }") s"
 
 start=$EPOCHREALTIME
-RUST_LOG=warn "$bin/coordinator" --plan "$dir/cluster.toml" > "$dir/coordinator.out" &
+RUST_LOG=warn "$bin/coordinator" --plan "$dir/cluster.toml" > "$dir/coordinator.out" 2> "$dir/coordinator.err" &
 coordinator=$!
-for _ in $(seq 100); do grep -q "listening on" "$dir/coordinator.out" && break; sleep 0.1; done
-addr=$(sed -n 's/^listening on //p' "$dir/coordinator.out")
+for _ in $(seq 100); do grep -q "^listening on" "$dir/coordinator.err" && break; sleep 0.1; done
+addr=$(sed -n 's/^listening on //p' "$dir/coordinator.err")
 for i in 0 1 2; do
   timer=()
   if [[ -x /usr/bin/time ]]; then timer=(/usr/bin/time -f "worker $i: peak RSS %M KB"); fi

@@ -25,7 +25,7 @@ use std::time::Duration;
 /// workers (`worker --connect HOST:PORT`). Run the same command again after a
 /// crash: the job resumes from its checkpoints.
 #[derive(Parser, Debug)]
-#[command(name = "coordinator", version = retro_proto::LONG_VERSION, about, args_conflicts_with_subcommands = true)]
+#[command(name = "coordinator", version = retro_proto::LONG_VERSION, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -305,10 +305,12 @@ async fn bind_listener(
     Ok(listener)
 }
 
+/// Says where the job listens, on stderr: stdout carries only results (a
+/// `--json` summary must parse as it comes).
 fn print_listen(addr: SocketAddr) {
-    let mut out = std::io::stdout();
-    let _ = writeln!(out, "listening on {addr}");
-    let _ = out.flush();
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "listening on {addr}");
+    let _ = err.flush();
 }
 
 async fn run(args: RunArgs) -> Result<(), String> {
@@ -582,7 +584,14 @@ fn main() -> ExitCode {
             peg_solve(&board, &start, finish.as_deref(), budget, json)
         }
         Some(Command::Ledger { summary }) => std::fs::read_to_string(&summary)
-            .map_err(|e| format!("{}: {e}", summary.display()))
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "{}: no such file; name the run's summary with --summary PATH (it is written \
+                     next to the tablebases, in the plan's output directory or --output)",
+                    summary.display()
+                ),
+                _ => format!("{}: {e}", summary.display()),
+            })
             .and_then(|t| {
                 serde_json::from_str::<serde_json::Value>(&t).map_err(|e| format!("{}: {e}", summary.display()))
             })

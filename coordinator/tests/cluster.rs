@@ -47,7 +47,9 @@ fn was_killed(status: std::process::ExitStatus) -> bool {
 fn three_workers_match_embedded() {
     let want = embedded_checksums();
     let dir = TempDir::new("cluster-plain");
-    let mut coord = Proc::start("coordinator", coordinator_cmd(&dir, "127.0.0.1:0", None), dir.join("coord.log"));
+    let mut cmd = coordinator_cmd(&dir, "127.0.0.1:0", None);
+    cmd.arg("--json");
+    let mut coord = Proc::start("coordinator", cmd, dir.join("coord.log"));
     let addr = listening_address(&coord);
     let mut workers: Vec<Proc> = (1..=3)
         .map(|i| Proc::start(&format!("worker {i}"), worker_cmd(&dir, &addr, i, None), dir.join(&format!("w{i}.log"))))
@@ -57,6 +59,11 @@ fn three_workers_match_embedded() {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());
     }
     assert_eq!(checksums(&dir.join("tb")), want);
+    // With --json, stdout is the summary and nothing else ("listening on"
+    // goes to stderr), so a script can pipe it straight into a JSON reader.
+    let summary: serde_json::Value = serde_json::from_str(&coord.stdout())
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", coord.stdout()));
+    assert_eq!(summary["positions"].as_u64().map(|p| p > 0), Some(true), "{summary}");
     // Every worker logs what it sent and received per round; what all sent
     // is what all received, record for record, and the coordinator logs each
     // round's total.

@@ -511,3 +511,28 @@ fn a_worker_without_room_for_its_shards_says_so() {
     assert!(log.contains("GB disk for its data"), "the coordinator logs what the worker has: {log}");
     assert!(log.contains("each of the 1 workers needs about"), "{log}");
 }
+
+/// `coordinator ledger` run where no summary is at the default path says
+/// which flag names one, and `-h` starts with what the program does (not the
+/// crate's internal description).
+#[test]
+fn ledger_without_a_summary_hints_at_the_flag_and_help_says_what_it_does() {
+    let dir = TempDir::new("ledger-hint");
+    let mut c = Command::new(coordinator());
+    c.arg("ledger").current_dir(&dir.0);
+    let out = run(c, LIMIT);
+    assert_clear_failure(&out, "--summary PATH");
+    assert_clear_failure(&out, "no such file");
+    let out = run(
+        {
+            let mut c = Command::new(coordinator());
+            c.arg("-h");
+            c
+        },
+        LIMIT,
+    );
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.starts_with("Strongly solves games by distributed retrograde analysis"), "{help}");
+    assert!(!help.contains("Binary `coordinator`"), "{help}");
+}

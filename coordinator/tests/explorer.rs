@@ -241,6 +241,13 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
 // ---- the page in a browser
 
 /// A Chromium binary: `$CHROMIUM`, else the first of the usual names on PATH.
+/// The browser for a page test. Those tests are ignored (with the reason)
+/// when the build found none, so a missing one here is a failure, never a
+/// silent pass.
+fn chromium_or_fail() -> PathBuf {
+    chromium().expect("no chromium binary, though the build found one (CHROMIUM or PATH changed?)")
+}
+
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CHROMIUM") {
         return Some(PathBuf::from(p));
@@ -331,14 +338,12 @@ fn text_of(dom: &str, id: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "no chromium binary when this was built: install Debian's `chromium` package (or set CHROMIUM=/path) and build again"
+)]
 fn page_shows_the_start_a_kingmakers_choice_and_errors() {
-    let Some(bin) = chromium() else {
-        eprintln!(
-            "SKIPPED: no chromium binary (install Debian's `chromium` package, or set CHROMIUM=/path); \
-             the page was not tested in a browser"
-        );
-        return;
-    };
+    let bin = chromium_or_fail();
     let dir = TempDir::new("explorer-page");
     let tb = solve_stage1(&dir);
     let (_server, addr) = serve(&tb, &dir, "serve");
@@ -425,16 +430,21 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     }
 }
 
-#[test]
-fn two_player_api_values_moves_and_depths() {
-    let dir = TempDir::new("explorer-cc2");
+/// Solves the two-player 7 x 7 one-piece plan into `dir`/tb and serves it.
+fn served_cc2(dir: &TempDir) -> (Proc, String) {
     let mut c = Command::new(coordinator());
     c.arg("--plan").arg(repo().join("plans/cc2-m7p1.toml"));
     c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
     c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
     let out = run(c, Duration::from_secs(300));
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (_server, addr) = serve(&dir.join("tb"), &dir, "serve-cc2");
+    serve(&dir.join("tb"), dir, "serve-cc2")
+}
+
+#[test]
+fn two_player_api_values_moves_and_depths() {
+    let dir = TempDir::new("explorer-cc2");
+    let (_server, addr) = served_cc2(&dir);
 
     let info = get_json(&addr, "/api/info", 200);
     assert_eq!(info["kind"], "cc2");
@@ -510,23 +520,30 @@ fn two_player_api_values_moves_and_depths() {
     let v = get_json(&addr, "/api/witness?kind=kingmaker", 404);
     assert!(v["error"].as_str().unwrap().contains("three-player only"), "{v}");
 
-    // The page picks the two-player view: the diamond, the value, the moves'.
-    if let Some(bin) = chromium() {
-        let dom = dump(&bin, &dir.join("profile"), &format!("http://{addr}/"));
-        assert_eq!(state(&dom), "ready", "{dom}");
-        assert_eq!(tags(&dom, "g", "data-cell=").len(), 49);
-        assert_eq!(attr(tags(&dom, "div", "id=\"category\"")[0], "data-for-mover"), Some("win"));
-        let moves = tags(&dom, "li", "data-move=");
-        assert_eq!(moves.len(), get_json(&addr, "/api/position", 200)["moves"].as_array().unwrap().len());
-        assert!(moves.iter().all(|m| attr(m, "data-value").is_some()));
-    } else {
-        eprintln!("SKIPPED the two-player page: no chromium binary");
-    }
     let v = get_json(&addr, &format!("/api/position?pos={}", enc("a1,a2/g6 1")), 400);
     assert!(v["error"].as_str().unwrap().contains("needs 1 pieces"), "{v}");
     // Player 1 to move with its goal already filled: no game gets there.
     let v = get_json(&addr, &format!("/api/position?pos={}", enc("g7/a1 1")), 404);
     assert!(v["error"].as_str().unwrap().contains("cannot arise"), "{v}");
+}
+
+/// The page picks the two-player view: the diamond, the value, the moves'.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "no chromium binary when this was built: install Debian's `chromium` package (or set CHROMIUM=/path) and build again"
+)]
+fn two_player_page_shows_the_diamond_and_the_values() {
+    let bin = chromium_or_fail();
+    let dir = TempDir::new("explorer-cc2-page");
+    let (_server, addr) = served_cc2(&dir);
+    let dom = dump(&bin, &dir.join("profile"), &format!("http://{addr}/"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    assert_eq!(tags(&dom, "g", "data-cell=").len(), 49);
+    assert_eq!(attr(tags(&dom, "div", "id=\"category\"")[0], "data-for-mover"), Some("win"));
+    let moves = tags(&dom, "li", "data-move=");
+    assert_eq!(moves.len(), get_json(&addr, "/api/position", 200)["moves"].as_array().unwrap().len());
+    assert!(moves.iter().all(|m| attr(m, "data-value").is_some()));
 }
 
 // ---- peg solitaire
@@ -562,9 +579,31 @@ fn tiny_problems() -> Value {
     serde_json::to_value(&s).unwrap()
 }
 
-#[test]
-fn peg_api_ledger_problems_positions_and_bad_input() {
-    let dir = TempDir::new("explorer-peg");
+/// The English peg ledger (about 15 s and 0.5 GB on disk), run once for the
+/// tests that run at the same time and removed when the last one is done.
+fn shared_peg_ledger() -> std::sync::Arc<TempDir> {
+    static SHARED: std::sync::Mutex<std::sync::Weak<TempDir>> = std::sync::Mutex::new(std::sync::Weak::new());
+    let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(dir) = slot.upgrade() {
+        return dir;
+    }
+    let dir = std::sync::Arc::new(TempDir::new("explorer-peg-ledger"));
+    write_peg_tablebases(&dir);
+    *slot = std::sync::Arc::downgrade(&dir);
+    dir
+}
+
+/// Serves the shared English ledger (and a tiny problems summary) with the
+/// server's files in `dir`.
+fn served_peg(dir: &TempDir) -> (Proc, String, std::sync::Arc<TempDir>) {
+    let ledger = shared_peg_ledger();
+    let (server, addr) = serve(&ledger.join("tb"), dir, "serve-peg");
+    (server, addr, ledger)
+}
+
+/// Runs the English peg ledger into `dir`/tb/peg-english and writes a tiny
+/// problems summary beside it.
+fn write_peg_tablebases(dir: &TempDir) {
     let tb = dir.join("tb");
     let mut c = Command::new(coordinator());
     c.arg("--plan").arg(repo().join("plans/peg-english.toml"));
@@ -574,7 +613,13 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::create_dir_all(tb.join("peg-problems")).unwrap();
     std::fs::write(tb.join("peg-problems/summary.json"), tiny_problems().to_string()).unwrap();
-    let (_server, addr) = serve(&tb, &dir, "serve-peg");
+}
+
+#[test]
+fn peg_api_ledger_problems_positions_and_bad_input() {
+    let dir = TempDir::new("explorer-peg");
+    let (_server, addr, ledger) = served_peg(&dir);
+    let tb = ledger.join("tb");
 
     let info = get_json(&addr, "/api/info", 200);
     assert_eq!(info["kind"], "peg");
@@ -681,13 +726,19 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
     assert!(get_json(&addr2, "/api/info", 200)["problems"].is_null());
     let v = get_json(&addr2, "/api/peg/problems", 404);
     assert!(v["error"].as_str().unwrap().contains("plans/peg-problems.toml"), "{v}");
+}
 
-    // The page: the board, the verdict, the chart and both tables; a bad
-    // picture's message with the start still drawn.
-    let Some(bin) = chromium() else {
-        eprintln!("SKIPPED the peg page: no chromium binary");
-        return;
-    };
+/// The peg page: the board, the verdict, the chart and both tables; a bad
+/// picture's message with the start still drawn.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "no chromium binary when this was built: install Debian's `chromium` package (or set CHROMIUM=/path) and build again"
+)]
+fn peg_page_shows_the_board_verdict_chart_and_tables() {
+    let bin = chromium_or_fail();
+    let dir = TempDir::new("explorer-peg-page");
+    let (_server, addr, _ledger) = served_peg(&dir);
     let profile = dir.join("profile");
     let dom = dump(&bin, &profile, &format!("http://{addr}/?play=b4-d4,c2-c4"));
     assert_eq!(state(&dom), "ready", "{dom}");
@@ -725,6 +776,15 @@ fn sylver_reference_winning(position: &str) -> Vec<u64> {
         .find(|f| f.len() >= 3 && f[0] == "winning" && f[1] == position)
         .unwrap_or_else(|| panic!("no winning line for {position}"));
     line[2].split_whitespace().map(|x| x.parse().unwrap()).collect()
+}
+
+/// Serves `dir`/tb holding the committed m10-11 Sylver table summary.
+fn served_sylver_table(dir: &TempDir) -> (Proc, String) {
+    let tb = dir.join("tb");
+    std::fs::create_dir_all(tb.join("sylver-table")).unwrap();
+    std::fs::copy(repo().join("docs/results/sylver-table-m10-11-summary.json"), tb.join("sylver-table/summary.json"))
+        .unwrap();
+    serve(&tb, dir, "serve-sylver-table")
 }
 
 #[test]
@@ -775,11 +835,7 @@ fn sylver_api_positions_tables_and_bad_input() {
 
     // A directory holding a Sylver table summary one level down: kind sylver,
     // and a two-number position carries its row.
-    let tb = dir.join("tb");
-    std::fs::create_dir_all(tb.join("sylver-table")).unwrap();
-    std::fs::copy(repo().join("docs/results/sylver-table-m10-11-summary.json"), tb.join("sylver-table/summary.json"))
-        .unwrap();
-    let (_server, addr) = serve(&tb, &dir, "serve-sylver-table");
+    let (_server, addr) = served_sylver_table(&dir);
     let info = get_json(&addr, "/api/info", 200);
     assert_eq!(info["kind"], "sylver");
     assert_eq!(info["tables"][0], "sylver-table-m10-11");
@@ -791,13 +847,19 @@ fn sylver_api_positions_tables_and_bad_input() {
     let (status, body) = request(&addr, "GET", "/?game=sylver");
     assert_eq!(status, 200);
     assert!(body.contains("sylver.js"), "the page loads the Sylver view");
+}
 
-    // The page: {5, 14} and its 26 chips, 18 the only green one; then 18
-    // named by URL (a P-position: no chip green); then a bad position.
-    let Some(bin) = chromium() else {
-        eprintln!("SKIPPED the Sylver page: no chromium binary");
-        return;
-    };
+/// The Sylver page: {5, 14} and its 26 chips, 18 the only green one; then 18
+/// named by URL (a P-position: no chip green); then a bad position.
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "no chromium binary when this was built: install Debian's `chromium` package (or set CHROMIUM=/path) and build again"
+)]
+fn sylver_page_shows_the_chips_and_the_row() {
+    let bin = chromium_or_fail();
+    let dir = TempDir::new("explorer-sylver-page");
+    let (_server, addr) = served_sylver_table(&dir);
     let profile = dir.join("profile");
     let dom = dump(&bin, &profile, &format!("http://{addr}/?game=sylver&numbers=14+5"));
     assert_eq!(state(&dom), "ready", "{dom}");

@@ -66,7 +66,7 @@ pub const PROBE_VERSION: u32 = 0;
 /// serves the retrograde protocol instead (the caller then runs that).
 pub async fn probe(opts: &LevelWorkerOptions) -> Result<bool, String> {
     let c = client(opts)?;
-    call(|| {
+    call(&opts.connect, "asking which kind of job it runs", || {
         let mut c = c.clone();
         let req = with_token(LevelJoin { protocol_version: PROBE_VERSION, worker_id: String::new() }, &opts.token);
         async move {
@@ -87,7 +87,7 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
     let id_path = opts.data.join("levels-worker.json");
     let known: Option<Identity> = read_checked_json(&id_path).map_err(|e| e.to_string())?;
     let mut c = client(&opts)?;
-    let job = call(|| {
+    let job = call(&opts.connect, "joining its level job (peg solitaire)", || {
         let req = LevelJoin {
             protocol_version: retro_proto::PROTOCOL_VERSION,
             worker_id: known.as_ref().map(|k| k.worker_id.clone()).unwrap_or_default(),
@@ -117,7 +117,7 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
     let mut held: Option<(u32, Part)> = None;
     loop {
         let next = LevelNext { worker_id: job.worker_id.clone(), done: done.0 as i32, level: done.1, keys: done.2 };
-        let step = call(|| {
+        let step = call(&opts.connect, "asking for the next level step", || {
             let (mut c, token, next) = (c.clone(), opts.token.clone(), next.clone());
             async move { c.next(with_token(next, &token)).await.map(|r| r.into_inner()) }
         })
@@ -272,17 +272,21 @@ fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, String> {
 
 /// Retries a call while the coordinator is unreachable (it may be restarting);
 /// a refusal becomes an error that says so.
-async fn call<T, F, Fut>(f: F) -> Result<T, String>
+async fn call<T, F, Fut>(address: &str, doing: &str, f: F) -> Result<T, String>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
 {
-    retry_unreachable(f).await.map_err(|s| format!("the coordinator refused this worker: {}", s.message()))
+    retry_unreachable(address, doing, f)
+        .await
+        .map_err(|s| format!("the coordinator refused this worker: {}", s.message()))
 }
 
-/// Retries a call while the coordinator is unreachable; returns the first
-/// answer, or the first refusal as it came.
-pub(crate) async fn retry_unreachable<T, F, Fut>(mut f: F) -> Result<T, tonic::Status>
+/// Retries a call while the coordinator at `address` is unreachable; returns
+/// the first answer, or the first refusal as it came. The warning names the
+/// address and what the worker was `doing`, so that a wrong `--connect` is
+/// visible in the first line of the log.
+pub(crate) async fn retry_unreachable<T, F, Fut>(address: &str, doing: &str, mut f: F) -> Result<T, tonic::Status>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
@@ -292,7 +296,7 @@ where
         match f().await {
             Ok(v) => return Ok(v),
             Err(s) if crate::link::passes(&s) => {
-                tracing::warn!("coordinator unreachable ({}); retrying", s.message());
+                tracing::warn!("coordinator {address} unreachable while {doing} ({}); retrying", s.message());
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }

@@ -71,6 +71,27 @@ pub fn endpoint(address: &str) -> Result<Endpoint, LinkError> {
     endpoint_with(address, None)
 }
 
+/// Checks a coordinator address given as `HOST:PORT` (optionally with an
+/// `http://` or `https://` scheme; an IPv6 host in brackets) and returns it
+/// unchanged. A missing or zero port is the usual slip (`--connect 10.0.0.1`):
+/// without this check the worker would retry that address forever.
+pub fn check_host_port(address: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("bad address {address:?}: {why}; expected HOST:PORT, e.g. 10.0.0.1:50051");
+    let rest = address.split_once("://").map_or(address, |(_, r)| r);
+    let Some((host, port)) = rest.rsplit_once(':') else { return Err(bad("no port")) };
+    if host.is_empty() || host.contains(char::is_whitespace) || host.contains('/') {
+        return Err(bad("no host"));
+    }
+    if host.contains(':') && !(host.starts_with('[') && host.ends_with(']')) {
+        return Err(bad("an IPv6 host goes in brackets, e.g. [::1]:50051"));
+    }
+    match port.parse::<u16>() {
+        Ok(0) => Err(bad("port 0")),
+        Ok(_) => Ok(address.to_string()),
+        Err(_) => Err(bad(&format!("port {port:?} is not a number from 1 to 65535"))),
+    }
+}
+
 /// [`endpoint`], over TLS when `tls` is given.
 pub fn endpoint_with(address: &str, tls: Option<&ClientTls>) -> Result<Endpoint, LinkError> {
     let scheme = if tls.is_some() { "https" } else { "http" };
@@ -231,4 +252,29 @@ pub fn check_token(
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod host_port_tests {
+    use super::check_host_port;
+
+    #[test]
+    fn accepts_host_port_and_refuses_the_usual_slips() {
+        for ok in ["127.0.0.1:50051", "coord.internal:1", "[::1]:50051", "http://10.0.0.2:50051"] {
+            assert_eq!(check_host_port(ok).as_deref(), Ok(ok), "{ok}");
+        }
+        for (bad, why) in [
+            ("127.0.0.1", "no port"),
+            ("coord", "no port"),
+            (":50051", "no host"),
+            ("127.0.0.1:0", "port 0"),
+            ("127.0.0.1:http", "not a number"),
+            ("127.0.0.1:70000", "not a number"),
+            ("::1:50051", "brackets"),
+            ("not a uri", "no port"),
+        ] {
+            let e = check_host_port(bad).unwrap_err();
+            assert!(e.contains(why) && e.contains("HOST:PORT") && e.contains(bad), "{bad}: {e}");
+        }
+    }
 }

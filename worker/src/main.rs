@@ -12,10 +12,10 @@ use std::sync::Arc;
 /// It follows whatever job the coordinator runs: retrograde layers, breadth-first
 /// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes, nothing on disk).
 #[derive(Parser, Debug)]
-#[command(name = "worker", version = retro_proto::LONG_VERSION, about)]
+#[command(name = "worker", version = retro_proto::LONG_VERSION)]
 struct Args {
     /// Coordinator address (host:port).
-    #[arg(long, value_name = "HOST:PORT")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = retro_worker::link::check_host_port)]
     connect: String,
     /// Directory for this worker's checkpoints; reuse it to resume after a crash.
     #[arg(long, value_name = "DIR", default_value = "checkpoints/worker")]

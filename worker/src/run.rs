@@ -141,7 +141,8 @@ async fn register_with_retry<L: CoordinatorLink>(
             Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
             Err(LinkError::Unavailable(m)) => {
                 if last_log.elapsed() > Duration::from_secs(10) {
-                    tracing::warn!("coordinator unreachable ({m}); retrying");
+                    let at = opts.coordinator.as_deref().unwrap_or("(in-process)");
+                    tracing::warn!("coordinator {at} unreachable while joining its retrograde job ({m}); retrying");
                     last_log = Instant::now();
                 }
                 tokio::time::sleep(backoff).await;

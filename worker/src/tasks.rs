@@ -54,7 +54,7 @@ fn refused(s: tonic::Status) -> String {
 /// not serve the task protocol.
 pub async fn probe(opts: &TaskWorkerOptions) -> Result<bool, String> {
     let c = client(opts)?;
-    let answer = retry_unreachable(|| {
+    let answer = retry_unreachable(&opts.connect, "asking whether it runs a task job", || {
         let mut c = c.clone();
         let req = with_token(TaskJoin { protocol_version: PROBE_VERSION }, &opts.token);
         async move { c.join(req).await }
@@ -85,7 +85,7 @@ pub async fn run(opts: TaskWorkerOptions) -> Result<(), String> {
 }
 
 async fn session(opts: &TaskWorkerOptions, c: &TasksClient<Channel>, reported: &mut u32) -> Result<(), tonic::Status> {
-    let job: TaskJob = retry_unreachable(|| {
+    let job: TaskJob = retry_unreachable(&opts.connect, "joining its task job (Sylver m-classes)", || {
         let mut c = c.clone();
         let req = with_token(TaskJoin { protocol_version: retro_proto::PROTOCOL_VERSION }, &opts.token);
         async move { c.join(req).await.map(|r| r.into_inner()) }
@@ -101,7 +101,7 @@ async fn session(opts: &TaskWorkerOptions, c: &TasksClient<Channel>, reported: &
     tracing::info!("joined task job {} (plan {}) as {}", job.job, job.plan_hash, job.worker_id);
     loop {
         let take = TaskTake { worker_id: job.worker_id.clone() };
-        let grant = retry_unreachable(|| {
+        let grant = retry_unreachable(&opts.connect, "asking for a task", || {
             let (mut c, req) = (c.clone(), with_token(take.clone(), &opts.token));
             async move { c.take(req).await.map(|r| r.into_inner()) }
         })
@@ -158,7 +158,7 @@ async fn solve_and_report(
         };
         let is_row = !result_json.is_empty();
         let report = TaskReport { worker_id: job.worker_id.clone(), unit: key, result_json };
-        let ack = retry_unreachable(|| {
+        let ack = retry_unreachable(&opts.connect, "reporting a finished task", || {
             let (mut c, req) = (c.clone(), with_token(report.clone(), &opts.token));
             async move { c.report(req).await.map(|r| r.into_inner()) }
         })

@@ -90,11 +90,13 @@ impl Drop for Proc {
     }
 }
 
-/// Waits until the coordinator prints `listening on ADDR` and returns ADDR.
+/// Waits until the coordinator prints `listening on ADDR` (on stderr: stdout
+/// carries only results) and returns ADDR.
 pub fn listening_address(p: &Proc) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        if let Some(line) = p.stdout().lines().find(|l| l.starts_with("listening on ")) {
+        let stderr = std::fs::read_to_string(&p.log).unwrap_or_default();
+        if let Some(line) = stderr.lines().find(|l| l.starts_with("listening on ")) {
             return line.trim_start_matches("listening on ").trim().to_string();
         }
         assert!(Instant::now() < deadline, "coordinator never listened:\n{}", p.logs());
