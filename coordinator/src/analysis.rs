@@ -4,7 +4,13 @@
 //! per breadth-first depth from the start.
 
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+// The per-position answers live in the probe library, which reads them from
+// tablebase files; the analysis computes the same from layers in memory.
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
+pub use retro_probe::cc3::{
+    Answers, COMPUTED_LAYERS, Category, ENABLE_NAMES, ENABLE_PAIRS, answers_from, answers_with, category, category_of,
+    rotation_ranks, value_word,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -12,109 +18,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The three computed layers, in this order; rotation gives the other nine.
-pub const COMPUTED_LAYERS: [&str; 3] = ["solo(A)", "enable(A>B)", "enable(A>C)"];
-
-/// Names of the six enable questions, as `X>Y`.
-pub const ENABLE_NAMES: [&str; 6] = ["A>B", "A>C", "B>A", "B>C", "C>A", "C>B"];
-
-/// The six (X, Y) pairs of [`ENABLE_NAMES`].
-pub const ENABLE_PAIRS: [(usize, usize); 6] = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)];
-
 /// Packed 2-bit values of the three computed layers over the whole rank space.
 pub struct Layers {
     /// `packed[i]` holds layer i (see [`COMPUTED_LAYERS`]).
     pub packed: [Vec<u8>; 3],
-}
-
-/// All 12 answers at one position (pairout(X) is solo(X) == LOSS).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Answers {
-    /// solo(A), solo(B), solo(C) as tablebase values (DRAW/WIN/LOSS/ILLEGAL).
-    pub solo: [u8; 3],
-    /// enable(X>Y) forced, indexed `[X][Y]` (diagonal unused).
-    pub enable: [[bool; 3]; 3],
-}
-
-/// Category of a position (the first that applies).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Category {
-    /// Someone has won (illegal placements are counted here too).
-    Terminal,
-    /// Some player can force its own win.
-    SoloWin,
-    /// Some player can force at least a draw on its own and nobody wins.
-    SpoilerDraw,
-    /// Some pair can hand the win to one of them, who cannot force it alone.
-    Kingmaker,
-    /// None of the above (expected never).
-    Other,
-}
-
-impl Category {
-    /// The name used in summary.json.
-    pub fn key(self) -> &'static str {
-        match self {
-            Category::Terminal => "terminal",
-            Category::SoloWin => "solo_win",
-            Category::SpoilerDraw => "spoiler_draw",
-            Category::Kingmaker => "kingmaker",
-            Category::Other => "other",
-        }
-    }
-}
-
-/// A word for a tablebase value.
-pub fn value_word(v: u8) -> &'static str {
-    match v {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    }
-}
-
-/// Ranks of `pos`, `R(pos)` and `R^2(pos)` (R the 120-degree rotation).
-pub(crate) fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
-    let r1 = pos.rotated(&game.star);
-    let r2 = r1.rotated(&game.star);
-    [game.rank(pos), game.rank(&r1), game.rank(&r2)]
-}
-
-/// The answers at `R^j P` from the three layers' values at the ranks of `P`,
-/// `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`). The rotation ranks
-/// of `R^j P` are those of `P` shifted by `j`, so one orbit's nine values give
-/// the answers at all three of its positions.
-fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
-    let (i0, i1, i2) = (j % 3, (j + 1) % 3, (j + 2) % 3);
-    let win = |layer: usize, i: usize| v[layer][i] == VALUE_WIN;
-    let mut enable = [[false; 3]; 3];
-    enable[0][1] = win(1, i0);
-    enable[1][2] = win(1, i2);
-    enable[2][0] = win(1, i1);
-    enable[0][2] = win(2, i0);
-    enable[1][0] = win(2, i2);
-    enable[2][1] = win(2, i1);
-    Answers { solo: [v[0][i0], v[0][i2], v[0][i1]], enable }
-}
-
-/// The 12 answers at `pos`, reading layer values through `value(layer, rank)`.
-/// solo(B)(P) = solo(A)(R^2 P), solo(C)(P) = solo(A)(R P); enable(B>C) and
-/// enable(C>A) come from enable(A>B) the same way, enable(B>A) and enable(C>B)
-/// from enable(A>C).
-pub fn answers_with<E>(
-    game: &Cc3,
-    pos: &Position,
-    mut value: impl FnMut(usize, u64) -> Result<u8, E>,
-) -> Result<Answers, E> {
-    let ranks = rotation_ranks(game, pos);
-    let mut v = [[0u8; 3]; 3];
-    for (layer, row) in v.iter_mut().enumerate() {
-        for (i, &r) in ranks.iter().enumerate() {
-            row[i] = value(layer, r)?;
-        }
-    }
-    Ok(answers_from(&v, 0))
 }
 
 /// Where the analysis reads the three computed layers' values.
@@ -138,28 +45,6 @@ pub fn answers(game: &Cc3, layers: &impl LayerValues, pos: &Position) -> Answers
         Ok(a) => a,
         Err(never) => match never {},
     }
-}
-
-/// The category of `pos` given its answers.
-pub fn category(game: &Cc3, pos: &Position, a: &Answers) -> Category {
-    category_of(pos.outcome(&game.star) == Outcome::Ongoing, a)
-}
-
-/// The category of a position given whether its game is still on and its answers.
-fn category_of(ongoing: bool, a: &Answers) -> Category {
-    if !ongoing {
-        return Category::Terminal;
-    }
-    if a.solo.contains(&VALUE_WIN) {
-        return Category::SoloWin;
-    }
-    if a.solo.contains(&VALUE_DRAW) {
-        return Category::SpoilerDraw;
-    }
-    if ENABLE_PAIRS.iter().any(|&(x, y)| a.enable[x][y] && a.solo[y] != VALUE_WIN) {
-        return Category::Kingmaker;
-    }
-    Category::Other
 }
 
 /// The categories in [`Category`] order (the index of [`Tally::categories`]).

@@ -7,9 +7,8 @@ use retro_coordinator::estimate::{bytes_human, estimate};
 use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
 use retro_coordinator::plan::{ClusterSection, DEFAULT_PLAN, Plan};
-use retro_coordinator::probe::{self, Prober};
 use retro_coordinator::summary;
-use retro_coordinator::witness::{self, WitnessKind};
+use retro_coordinator::witness::WitnessKind;
 use retro_engine::tablebase::TablebaseReader;
 use retro_games::cc3::Cc3;
 use std::io::Write;
@@ -17,6 +16,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+
+mod commands;
 
 /// Strongly solves games by distributed retrograde analysis.
 ///
@@ -98,14 +99,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The 12 answers for a position and each move's child, from the tablebases.
+    /// A position's answers (three-player: the 12; two-player: the value) and
+    /// each move's child's, from the tablebases.
     Probe {
         /// Directory holding the tablebase files.
         #[arg(long)]
         tablebase: PathBuf,
         /// Position in the text notation (see `coordinator board`); default: the start.
-        #[arg(long, conflicts_with = "witness")]
+        #[arg(long, conflicts_with_all = ["witness", "batch"])]
         position: Option<String>,
+        /// Read positions from stdin, one per line (blank lines and `#`
+        /// comments skipped), and write one JSON line each: the answers and
+        /// moves, or `{"input": ..., "error": ...}`. Fails at the end if any
+        /// line could not be answered.
+        #[arg(long, conflicts_with = "witness")]
+        batch: bool,
         /// Instead of one position, find a witness of a category in the
         /// tablebases: the shallowest solo-win or spoiler-draw position with
         /// the line from the start, a kingmaker choosing the winner, or a
@@ -164,6 +172,10 @@ enum Command {
         /// Address to serve on (port 0: any free port; the bound address is printed).
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
+        /// Wall time one request's search may take (a peg finish, a Sylver
+        /// position, a depth); then it answers with what it has (`unknown`).
+        #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        search_seconds: u64,
     },
     /// Sylver coinage: one position (t, nameable numbers, ender, winning moves) or the first-move table.
     Sylver(retro_coordinator::sylver::SylverArgs),
@@ -522,29 +534,14 @@ fn main() -> ExitCode {
         Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
             explore(plan, depth, tablebase, threads, json)
         }
-        Some(Command::Probe { tablebase, witness: Some(kind), max_depth, json, .. }) => Prober::open(&tablebase)
-            .and_then(|mut p| {
-                let w = witness::find(&mut p, kind, max_depth)?;
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
-                } else {
-                    print!("{}", witness::text(&w));
-                }
-                Ok(())
-            }),
-        Some(Command::Probe { tablebase, position, json, .. }) => Prober::open(&tablebase).and_then(|mut p| {
-            let pos = match &position {
-                Some(text) => p.game.parse(text).map_err(|e| e.to_string())?,
-                None => p.game.start(),
+        Some(Command::Probe { tablebase, position, witness, max_depth, batch, json }) => {
+            let request = match (witness, batch) {
+                (Some(kind), _) => commands::probe::Request::Witness(kind, max_depth),
+                (None, true) => commands::probe::Request::Batch,
+                (None, false) => commands::probe::Request::One(position),
             };
-            let r = p.probe(&pos).map_err(|e| e.to_string())?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
-            } else {
-                print!("{}", probe::text(&r));
-            }
-            Ok(())
-        }),
+            commands::probe::run(&tablebase, request, json)
+        }
         Some(Command::Board { order }) => Cc3::new(order).map_err(|e| e.to_string()).map(|g| {
             print!("{}", g.board_picture(None));
             println!("start: {}", g.format(&g.start()));
@@ -552,11 +549,12 @@ fn main() -> ExitCode {
         }),
         Some(Command::Verify { tablebase }) => verify(&tablebase),
         Some(Command::Check { summary }) => check(&summary),
-        Some(Command::Serve { tablebase, listen }) => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-            .and_then(|rt| rt.block_on(retro_coordinator::serve::run(tablebase, listen, print_listen))),
+        Some(Command::Serve { tablebase, listen, search_seconds }) => {
+            tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string()).and_then(|rt| {
+                let deadline = Duration::from_secs(search_seconds);
+                rt.block_on(retro_coordinator::serve::run(tablebase, listen, deadline, print_listen))
+            })
+        }
         Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
             let threads = retro_worker::bounded_threads(threads.unwrap_or(0), "--threads");

@@ -863,8 +863,7 @@ pub fn resume_phase(m: &Manifest) -> Phase {
 
 /// The tablebase file name of a question, e.g. `solo_A.tb`, `enable_A_B.tb`.
 pub fn tablebase_file_name(question: &str) -> String {
-    let cleaned: String = question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
-    format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))
+    retro_engine::tablebase::layer_file_name(question)
 }
 
 /// Result of a finished export, for the manifest.

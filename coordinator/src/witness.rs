@@ -99,7 +99,7 @@ const BATCH: usize = 1 << 21;
 const CYCLE_LIMIT: usize = 50_000_000;
 
 /// Finds a witness of `kind`, searching at most `max_depth` plies from the start.
-pub fn find(prober: &mut Prober, kind: WitnessKind, max_depth: Option<u32>) -> Result<Witness, String> {
+pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Result<Witness, String> {
     let mut w = Witness {
         kind: kind.name().to_string(),
         none: None,
@@ -221,7 +221,7 @@ pub fn find(prober: &mut Prober, kind: WitnessKind, max_depth: Option<u32>) -> R
 }
 
 /// Sets `w`'s line, depth and position from a line of positions.
-fn fill_line(prober: &mut Prober, w: &mut Witness, line: &[Position]) -> Result<(), String> {
+fn fill_line(prober: &Prober, w: &mut Witness, line: &[Position]) -> Result<(), String> {
     let mut prev: Option<Position> = None;
     for pos in line {
         let mv = prev.map(|p| move_text(&prober.game, &p, pos));
@@ -249,7 +249,7 @@ pub fn move_text(game: &Cc3, from: &Position, to: &Position) -> String {
 const SOLO_ROTATION: [usize; 3] = [0, 2, 1];
 
 /// solo(A), solo(B), solo(C) at each position (three lookups each).
-fn solos(prober: &mut Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, String> {
+fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, String> {
     let mut requests = Vec::with_capacity(3 * positions.len());
     for pos in positions {
         let r = analysis::rotation_ranks(&prober.game, pos);
@@ -262,7 +262,7 @@ fn solos(prober: &mut Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, St
 /// The first position of a batch in the solo-win category (`want` = WIN) or
 /// the spoiler-draw category (`want` = DRAW): the game is on and some solo is
 /// `want`, and for a draw no solo is WIN.
-fn first_with_solo(prober: &mut Prober, batch: &[Position], want: u8) -> Result<Found<()>, String> {
+fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Found<()>, String> {
     let solos = solos(prober, batch)?;
     Ok(batch
         .iter()
@@ -276,7 +276,7 @@ fn first_with_solo(prober: &mut Prober, batch: &[Position], want: u8) -> Result<
 }
 
 /// solo(`player`) at each position.
-fn solo_of(prober: &mut Prober, positions: &[Position], player: usize) -> Result<Vec<u8>, String> {
+fn solo_of(prober: &Prober, positions: &[Position], player: usize) -> Result<Vec<u8>, String> {
     let requests: Vec<(usize, u64)> =
         positions.iter().map(|pos| (0, analysis::rotation_ranks(&prober.game, pos)[SOLO_ROTATION[player]])).collect();
     prober.values(&requests).map_err(|e| e.to_string())
@@ -284,7 +284,7 @@ fn solo_of(prober: &mut Prober, positions: &[Position], player: usize) -> Result
 
 /// The first kingmaker witness of a batch (see [`WitnessKind::Kingmaker`]):
 /// its index and the two children that hand the win to M+1 and to M+2.
-fn kingmaker_in(prober: &mut Prober, batch: &[Position]) -> Result<Found<(Position, Position)>, String> {
+fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, Position)>, String> {
     let solos = solos(prober, batch)?;
     let candidates: Vec<usize> = (0..batch.len())
         .filter(|&i| {
@@ -347,9 +347,9 @@ struct Search<T> {
 /// rank order, in batches, and returns the index of the first witness of a
 /// batch with its extra data.
 fn search<T>(
-    prober: &mut Prober,
+    prober: &Prober,
     max_depth: Option<u32>,
-    mut test: impl FnMut(&mut Prober, &[Position]) -> Result<Found<T>, String>,
+    mut test: impl FnMut(&Prober, &[Position]) -> Result<Found<T>, String>,
 ) -> Result<Search<T>, String> {
     let mut levels = Levels::new(&prober.game);
     let mut searched = 0u64;

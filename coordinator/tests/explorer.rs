@@ -24,8 +24,13 @@ fn solve_stage1(dir: &TempDir) -> PathBuf {
 
 /// `coordinator serve` over `tb` on a free loopback port, and its address.
 fn serve(tb: &Path, dir: &TempDir, name: &str) -> (Proc, String) {
+    serve_with(tb, dir, name, &[])
+}
+
+/// [`serve`] with more arguments.
+fn serve_with(tb: &Path, dir: &TempDir, name: &str, args: &[&str]) -> (Proc, String) {
     let mut c = Command::new(coordinator());
-    c.args(["serve", "--listen", "127.0.0.1:0", "--tablebase"]).arg(tb);
+    c.args(["serve", "--listen", "127.0.0.1:0"]).args(args).arg("--tablebase").arg(tb);
     let p = Proc::start(name, c, dir.join(&format!("{name}.log")));
     let addr = listening_address(&p);
     (p, addr)
@@ -76,7 +81,7 @@ fn enc(s: &str) -> String {
 }
 
 /// The position's answers as the prober reports them, as JSON.
-fn reported(p: &mut Prober, pos: &Position) -> Value {
+fn reported(p: &Prober, pos: &Position) -> Value {
     serde_json::to_value(p.report(pos).unwrap()).unwrap()
 }
 
@@ -131,7 +136,7 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
     let tb = solve_stage1(&dir);
     let (_server, addr) = serve(&tb, &dir, "serve");
     let g = Cc3::new(1).unwrap();
-    let mut prober = Prober::open(&tb).unwrap();
+    let prober = Prober::open(&tb).unwrap();
 
     let info = get_json(&addr, "/api/info", 200);
     assert_eq!(info["kind"], "cc3");
@@ -147,14 +152,14 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
     // legal move once, each child's answers the prober's.
     let start = get_json(&addr, "/api/position", 200);
     assert_eq!(start, get_json(&addr, &format!("/api/position?pos={}", enc("e1/b4/b1 A")), 200));
-    assert_eq!(start["position"], reported(&mut prober, &g.start()));
+    assert_eq!(start["position"], reported(&prober, &g.start()));
     assert_eq!(start["position"]["category"], "kingmaker");
     assert!(start["position"]["enable"].as_object().unwrap().values().all(|v| v == true));
     let kids = children(&g.star, &g.start());
     let moves = start["moves"].as_array().unwrap();
     assert_eq!(moves.len(), kids.len());
     for (m, kid) in moves.iter().zip(&kids) {
-        assert_eq!(m["child"], reported(&mut prober, kid));
+        assert_eq!(m["child"], reported(&prober, kid));
         assert_eq!(format!("{}-{}", m["from"].as_str().unwrap(), m["to"].as_str().unwrap()), m["move"]);
     }
     assert!(start["pieces"]["A"] == serde_json::json!(["e1"]));
@@ -594,11 +599,17 @@ fn shared_peg_ledger() -> std::sync::Arc<TempDir> {
 }
 
 /// Serves the shared English ledger (and a tiny problems summary) with the
-/// server's files in `dir`.
-fn served_peg(dir: &TempDir) -> (Proc, String, std::sync::Arc<TempDir>) {
+/// server's files in `dir`. The guard keeps the peg tests one at a time: each
+/// asks for whole-board searches under the server's request deadline, and two
+/// at once on two cores could run past it.
+fn served_peg(dir: &TempDir) -> (Proc, String, std::sync::Arc<TempDir>, std::sync::MutexGuard<'static, ()>) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let ledger = shared_peg_ledger();
-    let (server, addr) = serve(&ledger.join("tb"), dir, "serve-peg");
-    (server, addr, ledger)
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The whole-board searches these tests check must finish: a slow or busy
+    // machine gets a minute instead of the default 10 s.
+    let (server, addr) = serve_with(&ledger.join("tb"), dir, "serve-peg", &["--search-seconds", "60"]);
+    (server, addr, ledger, guard)
 }
 
 /// Runs the English peg ledger into `dir`/tb/peg-english and writes a tiny
@@ -618,7 +629,7 @@ fn write_peg_tablebases(dir: &TempDir) {
 #[test]
 fn peg_api_ledger_problems_positions_and_bad_input() {
     let dir = TempDir::new("explorer-peg");
-    let (_server, addr, ledger) = served_peg(&dir);
+    let (_server, addr, ledger, _one_at_a_time) = served_peg(&dir);
     let tb = ledger.join("tb");
 
     let info = get_json(&addr, "/api/info", 200);
@@ -738,7 +749,7 @@ fn peg_api_ledger_problems_positions_and_bad_input() {
 fn peg_page_shows_the_board_verdict_chart_and_tables() {
     let bin = chromium_or_fail();
     let dir = TempDir::new("explorer-peg-page");
-    let (_server, addr, _ledger) = served_peg(&dir);
+    let (_server, addr, _ledger, _one_at_a_time) = served_peg(&dir);
     let profile = dir.join("profile");
     let dom = dump(&bin, &profile, &format!("http://{addr}/?play=b4-d4,c2-c4"));
     assert_eq!(state(&dom), "ready", "{dom}");

@@ -86,7 +86,7 @@ fn depths(g: &Cc3) -> Vec<Vec<Position>> {
 
 /// The kingmaker property of `pos` (see `WitnessKind::Kingmaker`): the two
 /// children handing the win to the next player and to the one after.
-fn kingmaker_moves(p: &mut Prober, pos: &Position) -> Option<(Position, Position)> {
+fn kingmaker_moves(p: &Prober, pos: &Position) -> Option<(Position, Position)> {
     let g = Cc3::new(1).unwrap();
     let a = p.answers(pos).unwrap();
     if category(&g, pos, &a) != Category::Kingmaker || a.solo[pos.turn as usize] == VALUE_WIN {
@@ -94,7 +94,7 @@ fn kingmaker_moves(p: &mut Prober, pos: &Position) -> Option<(Position, Position
     }
     let m = pos.turn as usize;
     let kids = children(&g.star, pos);
-    let hands = |p: &mut Prober, y: usize| kids.iter().copied().find(|c| p.answers(c).unwrap().solo[y] == VALUE_WIN);
+    let hands = |p: &Prober, y: usize| kids.iter().copied().find(|c| p.answers(c).unwrap().solo[y] == VALUE_WIN);
     Some((hands(p, (m + 1) % 3)?, hands(p, (m + 2) % 3)?))
 }
 
@@ -104,7 +104,7 @@ fn stage1_witnesses_are_legal_lines_to_the_right_positions() {
     let summary = solve_stage1(&dir);
     let tb = dir.join("tb");
     let g = Cc3::new(1).unwrap();
-    let mut prober = Prober::open(&tb).unwrap();
+    let prober = Prober::open(&tb).unwrap();
     let levels = depths(&g);
 
     // solo-win: a shortest line, as long as the first depth explore counts a
@@ -156,10 +156,10 @@ fn stage1_witnesses_are_legal_lines_to_the_right_positions() {
     assert_eq!(prober.answers(&kids[0]).unwrap().solo[(m + 1) % 3], VALUE_WIN);
     assert_eq!(prober.answers(&kids[1]).unwrap().solo[(m + 2) % 3], VALUE_WIN);
     let depth = line.len() - 1;
-    assert!(kingmaker_moves(&mut prober, &end).is_some());
+    assert!(kingmaker_moves(&prober, &end).is_some());
     for (d, level) in levels.iter().enumerate().take(depth) {
         for pos in level {
-            assert!(kingmaker_moves(&mut prober, pos).is_none(), "{} at depth {d} qualifies", g.format(pos));
+            assert!(kingmaker_moves(&prober, pos).is_none(), "{} at depth {d} qualifies", g.format(pos));
         }
     }
 
@@ -251,7 +251,7 @@ fn draw_cycle_returns_to_its_position_through_draws() {
     let tb = dir.join("tb");
     write_all_draw_tablebases(&tb);
     let g = Cc3::new(1).unwrap();
-    let mut prober = Prober::open(&tb).unwrap();
+    let prober = Prober::open(&tb).unwrap();
     // Every solo is DRAW at the start: it is its own spoiler-draw witness.
     let w = witness(&tb, "spoiler-draw");
     assert_eq!(w["depth"], 0);

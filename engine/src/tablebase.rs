@@ -701,7 +701,35 @@ impl TablebaseReader {
         self.index.len() as u64
     }
 
-    /// Reads, checks and decompresses block `block` (packed bytes).
+    /// Reads, checks and decompresses block `block`: its packed 2-bit values
+    /// (value `i` of the block by [`unpack_value`]). Takes `&self` (positioned
+    /// reads), so many threads can read one file at once.
+    pub fn read_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
+        self.load_block(block)
+    }
+
+    /// The block holding `position`, and the position's index inside it;
+    /// an error names a position past the end.
+    pub fn locate(&self, position: u64) -> Result<(u64, u64), TablebaseError> {
+        if position >= self.header.positions {
+            return Err(TablebaseError::PositionOutOfRange {
+                path: self.path.clone(),
+                position,
+                positions: self.header.positions,
+            });
+        }
+        let bp = self.header.block_positions;
+        Ok((position / bp, position % bp))
+    }
+
+    /// The value of `position`, reading and checking its block without any
+    /// cache (`&self`: callable from many threads; [`Self::probe`] caches one
+    /// block for a caller that probes nearby positions one after another).
+    pub fn value(&self, position: u64) -> Result<u8, TablebaseError> {
+        let (block, i) = self.locate(position)?;
+        Ok(unpack_value(&self.load_block(block)?, i))
+    }
+
     fn load_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
         let bad = || TablebaseError::BlockChecksum { path: self.path.clone(), block };
         let entry = usize::try_from(block).ok().and_then(|b| self.index.get(b)).ok_or_else(bad)?;
@@ -807,6 +835,14 @@ impl TablebaseReader {
         }
         Ok(())
     }
+}
+
+/// The file name of a layer's tablebase: the question with every run of
+/// other characters than ASCII letters and digits made one `_`, trimmed, and
+/// `.tb` (`solo(A)` -> `solo_A.tb`, `enable(A>B)` -> `enable_A_B.tb`).
+pub fn layer_file_name(question: &str) -> String {
+    let cleaned: String = question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
+    format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))
 }
 
 /// Lowercase hex SHA-256 of a file's contents (same as `sha256sum`).

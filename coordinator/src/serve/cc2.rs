@@ -4,9 +4,8 @@
 use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
-use crate::scheduler::tablebase_file_name;
-use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
-use retro_games::cc2::{Cc2, Outcome, PLAYER_NAMES, Position, children};
+use retro_engine::tablebase::{VALUE_LOSS, VALUE_WIN};
+use retro_games::cc2::{Outcome, PLAYER_NAMES, Position, children};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -20,40 +19,15 @@ pub const LAYER: &str = "solo(1)";
 
 /// The explorer over a two-player job's tablebase.
 pub struct Cc2Explorer {
-    /// The game, from the file's header.
-    pub game: Cc2,
-    reader: TablebaseReader,
+    /// The game and its tablebase.
+    pub prober: retro_probe::cc2::Prober,
 }
 
-/// A position's value, as the page shows it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Cc2Report {
-    /// The position in the text notation.
-    pub position: String,
-    /// Player to move, `1` or `2`.
-    pub to_move: String,
-    /// `ongoing`, `won by 1`, `won by 2` (the player to move has no move or
-    /// the other has filled its goal).
-    pub outcome: String,
-    /// For player 1: `win`, `loss` or `draw`.
-    pub value: String,
-    /// For the player to move: `win`, `loss` or `draw`.
-    pub for_mover: String,
-}
+/// A position's value, as the page shows it (the probe library's report).
+pub use retro_probe::cc2::Report as Cc2Report;
 
 /// A move and its child.
-#[derive(Clone, Debug, Serialize)]
-pub struct Cc2Move {
-    /// `from-to` by cell names.
-    #[serde(rename = "move")]
-    pub mv: String,
-    /// The moving piece's cell.
-    pub from: String,
-    /// Where it lands.
-    pub to: String,
-    /// The child.
-    pub child: Cc2Report,
-}
+pub use retro_probe::cc2::Move as Cc2Move;
 
 /// A position with its moves.
 #[derive(Clone, Debug, Serialize)]
@@ -74,45 +48,16 @@ pub struct Cc2View {
     pub moves: Vec<Cc2Move>,
 }
 
-fn word(v: u8) -> &'static str {
-    match v {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    }
-}
-
 impl Cc2Explorer {
     /// Opens `solo_1.tb` in `dir`.
     pub fn open(dir: &Path) -> Result<Cc2Explorer, String> {
-        let path = dir.join(tablebase_file_name(LAYER));
-        let reader = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
-        let h = reader.header().clone();
-        if h.game != "cc2" || h.layer != LAYER {
-            return Err(format!(
-                "{}: header says game {} layer {}, expected cc2 {LAYER}",
-                path.display(),
-                h.game,
-                h.layer
-            ));
-        }
-        crate::summary::check_rank_order(&reader, retro_games::cc2::RANK_ORDER)?;
-        let num = |k: &str| h.params.get(k).and_then(|v| v.as_u64()).ok_or(format!("tablebase header has no {k}"));
-        let (size, pieces) = (num("size")? as u32, num("pieces")? as u32);
-        let folded = h.params.get("colour_symmetry").and_then(|v| v.as_bool()).unwrap_or(false);
-        let game = if folded { Cc2::folded(size, pieces) } else { Cc2::new(size, pieces) };
-        let game = game.map_err(|e| e.to_string())?;
-        use retro_games::RetroGame;
-        if game.position_count() != h.positions {
-            return Err(format!("tablebase holds {} positions, the game has {}", h.positions, game.position_count()));
-        }
-        Ok(Cc2Explorer { game, reader })
+        let prober = retro_probe::cc2::Prober::open(dir).map_err(|e| e.to_string())?;
+        Ok(Cc2Explorer { prober })
     }
 
     /// The board and the game, for `/api/info`.
     pub fn info(&self) -> Value {
-        let b = &self.game.board;
+        let b = &self.prober.game.board;
         let cells: Vec<Value> = (0..b.cells)
             .map(|c| {
                 let (x, y) = (b.coords[c].0 as i64, b.coords[c].1 as i64);
@@ -136,10 +81,10 @@ impl Cc2Explorer {
             ),
             "size": b.size,
             "pieces": b.pieces,
-            "colour_symmetry": self.game.is_folded(),
-            "positions": 2 * self.game.per_turn(),
+            "colour_symmetry": self.prober.game.is_folded(),
+            "positions": 2 * self.prober.game.per_turn(),
             "players": PLAYER_NAMES,
-            "start": self.game.format(&self.game.start()),
+            "start": self.prober.game.format(&self.prober.game.start()),
             "cells": cells,
             "witnesses": Vec::<String>::new(),
         })
@@ -148,80 +93,37 @@ impl Cc2Explorer {
     /// Parses a position (the start when `text` is absent).
     pub fn parse(&self, text: Option<&str>) -> Result<Position, ApiError> {
         let pos = match text.map(str::trim).filter(|t| !t.is_empty()) {
-            None => return Ok(self.game.start()),
-            Some(t) => self.game.parse(t).map_err(|e| ApiError::bad_request(e.to_string()))?,
+            None => return Ok(self.prober.game.start()),
+            Some(t) => self.prober.game.parse(t).map_err(|e| ApiError::bad_request(e.to_string()))?,
         };
-        if pos.outcome(&self.game.board) == Outcome::Illegal {
+        if pos.outcome(&self.prober.game.board) == Outcome::Illegal {
             return Err(ApiError::not_found(format!(
                 "position {:?} cannot arise in play (the player to move has already filled its goal): \
                  the tablebase holds no value for it",
-                self.game.format(&pos)
+                self.prober.game.format(&pos)
             )));
         }
         Ok(pos)
     }
 
     /// The value for player 1 at `pos`.
-    fn value(&mut self, pos: &Position) -> Result<u8, String> {
-        let (rank, negated) = self.game.rank_of(pos);
-        let v = self.reader.probe(rank).map_err(|e| e.to_string())?;
-        Ok(match (v, negated) {
-            (VALUE_WIN, true) => VALUE_LOSS,
-            (VALUE_LOSS, true) => VALUE_WIN,
-            (v, _) => v,
-        })
-    }
-
-    fn report(&mut self, pos: &Position) -> Result<Cc2Report, String> {
-        let v = self.value(pos)?;
-        let mover = match (v, pos.turn) {
-            (VALUE_WIN, 1) => VALUE_LOSS,
-            (VALUE_LOSS, 1) => VALUE_WIN,
-            (v, _) => v,
-        };
-        let outcome = match pos.outcome(&self.game.board) {
-            Outcome::Won(p) => format!("won by {}", PLAYER_NAMES[p as usize]),
-            Outcome::Illegal => "illegal".into(),
-            Outcome::Ongoing if children(&self.game.board, pos).is_empty() => {
-                format!("won by {} (the player to move has no move)", PLAYER_NAMES[1 - pos.turn as usize])
-            }
-            Outcome::Ongoing => "ongoing".into(),
-        };
-        Ok(Cc2Report {
-            position: self.game.format(pos),
-            to_move: PLAYER_NAMES[pos.turn as usize].into(),
-            outcome,
-            value: word(v).into(),
-            for_mover: word(mover).into(),
-        })
+    fn value(&self, pos: &Position) -> Result<u8, String> {
+        self.prober.value(pos).map_err(|e| e.to_string())
     }
 
     /// A position with its value, depth and moves (the depth search stops
     /// when `stop` says so, and says why).
     pub fn position(&mut self, text: Option<&str>, stop: &Stop) -> Result<Cc2View, ApiError> {
         let pos = self.parse(text)?;
-        let position = self.report(&pos).map_err(ApiError::internal)?;
-        let b = &self.game.board;
+        let position = self.prober.report(&pos).map_err(|e| ApiError::internal(e.to_string()))?;
+        let b = &self.prober.game.board;
         let pieces = (0..2)
             .map(|p| {
                 let cells = (0..b.cells).filter(|&c| pos.pieces[p] >> c & 1 == 1).map(|c| b.cell_name(c)).collect();
                 (PLAYER_NAMES[p].to_string(), cells)
             })
             .collect();
-        let mut moves = Vec::new();
-        if pos.outcome(b) == Outcome::Ongoing {
-            let t = pos.turn as usize;
-            let mut list = Vec::new();
-            retro_games::cc2::for_each_move(b, &pos, &mut |from, to| list.push((from, to)));
-            for (from, to) in list {
-                let mut child = pos;
-                child.pieces[t] ^= (1u64 << from) | (1u64 << to);
-                child.turn = 1 - pos.turn;
-                let (from, to) = (self.game.board.cell_name(from), self.game.board.cell_name(to));
-                let child = self.report(&child).map_err(ApiError::internal)?;
-                moves.push(Cc2Move { mv: format!("{from}-{to}"), from, to, child });
-            }
-        }
+        let moves = self.prober.moves(&pos).map_err(|e| ApiError::internal(e.to_string()))?;
         let v = self.value(&pos).map_err(ApiError::internal)?;
         let (plies, depth_note) = if v == VALUE_WIN || v == VALUE_LOSS {
             let mut f = Cc2Forcing { ex: self, target: v };
@@ -251,10 +153,10 @@ impl Forcing for Cc2Forcing<'_> {
     type Pos = Position;
 
     fn children(&self, pos: &Position) -> Vec<Position> {
-        if pos.outcome(&self.ex.game.board) != Outcome::Ongoing {
+        if pos.outcome(&self.ex.prober.game.board) != Outcome::Ongoing {
             return Vec::new();
         }
-        children(&self.ex.game.board, pos)
+        children(&self.ex.prober.game.board, pos)
     }
 
     fn forcer_moves(&self, pos: &Position) -> bool {
@@ -267,6 +169,7 @@ impl Forcing for Cc2Forcing<'_> {
 
     fn finished(&self, pos: &Position) -> bool {
         // A player without a move loses: that ends the game too.
-        pos.outcome(&self.ex.game.board) != Outcome::Ongoing || children(&self.ex.game.board, pos).is_empty()
+        pos.outcome(&self.ex.prober.game.board) != Outcome::Ongoing
+            || children(&self.ex.prober.game.board, pos).is_empty()
     }
 }

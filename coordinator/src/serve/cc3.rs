@@ -215,7 +215,7 @@ impl Cc3Explorer {
         if let Some(w) = self.witnesses.get(k.name()) {
             return Ok(w.clone());
         }
-        let w = witness::find(&mut self.prober, k, None).map_err(ApiError::internal)?;
+        let w = witness::find(&self.prober, k, None).map_err(ApiError::internal)?;
         let v = serde_json::to_value(&w).map_err(ApiError::internal)?;
         self.witnesses.insert(k.name(), v.clone());
         Ok(v)

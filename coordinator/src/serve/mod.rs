@@ -116,7 +116,9 @@ impl Explorer {
     pub fn open(dir: &Path) -> Result<Explorer, String> {
         let has = |q: &str| dir.join(crate::scheduler::tablebase_file_name(q)).exists();
         if has(crate::analysis::COMPUTED_LAYERS[0]) {
-            return crate::probe::Prober::open(dir).map(|p| Explorer::Cc3(Cc3Explorer::new(p)));
+            return crate::probe::Prober::open(dir)
+                .map(|p| Explorer::Cc3(Cc3Explorer::new(p)))
+                .map_err(|e| e.to_string());
         }
         if has(cc2::LAYER) {
             return Cc2Explorer::open(dir).map(Explorer::Cc2);
@@ -250,11 +252,17 @@ async fn serve_state(
 }
 
 /// `coordinator serve`: binds `listen`, reports the bound address through
-/// `on_listen` (port 0 picks a free port), and serves until Ctrl-C.
-pub async fn run(dir: PathBuf, listen: SocketAddr, on_listen: fn(SocketAddr)) -> Result<(), String> {
+/// `on_listen` (port 0 picks a free port), and serves until Ctrl-C; one
+/// request's search stops after `search_deadline`.
+pub async fn run(
+    dir: PathBuf,
+    listen: SocketAddr,
+    search_deadline: std::time::Duration,
+    on_listen: fn(SocketAddr),
+) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let state = Arc::new(Shared::new(dir));
+    let state = Arc::new(Shared::with_limits(dir, Limits { deadline: search_deadline, ..Limits::default() }));
     if let Err(e) = state.with(|_| Ok(())) {
         // Not fatal: the page shows the same message, and a run that writes
         // the tablebases later makes them appear without a restart.

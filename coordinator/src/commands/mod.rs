@@ -1,0 +1,3 @@
+//! The subcommands of `coordinator`, one file each (as they move out of main.rs).
+
+pub mod probe;

@@ -1,0 +1,122 @@
+//! `coordinator probe`: one position's answers and its moves', a witness of a
+//! category, or (`--batch`) positions read one per line from stdin and
+//! answered as JSON lines. Everything is read through the probe library.
+
+use retro_coordinator::witness::{self, WitnessKind};
+use retro_probe::{Tablebases, cc2, cc3};
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// What `probe` was asked.
+pub enum Request {
+    /// One position (the start when `None`).
+    One(Option<String>),
+    /// A witness of a category (three-player only).
+    Witness(WitnessKind, Option<u32>),
+    /// Positions from stdin, one per line, answered as JSON lines.
+    Batch,
+}
+
+/// Runs `probe` on the tablebases in `dir`.
+pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
+    let tb = retro_probe::open(dir).map_err(|e| e.to_string())?;
+    match (request, tb) {
+        (Request::Witness(kind, max_depth), Tablebases::ThreePlayer(p)) => {
+            let w = witness::find(&p, kind, max_depth)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
+            } else {
+                print!("{}", witness::text(&w));
+            }
+            Ok(())
+        }
+        (Request::Witness(..), Tablebases::TwoPlayer(_)) => Err(format!(
+            "{}: witnesses are three-player categories; this directory holds a two-player tablebase",
+            dir.display()
+        )),
+        (Request::One(text), tb) => {
+            let (answer, plain) = answer(&tb, text.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())?);
+            } else {
+                print!("{plain}");
+            }
+            Ok(())
+        }
+        (Request::Batch, tb) => batch(&tb, std::io::stdin().lock(), &mut std::io::stdout().lock()),
+    }
+}
+
+/// One position's answers and moves, as JSON and as text.
+fn answer(tb: &Tablebases, text: Option<&str>) -> Result<(serde_json::Value, String), String> {
+    match tb {
+        Tablebases::ThreePlayer(p) => {
+            let pos = match text {
+                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                None => p.game.start(),
+            };
+            let r = p.probe(&pos).map_err(|e| e.to_string())?;
+            Ok((serde_json::to_value(&r).map_err(|e| e.to_string())?, cc3::text(&r)))
+        }
+        Tablebases::TwoPlayer(p) => {
+            let pos = match text {
+                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                None => p.game.start(),
+            };
+            let position = p.report(&pos).map_err(|e| e.to_string())?;
+            let moves = p.moves(&pos).map_err(|e| e.to_string())?;
+            let text = two_player_text(&position, &moves);
+            Ok((serde_json::json!({ "position": position, "moves": moves }), text))
+        }
+    }
+}
+
+fn two_player_text(r: &cc2::Report, moves: &[cc2::Move]) -> String {
+    let mut out = format!(
+        "position {} (rank {}), {} to move, {}\nvalue for 1: {}; for the player to move: {}\n",
+        r.position, r.rank, r.to_move, r.outcome, r.value, r.for_mover
+    );
+    if moves.is_empty() {
+        out.push_str("no moves\n");
+    } else {
+        out.push_str(&format!("{} moves:\n", moves.len()));
+        for m in moves {
+            out.push_str(&format!("  {:<8} -> {} value for 1: {}\n", m.mv, m.child.position, m.child.value));
+        }
+    }
+    out
+}
+
+/// Answers every line of `input` (a position's text; blank lines and lines
+/// starting with `#` are skipped) with one JSON line: the position's answers
+/// and moves, or `{"input": ..., "error": ...}`. A bad line does not stop the
+/// batch; the exit status says whether any failed.
+fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(), String> {
+    let (mut answered, mut failed) = (0u64, 0u64);
+    for line in input.lines() {
+        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let v = match answer(tb, Some(text)) {
+            Ok((v, _)) => {
+                answered += 1;
+                v
+            }
+            Err(e) => {
+                failed += 1;
+                serde_json::json!({ "input": text, "error": e })
+            }
+        };
+        writeln!(out, "{v}").map_err(|e| format!("writing stdout: {e}"))?;
+    }
+    out.flush().map_err(|e| format!("writing stdout: {e}"))?;
+    if failed > 0 {
+        return Err(format!(
+            "{failed} of {} positions could not be answered (see their error lines)",
+            answered + failed
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,384 @@
+//! Three-player Chinese checkers: the 12 forcing answers of a position from
+//! the three computed layers (solo(A), enable(A>B), enable(A>C)) by rotation,
+//! its category, and a prober that reads them from tablebase files (one block
+//! per lookup) with every legal move's child.
+
+use crate::{Layer, ProbeError, check_rank_order};
+use retro_engine::tablebase::{TablebaseError, TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, for_each_move};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The three computed layers, in this order; rotation gives the other nine.
+pub const COMPUTED_LAYERS: [&str; 3] = ["solo(A)", "enable(A>B)", "enable(A>C)"];
+
+/// Names of the six enable questions, as `X>Y`.
+pub const ENABLE_NAMES: [&str; 6] = ["A>B", "A>C", "B>A", "B>C", "C>A", "C>B"];
+
+/// The six (X, Y) pairs of [`ENABLE_NAMES`].
+pub const ENABLE_PAIRS: [(usize, usize); 6] = [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)];
+
+/// All 12 answers at one position (pairout(X) is solo(X) == LOSS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answers {
+    /// solo(A), solo(B), solo(C) as tablebase values (DRAW/WIN/LOSS/ILLEGAL).
+    pub solo: [u8; 3],
+    /// enable(X>Y) forced, indexed `[X][Y]` (diagonal unused).
+    pub enable: [[bool; 3]; 3],
+}
+
+/// Category of a position (the first that applies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Someone has won (illegal placements are counted here too).
+    Terminal,
+    /// Some player can force its own win.
+    SoloWin,
+    /// Some player can force at least a draw on its own and nobody wins.
+    SpoilerDraw,
+    /// Some pair can hand the win to one of them, who cannot force it alone.
+    Kingmaker,
+    /// None of the above (expected never).
+    Other,
+}
+
+impl Category {
+    /// The name used in summary.json.
+    pub fn key(self) -> &'static str {
+        match self {
+            Category::Terminal => "terminal",
+            Category::SoloWin => "solo_win",
+            Category::SpoilerDraw => "spoiler_draw",
+            Category::Kingmaker => "kingmaker",
+            Category::Other => "other",
+        }
+    }
+}
+
+/// A word for a tablebase value.
+pub fn value_word(v: u8) -> &'static str {
+    match v {
+        VALUE_WIN => "win",
+        VALUE_LOSS => "loss",
+        VALUE_DRAW => "draw",
+        _ => "illegal",
+    }
+}
+
+/// Ranks of `pos`, `R(pos)` and `R^2(pos)` (R the 120-degree rotation).
+pub fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
+    let r1 = pos.rotated(&game.star);
+    let r2 = r1.rotated(&game.star);
+    [game.rank(pos), game.rank(&r1), game.rank(&r2)]
+}
+
+/// The answers at `R^j P` from the three layers' values at the ranks of `P`,
+/// `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`). The rotation ranks
+/// of `R^j P` are those of `P` shifted by `j`, so one orbit's nine values give
+/// the answers at all three of its positions.
+pub fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
+    let (i0, i1, i2) = (j % 3, (j + 1) % 3, (j + 2) % 3);
+    let win = |layer: usize, i: usize| v[layer][i] == VALUE_WIN;
+    let mut enable = [[false; 3]; 3];
+    enable[0][1] = win(1, i0);
+    enable[1][2] = win(1, i2);
+    enable[2][0] = win(1, i1);
+    enable[0][2] = win(2, i0);
+    enable[1][0] = win(2, i2);
+    enable[2][1] = win(2, i1);
+    Answers { solo: [v[0][i0], v[0][i2], v[0][i1]], enable }
+}
+
+/// The 12 answers at `pos`, reading layer values through `value(layer, rank)`.
+/// solo(B)(P) = solo(A)(R^2 P), solo(C)(P) = solo(A)(R P); enable(B>C) and
+/// enable(C>A) come from enable(A>B) the same way, enable(B>A) and enable(C>B)
+/// from enable(A>C).
+pub fn answers_with<E>(
+    game: &Cc3,
+    pos: &Position,
+    mut value: impl FnMut(usize, u64) -> Result<u8, E>,
+) -> Result<Answers, E> {
+    let ranks = rotation_ranks(game, pos);
+    let mut v = [[0u8; 3]; 3];
+    for (layer, row) in v.iter_mut().enumerate() {
+        for (i, &r) in ranks.iter().enumerate() {
+            row[i] = value(layer, r)?;
+        }
+    }
+    Ok(answers_from(&v, 0))
+}
+
+/// The category of `pos` given its answers.
+pub fn category(game: &Cc3, pos: &Position, a: &Answers) -> Category {
+    category_of(pos.outcome(&game.star) == Outcome::Ongoing, a)
+}
+
+/// The category of a position given whether its game is still on and its answers.
+pub fn category_of(ongoing: bool, a: &Answers) -> Category {
+    if !ongoing {
+        return Category::Terminal;
+    }
+    if a.solo.contains(&VALUE_WIN) {
+        return Category::SoloWin;
+    }
+    if a.solo.contains(&VALUE_DRAW) {
+        return Category::SpoilerDraw;
+    }
+    if ENABLE_PAIRS.iter().any(|&(x, y)| a.enable[x][y] && a.solo[y] != VALUE_WIN) {
+        return Category::Kingmaker;
+    }
+    Category::Other
+}
+
+/// The three computed layers of one three-player job, opened for probing.
+/// Every lookup takes `&self` (positioned reads, no shared cache), so one
+/// prober serves many threads.
+pub struct Prober {
+    /// The game, from the files' headers.
+    pub game: Cc3,
+    layers: [Layer; 3],
+}
+
+/// Answers at one position, in words.
+#[derive(Clone, Debug, Serialize)]
+pub struct PositionReport {
+    /// The position in the text notation.
+    pub position: String,
+    /// Its rank.
+    pub rank: u64,
+    /// Player to move.
+    pub to_move: String,
+    /// "ongoing", "won by X" or "illegal".
+    pub outcome: String,
+    /// Category.
+    pub category: String,
+    /// solo(X): win / loss / draw.
+    pub solo: BTreeMap<String, String>,
+    /// pairout(X): the other two can keep X from winning.
+    pub pairout: BTreeMap<String, bool>,
+    /// enable(X>Y) forced.
+    pub enable: BTreeMap<String, bool>,
+}
+
+/// A move and what it leads to.
+#[derive(Clone, Debug, Serialize)]
+pub struct MoveReport {
+    /// `from-to` by cell names, or `pass`.
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// The child position.
+    pub child: PositionReport,
+}
+
+/// The probe result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    /// The position.
+    pub position: PositionReport,
+    /// Every legal move with its child's answers.
+    pub moves: Vec<MoveReport>,
+}
+
+/// Why a three-player layer file is missing: the directory does not exist,
+/// holds another game's tablebases, or the plan was not solved yet.
+fn missing_layer(dir: &Path, path: &Path) -> ProbeError {
+    if !dir.is_dir() {
+        return ProbeError::Missing(format!(
+            "{}: no such directory (solve a plan first; its [output] dir holds the tablebases)",
+            dir.display()
+        ));
+    }
+    let other = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tb"))
+        .find_map(|p| TablebaseReader::open(&p).ok());
+    ProbeError::Missing(match other {
+        Some(r) if r.header().game != "cc3" => format!(
+            "{} holds {} tablebases ({}), not three-player Chinese checkers: `coordinator probe` answers the \
+             three-player questions; explore this directory with `coordinator serve --tablebase {}`",
+            dir.display(),
+            r.header().game,
+            r.path().display(),
+            dir.display()
+        ),
+        _ => format!("{}: no such tablebase (solve the plan first)", path.display()),
+    })
+}
+
+impl Prober {
+    /// Opens `solo_A.tb`, `enable_A_B.tb` and `enable_A_C.tb` in `dir` and checks
+    /// that they belong together.
+    pub fn open(dir: &Path) -> Result<Prober, ProbeError> {
+        let mut readers = Vec::new();
+        for q in COMPUTED_LAYERS {
+            let path = dir.join(layer_file_name(q));
+            if !path.exists() {
+                return Err(missing_layer(dir, &path));
+            }
+            readers.push(TablebaseReader::open(&path)?);
+        }
+        check_rank_order(&readers[0], retro_games::cc3::RANK_ORDER)?;
+        let h0 = readers[0].header().clone();
+        for (r, q) in readers.iter().zip(COMPUTED_LAYERS) {
+            let h = r.header();
+            if h.layer != q || h.game != "cc3" || h.params != h0.params || h.plan_hash != h0.plan_hash {
+                return Err(ProbeError::Mismatch(format!(
+                    "{}: header says game {} {} layer {} plan {}, expected cc3 {} layer {q} plan {}",
+                    r.path().display(),
+                    h.game,
+                    h.params,
+                    h.layer,
+                    h.plan_hash,
+                    h0.params,
+                    h0.plan_hash
+                )));
+            }
+        }
+        let path = readers[0].path().display().to_string();
+        let order =
+            h0.params
+                .get("order")
+                .and_then(|v| v.as_u64())
+                .ok_or_else(|| ProbeError::Mismatch(format!("{path}: the header has no order")))? as u32;
+        let game = Cc3::new(order).map_err(|e| ProbeError::Mismatch(format!("{path}: {e}")))?;
+        if game.ranker.positions() != h0.positions as u128 {
+            return Err(ProbeError::Mismatch(format!(
+                "{path}: holds {} positions, order {order} has {}",
+                h0.positions,
+                game.ranker.positions()
+            )));
+        }
+        let [a, b, c]: [TablebaseReader; 3] =
+            readers.try_into().map_err(|_| ProbeError::Mismatch("three layers expected".into()))?;
+        Ok(Prober { game, layers: [Layer::new(a), Layer::new(b), Layer::new(c)] })
+    }
+
+    /// A position from its text notation (see `coordinator board`).
+    pub fn parse(&self, text: &str) -> Result<Position, ProbeError> {
+        self.game.parse(text).map_err(|e| ProbeError::Notation(e.to_string()))
+    }
+
+    /// The position of a rank (the inverse of [`Cc3::rank`]).
+    pub fn position_of(&self, rank: u64) -> Result<Position, ProbeError> {
+        if u128::from(rank) >= self.game.ranker.positions() {
+            return Err(ProbeError::Notation(format!(
+                "rank {rank} is past the last position ({} positions)",
+                self.game.ranker.positions()
+            )));
+        }
+        Ok(self.game.unrank(rank))
+    }
+
+    /// The value of computed layer `layer` (index into [`COMPUTED_LAYERS`]) at `rank`.
+    pub fn layer_value(&self, layer: usize, rank: u64) -> Result<u8, TablebaseError> {
+        self.layers[layer].value(rank)
+    }
+
+    /// The 12 answers at `pos`.
+    pub fn answers(&self, pos: &Position) -> Result<Answers, TablebaseError> {
+        answers_with(&self.game, pos, |layer, rank| self.layers[layer].value(rank))
+    }
+
+    /// The values of many `(layer, rank)` lookups (layer as in
+    /// [`COMPUTED_LAYERS`]), read in sorted order: each reader caches one block,
+    /// so every block is read and decompressed once per call instead of once
+    /// per lookup. A layer index above 2 is a programming error (it panics).
+    pub fn values(&self, requests: &[(usize, u64)]) -> Result<Vec<u8>, TablebaseError> {
+        let mut order: Vec<usize> = (0..requests.len()).collect();
+        order.sort_unstable_by_key(|&i| requests[i]);
+        let mut out = vec![0u8; requests.len()];
+        for i in order {
+            let (layer, rank) = requests[i];
+            out[i] = self.layers[layer].value(rank)?;
+        }
+        Ok(out)
+    }
+
+    /// Describes one position.
+    pub fn report(&self, pos: &Position) -> Result<PositionReport, TablebaseError> {
+        let a = self.answers(pos)?;
+        let g = &self.game;
+        Ok(PositionReport {
+            position: g.format(pos),
+            rank: g.rank(pos),
+            to_move: PLAYER_NAMES[pos.turn as usize].to_string(),
+            outcome: match pos.outcome(&g.star) {
+                Outcome::Ongoing => "ongoing".into(),
+                Outcome::Won(p) => format!("won by {}", PLAYER_NAMES[p as usize]),
+                Outcome::Illegal => "illegal".into(),
+            },
+            category: category(g, pos, &a).key().into(),
+            solo: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), value_word(a.solo[p]).to_string())).collect(),
+            pairout: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), a.solo[p] == VALUE_LOSS)).collect(),
+            enable: ENABLE_PAIRS
+                .iter()
+                .enumerate()
+                .map(|(i, &(x, y))| (ENABLE_NAMES[i].to_string(), a.enable[x][y]))
+                .collect(),
+        })
+    }
+
+    /// The position and every move with its child.
+    pub fn probe(&self, pos: &Position) -> Result<Probe, TablebaseError> {
+        let position = self.report(pos)?;
+        let mut moves = Vec::new();
+        if pos.outcome(&self.game.star) == Outcome::Ongoing {
+            let p = pos.turn as usize;
+            let next = (pos.turn + 1) % 3;
+            let mut list = Vec::new();
+            for_each_move(&self.game.star, &pos.pieces, p, &mut |from, to| list.push((from, to)));
+            for (from, to) in &list {
+                let mut pieces = pos.pieces;
+                pieces[p] ^= (1u128 << from) | (1u128 << to);
+                let child = Position { pieces, turn: next };
+                let mv = format!("{}-{}", self.game.star.names[*from], self.game.star.names[*to]);
+                moves.push(MoveReport { mv, child: self.report(&child)? });
+            }
+            if list.is_empty() {
+                let child = Position { pieces: pos.pieces, turn: next };
+                moves.push(MoveReport { mv: "pass".into(), child: self.report(&child)? });
+            }
+        }
+        Ok(Probe { position, moves })
+    }
+}
+
+/// solo and enable answers of a position on one line.
+pub fn answers_line(r: &PositionReport) -> String {
+    let solo: Vec<String> = r.solo.iter().map(|(p, v)| format!("solo({p}) {v}")).collect();
+    let enable: Vec<String> = r.enable.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect();
+    format!("{}; enable: {}", solo.join(", "), enable.join(", "))
+}
+
+/// The probe as text.
+pub fn text(p: &Probe) -> String {
+    let r = &p.position;
+    let mut out = format!(
+        "position {} (rank {}), {} to move, {}\ncategory: {}\n{}\npairout: {}\n",
+        r.position,
+        r.rank,
+        r.to_move,
+        r.outcome,
+        r.category,
+        answers_line(r),
+        r.pairout.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect::<Vec<_>>().join(", ")
+    );
+    if p.moves.is_empty() {
+        out.push_str("no moves (the game is over)\n");
+    } else {
+        out.push_str(&format!("{} moves:\n", p.moves.len()));
+        for m in &p.moves {
+            out.push_str(&move_line(m, "  "));
+        }
+    }
+    out
+}
+
+/// One move and its child's answers on a line, after `indent`.
+pub fn move_line(m: &MoveReport, indent: &str) -> String {
+    format!("{indent}{:<8} -> {} [{}] {}\n", m.mv, m.child.position, m.child.category, answers_line(&m.child))
+}
