@@ -9,10 +9,10 @@ use crate::plan::Plan;
 use crate::scheduler::{Phase, Scheduler};
 use crate::summary::{self, Summary};
 use crate::twoplayer::{self, TwoPlayerSummary};
+use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
 use retro_games::RetroGame;
 use retro_worker::run::{WorkerOptions, run_worker};
-use retro_worker::spec::JobSpec;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -92,13 +92,13 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
 /// two-player summary reads one layer packed. The tablebases go to disk,
 /// allowed a sixteenth of a byte a position each (4:1 compression; stage 2
 /// compresses 25:1). Embedded, the worker's layers run here too.
-pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_worker::resources::Needs {
+pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_common::resources::Needs {
     let layers = spec.questions.len() as u64;
     let analysis = if spec.game == "cc2" { stored / 4 } else { stored };
-    let own = retro_worker::resources::Needs { memory: analysis, disk: layers * (stored / 16) };
+    let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) };
     if embedded {
-        let worker = retro_worker::resources::Needs::retrograde(stored, true);
-        retro_worker::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
+        let worker = retro_common::resources::Needs::retrograde(stored, true);
+        retro_common::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
     } else {
         own
     }
@@ -141,16 +141,16 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     let layout = spec.layout(game.position_count());
     ensure_dir(&opts.output, "output")?;
     ensure_dir(&opts.checkpoints, "checkpoint")?;
-    let _lock = retro_worker::lock::DirLock::acquire(&opts.checkpoints)?;
+    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints)?;
     let embedded = opts.listen.is_none();
     let needs = coordinator_needs(&spec, layout.positions, embedded);
     let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
-    let have = retro_worker::resources::Available::measure(&opts.checkpoints);
-    tracing::info!("{}", retro_worker::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
+    let have = retro_common::resources::Available::measure(&opts.checkpoints);
+    tracing::info!("{}", retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
     if !embedded {
         // Each worker checks its own share when its first layer starts.
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
-        let w = retro_worker::resources::Needs::retrograde(share, true);
+        let w = retro_common::resources::Needs::retrograde(share, true);
         tracing::info!(
             "each of the {} workers needs about {:.2} GB of memory and {:.2} GB of disk for its shards",
             opts.expect_workers.max(1),
@@ -212,7 +212,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         let mut wopts = WorkerOptions::new(opts.checkpoints.join("worker"));
         wopts.threads = plan.threads();
         wopts.ignore_resources = opts.ignore_resources;
-        wopts.fault = retro_worker::fault::Fault::from_env();
+        wopts.fault = retro_common::fault::Fault::from_env();
         worker_task = Some(tokio::spawn(run_worker(link, wopts)));
     } else {
         let addr = opts.listen.expect("cluster mode has an address");

@@ -386,7 +386,7 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
     job::ensure_dir(&output, "output")?;
     job::ensure_dir(&checkpoints, "checkpoint")?;
-    let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
         let listener = bind_listener(args.listen, &plan.cluster).await?;
@@ -411,7 +411,7 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
     job::ensure_dir(&output, "output")?;
     job::ensure_dir(&checkpoints, "checkpoint")?;
-    let _lock = retro_worker::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
     if plan.job.task.as_deref() == Some("problems") {
@@ -466,7 +466,7 @@ fn explore(
     let plan = not_peg(load_plan(&plan)?)?;
     let threads = match threads {
         Some(0) => return Err("--threads must be at least 1".into()),
-        Some(t) => retro_worker::bounded_threads(t, "--threads"),
+        Some(t) => retro_common::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
     let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
@@ -505,7 +505,7 @@ fn explore(
 }
 
 fn main() -> ExitCode {
-    retro_worker::init_logging();
+    retro_common::init_logging();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         None => tokio::runtime::Builder::new_multi_thread()
@@ -557,7 +557,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
-            let threads = retro_worker::bounded_threads(threads.unwrap_or(0), "--threads");
+            let threads = retro_common::bounded_threads(threads.unwrap_or(0), "--threads");
             retro_coordinator::bench::run(order, samples, slice, threads).and_then(|r| {
                 if json {
                     println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);

@@ -12,13 +12,13 @@
 
 use crate::manifest::{Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
+use retro_common::fault::Fault;
+use retro_common::spec::JobSpec;
 use retro_engine::layout::Layout;
 use retro_proto::{
     BlockUpload, PROTOCOL_VERSION, PeerInfo, PullReply, PullRequest, RegisterReply, RegisterRequest, RoundReport,
     SourceCount, Task, TaskKind,
 };
-use retro_worker::fault::Fault;
-use retro_worker::spec::JobSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Mutex;

@@ -1,9 +1,9 @@
 //! The Coordinator gRPC service (a thin shell over the [`Scheduler`]) and its server.
 
 use crate::scheduler::Scheduler;
+use retro_common::auth::check_token;
 use retro_proto::coordinator_server::{Coordinator, CoordinatorServer};
 use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
-use retro_worker::link::check_token;
 use std::future::Future;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
@@ -103,8 +103,8 @@ pub async fn serve_routes(
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
     builder
-        .http2_keepalive_interval(Some(retro_worker::KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(retro_worker::KEEPALIVE_TIMEOUT))
+        .http2_keepalive_interval(Some(retro_common::KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(retro_common::KEEPALIVE_TIMEOUT))
         .add_routes(routes)
         .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
         .await

@@ -132,7 +132,7 @@ impl Tasks for TaskService {
             plan_hash: j.plan_hash.clone(),
             heartbeat_ms: (j.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
         };
-        if version == retro_worker::tasks::PROBE_VERSION {
+        if version == retro_common::PROBE_VERSION {
             return Ok(Response::new(reply));
         }
         if version != retro_proto::PROTOCOL_VERSION {
@@ -279,7 +279,7 @@ pub async fn run(
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(
         svc,
-        retro_worker::link::check_token(plan.cluster.token()),
+        retro_common::auth::check_token(plan.cluster.token()),
     );
     let over = {
         let state = state.clone();

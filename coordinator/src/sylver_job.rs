@@ -218,7 +218,7 @@ impl SylverPlan {
         // Each thread holds a class's memo (up to `cap` positions): never more
         // threads than cores.
         let threads =
-            retro_worker::bounded_threads(r.int("job", "threads", 0, 1024)?.unwrap_or(1) as usize, "job.threads");
+            retro_common::bounded_threads(r.int("job", "threads", 0, 1024)?.unwrap_or(1) as usize, "job.threads");
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
             match r.string("output", key)? {
                 Some(d) if d.is_empty() => Err(r.invalid(&format!("output.{key}"), "must not be empty")),

@@ -837,9 +837,10 @@ impl TablebaseReader {
     }
 }
 
-/// The file name of a layer's tablebase: the question with every run of
-/// other characters than ASCII letters and digits made one `_`, trimmed, and
-/// `.tb` (`solo(A)` -> `solo_A.tb`, `enable(A>B)` -> `enable_A_B.tb`).
+/// The file name of a layer's tablebase: the question with each character
+/// other than an ASCII letter or digit made `_`, then `_` trimmed from both
+/// ends, each `__` made `_` (one pass), and `.tb` appended (`solo(A)` ->
+/// `solo_A.tb`, `enable(A>B)` -> `enable_A_B.tb`; docs/FORMAT.md).
 pub fn layer_file_name(question: &str) -> String {
     let cleaned: String = question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
     format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))

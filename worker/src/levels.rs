@@ -58,9 +58,7 @@ fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, String> {
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }
 
-/// Protocol version 0 in a join asks only whether the coordinator runs a
-/// level job; it takes no worker slot.
-pub const PROBE_VERSION: u32 = 0;
+use retro_common::PROBE_VERSION;
 
 /// Asks the coordinator whether it runs a level job: `Ok(false)` when it
 /// serves the retrograde protocol instead (the caller then runs that).

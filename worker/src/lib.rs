@@ -2,7 +2,8 @@
 //! its memory-mapped shards, exchanges update batches with its peers and
 //! checkpoints after every round.
 //!
-//! - [`spec`]: the job as the coordinator describes it.
+//! - `spec`, `lock`, `fault`, `resources` (from retro-common): the job as the
+//!   coordinator describes it, the directory lock, fault points, resource checks.
 //! - [`store`]: the on-disk state of one layer (shard files, manifest, undo
 //!   logs, inboxes) and its crash recovery.
 //! - [`core`]: the tasks (init, generate, apply, export) as blocking functions.
@@ -10,57 +11,20 @@
 //!   embedded mode) and to its peers.
 //! - [`peer`]: the Peer service that receives update batches.
 //! - [`run`]: the pull loop.
-//! - [`resources`]: what a job needs in memory and disk, against what the
-//!   machine has, checked before anything is allocated.
 
 pub mod core;
-pub mod fault;
 pub mod levels;
 pub mod link;
-pub mod lock;
 pub mod peer;
-pub mod resources;
 pub mod run;
-pub mod spec;
 pub mod store;
 pub mod tasks;
 
-/// How often a busy worker pulls (the pull is its heartbeat).
-pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);
-/// Longest back-off between attempts to reach an unreachable coordinator or peer.
-pub const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
-/// HTTP/2 keepalive ping interval on every channel (a cut link is otherwise silent).
-pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
-/// How long an unanswered keepalive ping may wait before the connection is dropped.
-pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+// What the coordinator shares with the worker lives in retro-common; the
+// worker's modules name it through these paths.
+pub(crate) use retro_common::{
+    HEARTBEAT_INTERVAL, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_BACKOFF, fault, lock, resources, spec,
+};
+
 /// Most update keys in one peer message (keeps messages under the size limit).
 pub const MAX_KEYS_PER_MESSAGE: usize = 1 << 22;
-
-/// Logs to stderr (progress lines, warnings), `RUST_LOG` to filter (default
-/// `info`), colours only on a terminal. Both binaries start with this.
-pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
-}
-
-/// The kernel threads to run for a `requested` count (0: all cores). More
-/// threads than cores only adds switching, and an absurd count (`threads =
-/// 100000` in a plan) would fail to spawn mid-run: the count is capped at the
-/// cores, with a warning (once per process) naming the setting `what`.
-pub fn bounded_threads(requested: usize, what: &str) -> usize {
-    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if requested == 0 {
-        return cores;
-    }
-    if requested > cores {
-        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            tracing::warn!("{what} = {requested}, but this machine has {cores} cores: running {cores} threads");
-        }
-        return cores;
-    }
-    requested
-}

@@ -1,7 +1,7 @@
 //! `worker --connect host:50051`: joins a coordinator's job and works until it is done.
 
 use clap::Parser;
-use retro_worker::fault::Fault;
+use retro_common::fault::Fault;
 use retro_worker::link::GrpcLink;
 use retro_worker::run::{WorkerOptions, run_worker};
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    retro_worker::init_logging();
+    retro_common::init_logging();
     let args = Args::parse();
     let token = args.token.filter(|t| !t.is_empty());
     let tls = match &args.tls_ca {
@@ -93,7 +93,7 @@ async fn main() -> std::process::ExitCode {
         token: token.clone(),
         tls: tls.clone(),
         data: args.data.clone(),
-        threads: retro_worker::bounded_threads(args.threads.unwrap_or(0), "--threads"),
+        threads: retro_common::bounded_threads(args.threads.unwrap_or(0), "--threads"),
     };
     match retro_worker::levels::probe(&level_opts).await {
         Ok(true) => return exit_code(retro_worker::levels::run(level_opts).await),
@@ -124,7 +124,7 @@ async fn main() -> std::process::ExitCode {
     opts.advertise = args.advertise;
     opts.coordinator = Some(args.connect);
     if let Some(t) = args.threads {
-        opts.threads = retro_worker::bounded_threads(t, "--threads");
+        opts.threads = retro_common::bounded_threads(t, "--threads");
     }
     opts.plan_hash = args.plan_hash;
     opts.replace = args.replace;

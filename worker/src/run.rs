@@ -439,7 +439,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
             let server = tonic::service::interceptor::InterceptedService::new(
                 retro_proto::peer_server::PeerServer::new(svc)
                     .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
-                crate::link::check_token(token),
+                retro_common::auth::check_token(token),
             );
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
             let _ = builder

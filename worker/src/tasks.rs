@@ -18,9 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tonic::transport::Channel;
 
-/// Protocol version 0 in a join asks only whether the coordinator runs a
-/// task job.
-pub const PROBE_VERSION: u32 = 0;
+use retro_common::PROBE_VERSION;
 
 /// The unit kinds this worker can solve.
 const KINDS: [&str; 1] = ["sylver"];

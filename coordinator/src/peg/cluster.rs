@@ -10,12 +10,12 @@
 
 use super::levels::LevelsIdentity;
 use crate::plan::Plan;
+use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{LevelShard, decode_shard, write_part};
 use retro_games::peg::Pegs;
 use retro_proto::levels_server::{Levels, LevelsServer};
 use retro_proto::{LevelAck, LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStep, LevelStepKind};
-use retro_worker::fault::Fault;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -217,7 +217,7 @@ impl Levels for LevelService {
             shards: j.shards,
             plan_hash: j.plan_hash.clone(),
         };
-        if req.protocol_version == retro_worker::levels::PROBE_VERSION {
+        if req.protocol_version == retro_common::PROBE_VERSION {
             return Ok(Response::new(reply(&s, String::new())));
         }
         if req.protocol_version != retro_proto::PROTOCOL_VERSION {
@@ -413,7 +413,7 @@ pub async fn run(
     let svc = LevelsServer::new(LevelService(state.clone()))
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_worker::link::check_token(token));
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token));
     let over = {
         let state = state.clone();
         move || {

@@ -4,11 +4,11 @@
 //! complete. A killed run reloads the complete
 //! levels and recomputes from the first incomplete one.
 
+use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{self, LevelShard};
 use retro_games::peg::symmetry::canonical;
 use retro_games::peg::{Board, Pegs};
-use retro_worker::fault::Fault;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;

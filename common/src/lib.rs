@@ -1,0 +1,54 @@
+//! What the coordinator and the worker share, so that neither depends on the
+//! other for it: the job as the coordinator hands it out ([`spec`]), the
+//! cluster token ([`auth`]), the timing of heartbeats, back-off and
+//! keepalives, the one-process-per-directory lock ([`lock`]), fault points for
+//! recovery tests ([`fault`]), the memory and disk check ([`resources`]),
+//! logging and the thread count.
+
+pub mod auth;
+pub mod fault;
+pub mod lock;
+pub mod resources;
+pub mod spec;
+
+/// A join with protocol version 0 only asks whether the coordinator runs a
+/// job of that protocol (levels or tasks); it takes no worker slot.
+pub const PROBE_VERSION: u32 = 0;
+
+/// How often a busy worker pulls (the pull is its heartbeat).
+pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);
+/// Longest back-off between attempts to reach an unreachable coordinator or peer.
+pub const MAX_BACKOFF: std::time::Duration = std::time::Duration::from_secs(5);
+/// HTTP/2 keepalive ping interval on every channel (a cut link is otherwise silent).
+pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long an unanswered keepalive ping may wait before the connection is dropped.
+pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Logs to stderr (progress lines, warnings), `RUST_LOG` to filter (default
+/// `info`), colours only on a terminal. Both binaries start with this.
+pub fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+}
+
+/// The kernel threads to run for a `requested` count (0: all cores). More
+/// threads than cores only adds switching, and an absurd count (`threads =
+/// 100000` in a plan) would fail to spawn mid-run: the count is capped at the
+/// cores, with a warning (once per process) naming the setting `what`.
+pub fn bounded_threads(requested: usize, what: &str) -> usize {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if requested == 0 {
+        return cores;
+    }
+    if requested > cores {
+        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!("{what} = {requested}, but this machine has {cores} cores: running {cores} threads");
+        }
+        return cores;
+    }
+    requested
+}
