@@ -40,7 +40,7 @@ pub use retro_engine::sylver::table::{
 };
 
 /// The published reference lines (source line inside), for the comparison column.
-const REFERENCE: &str = include_str!("../../games/tests/reference/sylver.tsv");
+const REFERENCE: &str = retro_games::sylver::PUBLISHED;
 
 /// Default memo cap of one class: 250 million positions, which with 16-byte
 /// slots, a table at most 3/4 full and the doubling step stays near 16 GB.

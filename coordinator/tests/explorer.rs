@@ -778,9 +778,9 @@ fn peg_page_shows_the_board_verdict_chart_and_tables() {
     assert!(text_of(&dom, "error").contains("jump a1-a3 is not legal"), "{}", text_of(&dom, "error"));
 }
 
-/// Winning moves of the reference file's `winning` lines (games/tests/reference/sylver.tsv).
+/// Winning moves of the reference file's `winning` lines (games/reference/sylver.tsv).
 fn sylver_reference_winning(position: &str) -> Vec<u64> {
-    let text = std::fs::read_to_string(repo().join("games/tests/reference/sylver.tsv")).unwrap();
+    let text = std::fs::read_to_string(repo().join("games/reference/sylver.tsv")).unwrap();
     let line = text
         .lines()
         .map(|l| l.split('\t').collect::<Vec<_>>())

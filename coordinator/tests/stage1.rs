@@ -1,5 +1,5 @@
 //! Stage 1 solved by a real embedded run, checked against the published numbers
-//! (tests/reference/cc3.tsv), plus estimate and explore.
+//! (results/reference/cc3.tsv), plus estimate and explore.
 
 mod common;
 use common::*;

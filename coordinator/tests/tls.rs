@@ -87,7 +87,8 @@ fn workers_must_trust_the_coordinators_certificate() {
         assert!(!log.contains("registered as worker"), "{name} got in:\n{log}");
         // Plain text to a TLS port fails as a connection or protocol error (which
         // one depends on timing); either way the worker says so.
-        let said_why = log.contains("coordinator unreachable") || log.contains("refused this worker");
+        let said_why =
+            log.contains(&format!("coordinator {tls_addr} unreachable while")) || log.contains("refused this worker");
         assert!(said_why, "{name} should say why:\n{log}");
         if name == "wrong-ca" {
             assert!(log.contains("certificate"), "{log}");

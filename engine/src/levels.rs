@@ -484,6 +484,15 @@ impl LevelGame for retro_games::peg::Board {
     }
 }
 
+/// One breadth-first level: its shards, by [`shard_of`].
+pub type Level = Vec<LevelShard>;
+
+/// The weight of `key` in `level` (0 when absent).
+pub fn weight(level: &[LevelShard], key: u64) -> u128 {
+    let shard = &level[shard_of(key, level.len())];
+    shard.keys.binary_search(&key).map_or(0, |i| shard.weights[i])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,3 +1,51 @@
-//! The subcommands of `coordinator`, one file each (as they move out of main.rs).
+//! The subcommands of `coordinator`, one file each: main.rs parses the
+//! command line and calls them.
 
+pub mod bench;
+pub mod board;
+pub mod check;
+pub mod estimate;
+pub mod explore;
+pub mod ledger;
+pub mod peg;
 pub mod probe;
+pub mod run;
+pub mod serve;
+pub mod verify;
+
+use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// A multi-threaded tokio runtime for the commands that serve or run a job.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())
+}
+
+/// The plan at `path`, or the built-in stage-1 plan.
+pub fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
+    match path {
+        Some(p) => Plan::load(p).map_err(|e| e.to_string()),
+        None => Plan::from_toml_str(DEFAULT_PLAN, "built-in stage-1 plan").map_err(|e| e.to_string()),
+    }
+}
+
+/// Refuses peg plans in the commands that only know Chinese checkers.
+pub fn not_peg(plan: Plan) -> Result<Plan, String> {
+    if plan.job.game == "peg" {
+        return Err(format!(
+            "plan {} is a peg solitaire plan: run it (`coordinator --plan ...`) for its ledger, or use `coordinator peg solve`",
+            plan.job.name
+        ));
+    }
+    Ok(plan)
+}
+
+/// Says where the job listens, on stderr: stdout carries only results (a
+/// `--json` summary must parse as it comes).
+pub fn print_listen(addr: SocketAddr) {
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "listening on {addr}");
+    let _ = err.flush();
+}

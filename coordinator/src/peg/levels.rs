@@ -13,8 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// One level: its shards, in shard order.
-pub type Level = Vec<LevelShard>;
+pub use retro_engine::levels::{Level, weight};
 
 /// What a checkpoint directory belongs to; a mismatch refuses to resume.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,10 +126,4 @@ fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> 
     Fault::check(fault, "peg-mid-level", 0, n as u32);
     let parts: Vec<(u32, &LevelShard)> = level.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
     levels::write_part(&level_path(root, n), &parts).map_err(|e| e.to_string())
-}
-
-/// The weight of `key` in `level` (0 when absent).
-pub fn weight(level: &Level, key: u64) -> u128 {
-    let shard = &level[levels::shard_of(key, level.len())];
-    shard.keys.binary_search(&key).map_or(0, |i| shard.weights[i])
 }

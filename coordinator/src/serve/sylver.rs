@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn winning_moves_match_the_reference() {
-        // games/tests/reference/sylver.tsv
+        // games/reference/sylver.tsv
         assert_eq!(winning_of("5 14"), [18]);
         assert_eq!(winning_of("14,5"), [18]);
         assert_eq!(winning_of("4 5"), [11]);

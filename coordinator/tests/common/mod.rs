@@ -150,9 +150,9 @@ pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
-/// The published numbers (`key -> value`) from tests/reference/cc3.tsv.
+/// The published numbers (`key -> value`) from results/reference/cc3.tsv.
 pub fn reference() -> BTreeMap<String, String> {
-    let f = std::fs::File::open(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc3.tsv")).unwrap();
+    let f = std::fs::File::open(repo().join("results/reference/cc3.tsv")).unwrap();
     BufReader::new(f)
         .lines()
         .map(|l| l.unwrap())

@@ -7,7 +7,7 @@ use retro_games::sylver::theory::known_p;
 use retro_games::sylver::{Apery, parse_numbers};
 use std::collections::{BTreeSet, HashMap};
 
-const REFERENCE: &str = include_str!("../../../games/tests/reference/sylver.tsv");
+const REFERENCE: &str = retro_games::sylver::PUBLISHED;
 
 fn lines(kind: &str) -> Vec<Vec<&'static str>> {
     REFERENCE

@@ -16,6 +16,11 @@
 //! Sylver Coinage", Integers 2, 2002), the enclosure `E(S)`, Sylvester's and
 //! Roberts's formulas, and in [`theory`] what is known about infinite positions.
 
+/// The published Sylver coinage results this project reproduces (Sicherman's
+/// table of winning moves and examples; the source lines are inside), for
+/// the comparison column of a table run and for the tests.
+pub const PUBLISHED: &str = include_str!("../../reference/sylver.tsv");
+
 #[cfg(test)]
 mod tests;
 pub mod theory;

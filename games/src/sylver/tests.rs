@@ -3,7 +3,7 @@ use super::*;
 
 /// The reference lines (kind, position, value, note), copied from the shared
 /// reference with its source line.
-const REFERENCE: &str = include_str!("../../tests/reference/sylver.tsv");
+const REFERENCE: &str = super::PUBLISHED;
 
 fn lines(kind: &str) -> Vec<Vec<&'static str>> {
     REFERENCE

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 /// The published three-player numbers (key, value, note), as in the tests.
-const REFERENCE: &str = include_str!("../tests/reference/cc3.tsv");
+const REFERENCE: &str = include_str!("../../reference/cc3.tsv");
 
 /// How one published line compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

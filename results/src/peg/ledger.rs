@@ -9,8 +9,8 @@
 //! itself. So it is a lookup of complement(P) in the level with the matching
 //! peg count, never a backward search.
 
-use super::levels::{self, Level};
 use retro_engine::levels::LevelShard;
+use retro_engine::levels::{self, Level};
 use retro_engine::levels::{LevelGame, next_level};
 use retro_games::peg::symmetry::{canonical, orbit_size};
 use retro_games::peg::{Board, Pegs, hole_name};

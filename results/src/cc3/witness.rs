@@ -9,11 +9,11 @@
 //! the answer is deterministic. Lookups are batched per depth and read in
 //! sorted order ([`Prober::values`]).
 
-use crate::analysis;
-use crate::probe::{MoveReport, PositionReport, Prober, answers_line};
+use super::analysis;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::RetroGame;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, children};
+use retro_probe::cc3::{MoveReport, PositionReport, Prober, answers_line};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
@@ -568,7 +568,7 @@ pub fn text(w: &Witness) -> String {
     if !w.moves.is_empty() {
         out.push_str("the player to move chooses the winner:\n");
         for m in &w.moves {
-            out.push_str(&crate::probe::move_line(m, "      "));
+            out.push_str(&retro_probe::cc3::move_line(m, "      "));
         }
     }
     if !w.cycle.is_empty() {

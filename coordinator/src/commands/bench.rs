@@ -1,0 +1,22 @@
+//! `coordinator bench`: move generation, ranking, predecessors, the init pass
+//! and a round, measured.
+
+/// Runs the benchmark and prints its figures.
+pub fn run(order: u32, samples: u64, slice: u64, threads: Option<usize>, json: bool) -> Result<(), String> {
+    let threads = retro_common::bounded_threads(threads.unwrap_or(0), "--threads");
+    let r = retro_coordinator::bench::run(order, samples, slice, threads)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    println!("order {}, {} threads", r.order, r.threads);
+    for f in &r.figures {
+        if f.seconds > 0.0 {
+            println!("{:<58} {:>14} in {:>8.3}s = {:>14.0}/s", f.what, f.items, f.seconds, f.per_second);
+        } else {
+            println!("{:<58} {:>14}   {:>8} {:>14.2}", f.what, f.items, "", f.per_second);
+        }
+    }
+    println!("peak RSS {:.1} MB", r.peak_rss_bytes as f64 / 1e6);
+    Ok(())
+}

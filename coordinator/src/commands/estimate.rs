@@ -1,0 +1,27 @@
+//! `coordinator estimate`: exact position counts and the memory and disk a
+//! plan needs.
+
+use super::{load_plan, not_peg};
+use retro_coordinator::estimate::{bytes_human, estimate};
+use std::path::PathBuf;
+
+/// Runs `estimate` on the plan at `plan` (the built-in one when `None`).
+pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
+    let p = not_peg(load_plan(plan)?)?;
+    let e = estimate(&p)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
+    } else {
+        println!("{} order {}: {} cells, {} pieces each", e.game, e.order, e.cells, e.pieces_each);
+        println!("positions            {}", e.positions);
+        println!("canonical placements {}", e.canonical_placements);
+        println!(
+            "per layer: {} while solving, {} as a 2-bit tablebase (before compression); {} layers",
+            bytes_human(e.bytes_per_layer_solving),
+            bytes_human(e.bytes_per_layer_tablebase),
+            e.layers
+        );
+        println!("solvable with u64 ranks: {}", if e.solvable { "yes" } else { "no (estimate only)" });
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! `coordinator explore`: breadth-first search from the start, new positions
+//! per depth (and their categories when the plan's tablebases exist).
+
+use super::{load_plan, not_peg};
+use retro_coordinator::{analysis, summary};
+use retro_games::cc3::Cc3;
+use std::path::PathBuf;
+
+/// Runs `explore`.
+pub fn run(
+    plan: Option<PathBuf>,
+    depth: Option<u32>,
+    tablebase: Option<PathBuf>,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<(), String> {
+    let plan = not_peg(load_plan(&plan)?)?;
+    let threads = match threads {
+        Some(0) => return Err("--threads must be at least 1".into()),
+        Some(t) => retro_common::bounded_threads(t, "--threads"),
+        None => plan.threads(),
+    };
+    let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+    if !game.ranker.fits_u64() {
+        return Err(format!("order {} is too large to explore exhaustively", plan.job.order));
+    }
+    let dir = tablebase.unwrap_or(plan.output.dir.clone());
+    let manifest_path = plan.output.checkpoints.join("coordinator.json");
+    let layers = match retro_coordinator::manifest::Manifest::load(
+        &manifest_path,
+        &plan.job.name,
+        &plan.hash(),
+        retro_games::cc3::RANK_ORDER,
+    ) {
+        Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
+        _ => None,
+    };
+    let reach = analysis::explore(&game, layers.as_ref(), depth, threads);
+    if json {
+        let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
+            "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+    } else {
+        for d in &reach.depths {
+            let cats = d
+                .categories
+                .as_ref()
+                .map(|c| {
+                    c.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+                })
+                .unwrap_or_default();
+            println!("depth {:>3}: {:>12} new  {cats}", d.depth, d.new);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! `coordinator [--plan PLAN]`: runs a plan, embedded or as a cluster, and
+//! prints its summary (three-player, two-player, peg or Sylver).
+
+use super::{load_plan, print_listen};
+use retro_coordinator::job::{self, RunOptions};
+use retro_coordinator::peg;
+use retro_coordinator::plan::{ClusterSection, Plan};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The flags of a run (the command without a subcommand).
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Plan file (TOML); default: the built-in stage-1 plan (plans/stage1.toml).
+    #[arg(long, value_name = "PLAN")]
+    plan: Option<PathBuf>,
+    /// Output directory for tablebases and summary.json (default: the plan's).
+    #[arg(long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Checkpoint directory (default: the plan's).
+    #[arg(long, value_name = "DIR")]
+    checkpoints: Option<PathBuf>,
+    /// Listen for remote workers on this address (port 0: any free port).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Number of remote workers to wait for.
+    #[arg(long, value_name = "N")]
+    expect_workers: Option<usize>,
+    /// Serve /healthz and /status (JSON progress) over HTTP on this address.
+    #[arg(long, value_name = "ADDR")]
+    status: Option<SocketAddr>,
+    /// Print summary.json instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Run even when this machine lacks the memory or disk the job needs
+    /// (checked before anything is allocated; the figures are logged).
+    #[arg(long)]
+    ignore_resources: bool,
+    /// Embedded runs: make a round durable at most every SECS seconds (0:
+    /// every round). Rounds in between commit in memory and save each chunk
+    /// once to the undo log; a crash replays them from the last checkpoint.
+    /// Cluster runs checkpoint every round.
+    #[arg(long, value_name = "SECS", default_value_t = job::DEFAULT_CHECKPOINT_SECS)]
+    checkpoint_secs: u64,
+}
+
+/// The TLS identity the plan names, read from its files.
+fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
+    let (Some(cert), Some(key)) = (&cluster.tls_cert, &cluster.tls_key) else { return Ok(None) };
+    let read = |p: &PathBuf, what: &str| std::fs::read(p).map_err(|e| format!("[cluster] {what} {}: {e}", p.display()));
+    Ok(Some(retro_coordinator::service::ServerTls {
+        cert_pem: read(cert, "tls_cert")?,
+        key_pem: read(key, "tls_key")?,
+    }))
+}
+
+/// Binds `--listen` (or the plan's `cluster.listen`) and prints the address
+/// (tests read it when the port was 0).
+pub async fn bind_listener(
+    listen: Option<SocketAddr>,
+    cluster: &ClusterSection,
+) -> Result<tokio::net::TcpListener, String> {
+    let text = &cluster.listen;
+    let addr = match listen {
+        Some(a) => a,
+        None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+    Ok(listener)
+}
+
+/// Runs a plan (the command without a subcommand).
+pub async fn run(args: RunArgs) -> Result<(), String> {
+    if let Some(path) = &args.plan
+        && retro_coordinator::sylver_job::is_sylver_plan(path)
+    {
+        let path = path.clone();
+        return run_sylver(&path, args).await;
+    }
+    let plan = load_plan(&args.plan)?;
+    if !plan.is_solvable() {
+        return Err(format!(
+            "plan {}: order {} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
+            plan.job.name, plan.job.order
+        ));
+    }
+    if plan.job.game == "peg" {
+        return run_peg(&plan, &args).await;
+    }
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let listen = if cluster {
+        let text = plan.cluster.listen.clone();
+        Some(args.listen.unwrap_or(text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?))
+    } else {
+        None
+    };
+    let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize);
+    if cluster && expect == 0 {
+        return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
+    }
+    let opts = RunOptions {
+        output: args.output.unwrap_or_else(|| plan.output.dir.clone()),
+        checkpoints: args.checkpoints.unwrap_or_else(|| plan.output.checkpoints.clone()),
+        listen,
+        expect_workers: expect,
+        token: plan.token(),
+        on_listen: Some(print_listen),
+        status_listen: args.status,
+        tls: server_tls(&plan.cluster)?,
+        ignore_resources: args.ignore_resources,
+        checkpoint_every: Duration::from_secs(args.checkpoint_secs),
+    };
+    let output = opts.output.clone();
+    let s = job::run(&plan, opts).await?;
+    if args.json {
+        println!("{}", s.to_json()?);
+    } else {
+        print!("{}", s.human_table());
+        println!("tablebases and summary.json in {}", output.display());
+    }
+    Ok(())
+}
+
+/// Runs a Sylver table plan: on this machine's threads, or (with `[cluster]
+/// workers`, `--listen` or `--expect-workers`) on any number of remote workers
+/// that take whole m-classes; both write the same table.
+async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String> {
+    use retro_coordinator::sylver_job::{self, SylverPlan};
+    let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
+    let output = args.output.unwrap_or_else(|| plan.output.clone());
+    let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
+    job::ensure_dir(&output, "output")?;
+    job::ensure_dir(&checkpoints, "checkpoint")?;
+    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let summary = if cluster {
+        let listener = bind_listener(args.listen, &plan.cluster).await?;
+        let tls = server_tls(&plan.cluster)?;
+        let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
+        let opts = sylver_job::RunOptions::default();
+        retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls).await?
+    } else {
+        let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
+        tokio::task::spawn_blocking(move || {
+            sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())
+        })
+        .await
+        .map_err(|e| e.to_string())??
+    };
+    sylver_job::print_summary(&summary, &output, args.json)
+}
+
+/// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
+async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
+    let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
+    let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
+    job::ensure_dir(&output, "output")?;
+    job::ensure_dir(&checkpoints, "checkpoint")?;
+    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let plan2 = plan.clone();
+    let (out2, ck2) = (output.clone(), checkpoints.clone());
+    if plan.job.task.as_deref() == Some("problems") {
+        let summary = tokio::task::spawn_blocking(move || peg::run_problems(&plan2, &out2))
+            .await
+            .map_err(|e| e.to_string())??;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+        } else {
+            for b in &summary.boards {
+                println!("{}", b.markdown());
+            }
+            println!("summary.json and problems.md in {}", output.display());
+        }
+        return Ok(());
+    }
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    if cluster {
+        // Remote workers compute the levels; the ledger is then computed here
+        // from the level files they uploaded, exactly as after an embedded run.
+        let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize);
+        if expect == 0 {
+            return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
+        }
+        let listener = bind_listener(args.listen, &plan.cluster).await?;
+        let (_, start) = peg::plan_start(plan)?;
+        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(&plan.cluster)?)
+            .await?;
+    }
+    let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
+        .await
+        .map_err(|e| e.to_string())??;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", summary.text());
+        println!("summary.json in {}", output.display());
+    }
+    if !summary.oeis_ok() {
+        return Err("the ledger does not match the OEIS (see the MISMATCH lines)".into());
+    }
+    Ok(())
+}

@@ -1,0 +1,12 @@
+//! `coordinator serve`: the explorer over a tablebase directory.
+
+use super::{print_listen, runtime};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Serves `tablebase` on `listen` until Ctrl-C.
+pub fn run(tablebase: PathBuf, listen: SocketAddr, search_seconds: u64) -> Result<(), String> {
+    let deadline = Duration::from_secs(search_seconds);
+    runtime()?.block_on(retro_coordinator::serve::run(tablebase, listen, deadline, print_listen))
+}

@@ -1,0 +1,93 @@
+//! `coordinator verify`: every checksum of the tablebase files in a directory,
+//! and that each is the file its job recorded in summary.json.
+
+use retro_engine::tablebase::TablebaseReader;
+use std::path::PathBuf;
+
+/// Runs `verify` on the directory `dir`.
+pub fn run(dir: &std::path::Path) -> Result<(), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!("{}: no tablebase files (*.tb)", dir.display()));
+    }
+    // What the job recorded: each file's layer, size and digest, and the plan.
+    // Each file's own checksums cannot tell a valid file of another layer or
+    // job copied over this name; the recorded digests can.
+    let summary_path = dir.join("summary.json");
+    let recorded = match std::fs::read_to_string(&summary_path) {
+        Ok(text) => Some(
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| format!("{}: not a summary.json: {e}", summary_path.display()))?,
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", summary_path.display())),
+    };
+    let mut bad = Vec::new();
+    let mut seen = Vec::new();
+    for path in &paths {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let checked = TablebaseReader::open(path).and_then(|mut r| r.verify().map(|()| r)).map_err(|e| e.to_string());
+        let r = match checked {
+            Ok(r) => r,
+            Err(e) => {
+                println!("BAD {e}");
+                bad.push(e);
+                continue;
+            }
+        };
+        let sha = retro_engine::tablebase::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let header = r.header().clone();
+        let mismatch = recorded.as_ref().and_then(|v| {
+            let listed = v["tablebases"].as_array().into_iter().flatten().find(|t| t["file"] == name.as_str());
+            let Some(t) = listed else {
+                return Some(format!("{}: not listed in {}", path.display(), summary_path.display()));
+            };
+            seen.push(name.clone());
+            // The same identity checks a job makes before it reads a layer.
+            let entry = retro_coordinator::manifest::TablebaseEntry {
+                file: name.clone(),
+                bytes: t["bytes"].as_u64().unwrap_or(u64::MAX),
+                sha256: t["sha256"].as_str().unwrap_or_default().to_string(),
+            };
+            let rank_order =
+                if v["game"] == "cc2" { retro_games::cc2::RANK_ORDER } else { retro_games::cc3::RANK_ORDER };
+            let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
+            entry.open_checked(dir, question, plan_hash, rank_order).err()
+        });
+        match mismatch {
+            None => println!("ok  {}  {}  {}", sha, header.layer, path.display()),
+            Some(e) => {
+                println!("BAD {e}");
+                bad.push(e);
+            }
+        }
+    }
+    match &recorded {
+        Some(v) => {
+            for t in v["tablebases"].as_array().into_iter().flatten() {
+                let file = t["file"].as_str().unwrap_or("?");
+                if !seen.iter().any(|s| s == file) && !dir.join(file).exists() {
+                    let e = format!("{}: listed in summary.json but missing", dir.join(file).display());
+                    println!("BAD {e}");
+                    bad.push(e);
+                }
+            }
+        }
+        None => println!(
+            "note: no {}; each file's own checksums were checked, not that it is the file its job wrote",
+            summary_path.display()
+        ),
+    }
+    if !bad.is_empty() {
+        return Err(format!(
+            "{}: {} tablebase file(s) failed verification: {}",
+            dir.display(),
+            bad.len(),
+            bad.join("; ")
+        ));
+    }
+    Ok(())
+}
