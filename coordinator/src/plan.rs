@@ -221,12 +221,43 @@ const SCHEMA: [(&str, &[&str]); 4] = [
     ("output", &["dir", "checkpoints"]),
 ];
 
-/// Plan text as a tree of sections; a syntax error names the file.
+/// The sections that environment variables `RETRO_<SECTION>__<FIELD>` may
+/// set over the plan file (`RETRO_CLUSTER__WORKERS=3`,
+/// `RETRO_OUTPUT__DIR=/data/tb`): they say where and how a job runs, never
+/// what it computes, so the plan hash (of `[job]` and `[shards]`) and the
+/// results do not depend on the environment.
+pub const ENV_SECTIONS: [&str; 2] = ["cluster", "output"];
+
+/// The `RETRO_<SECTION>__<FIELD>` variables among `vars` whose section is in
+/// [`ENV_SECTIONS`]; other `RETRO_*` variables (`RETRO_TOKEN`, `RETRO_FAULT`)
+/// are not plan fields.
+fn plan_overrides(vars: impl IntoIterator<Item = (String, String)>) -> config::Map<String, String> {
+    let prefixes: Vec<String> = ENV_SECTIONS.iter().map(|s| format!("RETRO_{}__", s.to_uppercase())).collect();
+    vars.into_iter().filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p.as_str()))).collect()
+}
+
+/// Plan text as a tree of sections, with this process's `RETRO_<SECTION>__<FIELD>`
+/// variables over it; a syntax error names the file.
 pub(crate) fn parse_toml(text: &str, origin: &str) -> Result<BTreeMap<String, Value>, PlanError> {
+    parse_toml_with(text, origin, std::env::vars())
+}
+
+/// [`parse_toml`] with the environment given (tests pass their own).
+pub(crate) fn parse_toml_with(
+    text: &str,
+    origin: &str,
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> Result<BTreeMap<String, Value>, PlanError> {
     let syntax =
         |message: String| PlanError::Syntax { origin: origin.to_owned(), message: message.trim_end().to_owned() };
+    let env = config::Environment::with_prefix("RETRO")
+        .prefix_separator("_")
+        .separator("__")
+        .try_parsing(true)
+        .source(Some(plan_overrides(vars)));
     let root = config::Config::builder()
         .add_source(config::File::from_str(text, config::FileFormat::Toml))
+        .add_source(env)
         .build()
         .map_err(|e| syntax(e.to_string()))?
         .try_deserialize::<config::Map<String, Value>>()
@@ -444,7 +475,11 @@ impl Plan {
 
     /// Parses and validates plan text; `origin` names it in error messages.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Plan, PlanError> {
-        let r = Reader::parse(text, origin)?;
+        Plan::from_reader(Reader::parse(text, origin)?)
+    }
+
+    /// Validates a parsed plan (the file, with the environment over it).
+    pub(crate) fn from_reader(r: Reader<'_>) -> Result<Plan, PlanError> {
         if matches!(r.get("job", "game").map(|v| &v.kind), Some(ValueKind::String(g)) if g == "sylver") {
             // Sylver plans have their own fields (rows, not a rank space): see sylver_job.
             return Err(r.invalid(
@@ -629,6 +664,39 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn retro_variables_set_cluster_and_output_fields_over_the_file_and_nothing_else() {
+        let text = DEFAULT_PLAN;
+        let vars = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let plan_with = |pairs: &[(&str, &str)]| {
+            let root = parse_toml_with(text, "t.toml", vars(pairs)).unwrap();
+            Plan::from_reader(Reader { origin: "t.toml", root })
+        };
+        let base = plan_with(&[]).unwrap();
+        let p = plan_with(&[
+            ("RETRO_CLUSTER__WORKERS", "3"),
+            ("RETRO_CLUSTER__HEARTBEAT_TIMEOUT_SECS", "45"),
+            ("RETRO_OUTPUT__DIR", "/data/tb"),
+            ("RETRO_TOKEN", "not a plan field"),
+            ("RETRO_FAULT", "after-apply:0:1"),
+            ("RETRO_JOB__NAME", "other"),
+            ("RETRO_SHARDS__COUNT", "99"),
+        ])
+        .unwrap();
+        assert_eq!((p.cluster.workers, p.cluster.heartbeat_timeout_secs), (3, 45));
+        assert_eq!(p.output.dir, PathBuf::from("/data/tb"));
+        // [job] and [shards] decide what is computed: the environment cannot
+        // change them, so the plan hash stays the file's.
+        assert_eq!((p.job.name.as_str(), p.shards.count), (base.job.name.as_str(), base.shards.count));
+        assert_eq!(p.hash(), base.hash());
+        // A bad value is refused with the field named, as in the file.
+        let e = plan_with(&[("RETRO_CLUSTER__WORKERS", "many")]).err().unwrap().to_string();
+        assert!(e.contains("cluster.workers"), "{e}");
+    }
+
     use super::*;
 
     const MINIMAL: &str = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";

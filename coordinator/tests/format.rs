@@ -48,17 +48,6 @@ fn vectors() -> Vec<Vector> {
     rows
 }
 
-/// Solves `plan` into `dir`/`name`.
-fn solve(dir: &TempDir, plan: &str, name: &str) -> PathBuf {
-    let mut c = Command::new(coordinator());
-    c.arg("--plan").arg(repo().join(plan));
-    c.arg("--output").arg(dir.join(name)).arg("--checkpoints").arg(dir.join(&format!("{name}-ck")));
-    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
-    let out = run(c, LIMIT);
-    assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
-    dir.join(name)
-}
-
 #[test]
 fn the_documents_test_vectors_hold() {
     let dir = TempDir::new("format-vectors");
@@ -66,7 +55,7 @@ fn the_documents_test_vectors_hold() {
     let vectors = vectors();
     for v in &vectors {
         let n = solved.len();
-        let tb = solved.entry(v.plan.clone()).or_insert_with(|| solve(&dir, &v.plan, &format!("tb{n}"))).clone();
+        let tb = solved.entry(v.plan.clone()).or_insert_with(|| solve_plan(&dir, &v.plan, &format!("tb{n}"))).clone();
         let row = format!("{} {} {:?}", v.plan, v.layer, v.position);
         match retro_probe::open(&tb).unwrap() {
             Tablebases::ThreePlayer(p) => {
@@ -109,7 +98,7 @@ fn the_python_reader_reads_what_we_write_and_refuses_damage() {
     let dir = TempDir::new("format-python");
     let mut files = Vec::new();
     for (plan, name) in [("plans/stage1.toml", "s1"), ("plans/cc2-m7p1.toml", "c2")] {
-        let tb = solve(&dir, plan, name);
+        let tb = solve_plan(&dir, plan, name);
         for e in std::fs::read_dir(&tb).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "tb") {
                 files.push(e.path());

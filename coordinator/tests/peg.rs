@@ -103,7 +103,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
         ("A112738", "winnable_up_to_symmetry"),
     ];
     for (id, column) in columns {
-        let text = std::fs::read_to_string(repo().join(format!("coordinator/reference/oeis/{id}.txt"))).unwrap();
+        let text = std::fs::read_to_string(repo().join(format!("results/reference/oeis/{id}.txt"))).unwrap();
         let mut terms = 0;
         for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
             let mut parts = line.split_whitespace();

@@ -7,22 +7,11 @@ mod common;
 use common::*;
 use retro_probe::Tablebases;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(300);
-
-/// Solves `plan` into `dir`/`name` and returns that directory.
-fn solve(dir: &TempDir, plan: &str, name: &str) -> PathBuf {
-    let mut c = Command::new(coordinator());
-    c.arg("--plan").arg(repo().join(plan));
-    c.arg("--output").arg(dir.join(name)).arg("--checkpoints").arg(dir.join(&format!("{name}-ck")));
-    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
-    let out = run(c, LIMIT);
-    assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
-    dir.join(name)
-}
 
 fn probe_cli(tb: &Path, args: &[&str]) -> std::process::Output {
     let mut c = Command::new(coordinator());
@@ -33,7 +22,7 @@ fn probe_cli(tb: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn library_and_command_line_agree_and_threads_see_the_same_answers() {
     let dir = TempDir::new("probe-lib");
-    let tb = solve(&dir, "plans/stage1.toml", "tb");
+    let tb = solve_plan(&dir, "plans/stage1.toml", "tb");
     let Tablebases::ThreePlayer(p) = retro_probe::open(&tb).unwrap() else { panic!("stage 1 is three-player") };
     let start = p.game.start();
     let lib = serde_json::to_value(p.probe(&start).unwrap()).unwrap();
@@ -69,7 +58,7 @@ fn library_and_command_line_agree_and_threads_see_the_same_answers() {
 #[test]
 fn batch_answers_each_line_as_json_and_names_the_bad_ones() {
     let dir = TempDir::new("probe-batch");
-    let tb = solve(&dir, "plans/stage1.toml", "tb");
+    let tb = solve_plan(&dir, "plans/stage1.toml", "tb");
     let start = {
         let Tablebases::ThreePlayer(p) = retro_probe::open(&tb).unwrap() else { panic!() };
         p.game.format(&p.game.start())
@@ -94,7 +83,7 @@ fn batch_answers_each_line_as_json_and_names_the_bad_ones() {
 #[test]
 fn two_player_directories_are_probed_too() {
     let dir = TempDir::new("probe-cc2");
-    let tb = solve(&dir, "plans/cc2-m7p1.toml", "tb");
+    let tb = solve_plan(&dir, "plans/cc2-m7p1.toml", "tb");
     let Tablebases::TwoPlayer(p) = retro_probe::open(&tb).unwrap() else { panic!("cc2 is two-player") };
     let start = p.game.start();
     let moves = p.moves(&start).unwrap();

@@ -753,15 +753,7 @@ impl TablebaseReader {
     /// Returns the value of `position`, reading and verifying its block if it is
     /// not the cached one.
     pub fn probe(&mut self, position: u64) -> Result<u8, TablebaseError> {
-        if position >= self.header.positions {
-            return Err(TablebaseError::PositionOutOfRange {
-                path: self.path.clone(),
-                position,
-                positions: self.header.positions,
-            });
-        }
-        let bp = self.header.block_positions;
-        let block = position / bp;
+        let (block, at) = self.locate(position)?;
         let cached = matches!(&self.cache, Some((b, _)) if *b == block);
         if !cached {
             self.cache = None;
@@ -769,7 +761,7 @@ impl TablebaseReader {
             self.cache = Some((block, raw));
         }
         match &self.cache {
-            Some((_, raw)) => Ok(unpack_value(raw, position - block * bp)),
+            Some((_, raw)) => Ok(unpack_value(raw, at)),
             None => Err(TablebaseError::BlockChecksum { path: self.path.clone(), block }),
         }
     }

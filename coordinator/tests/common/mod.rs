@@ -174,3 +174,15 @@ pub fn reference_u64(key: &str) -> u64 {
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
+
+/// Solves the plan at `plan` (relative to the repository) into `dir`/`name`,
+/// checkpoints in `dir`/`name`-ck, and returns the output directory.
+pub fn solve_plan(dir: &TempDir, plan: &str, name: &str) -> PathBuf {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join(plan));
+    c.arg("--output").arg(dir.join(name)).arg("--checkpoints").arg(dir.join(&format!("{name}-ck")));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    let out = run(c, Duration::from_secs(300));
+    assert!(out.status.success(), "{plan}: {}", String::from_utf8_lossy(&out.stderr));
+    dir.join(name)
+}

@@ -1,5 +1,5 @@
 //! The six OEIS sequences of the English central game, built into the binary
-//! (`coordinator/reference/oeis/`, each file citing its source), and the
+//! (`results/reference/oeis/`, each file citing its source), and the
 //! term-by-term check of a computed ledger against them.
 
 use super::ledger::{Ledger, LevelRow};
