@@ -1,6 +1,7 @@
-//! `/healthz` and `/status` over plain HTTP beside the gRPC port
-//! (`coordinator --status ADDR`): a job's progress for a person or a monitor,
-//! without a gRPC client. Read-only; one request per connection.
+//! `/healthz`, `/status` (JSON) and `/metrics` (Prometheus text) over plain
+//! HTTP beside the gRPC port (`coordinator --status ADDR`): a job's progress
+//! for a person or a monitor, without a gRPC client. Read-only; one request
+//! per connection.
 
 use crate::scheduler::Scheduler;
 use serde::Serialize;
@@ -142,6 +143,93 @@ pub async fn serve_http(
     }
 }
 
+/// A label value in the Prometheus text format (backslash, quote and newline escaped).
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// The status as Prometheus text metrics (exposition format 0.0.4): positions,
+/// per layer the committed round, positions decided, whether solved, seconds
+/// and the last round's rate; workers expected, joined and lost; per worker
+/// the records and bytes exchanged; layers and (estimated) seconds left.
+pub fn metrics_text(st: &JobStatus) -> String {
+    let job = label(&st.job);
+    let mut out = String::new();
+    let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
+        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        for (labels, v) in samples {
+            out.push_str(&format!("{name}{{job=\"{job}\"{labels}}} {v}\n"));
+        }
+    };
+    family(
+        "retro_positions",
+        "gauge",
+        "Positions in one layer's rank space.",
+        vec![(String::new(), st.positions as f64)],
+    );
+    let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<(String, f64)> {
+        st.layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
+    };
+    family(
+        "retro_layer_committed_round",
+        "gauge",
+        "Last committed round of the layer (0: init).",
+        per_layer(&|l| l.committed_round.map(f64::from)),
+    );
+    family("retro_layer_decided", "gauge", "Positions decided so far.", per_layer(&|l| Some(l.decided as f64)));
+    family(
+        "retro_layer_solved",
+        "gauge",
+        "1 once every round is done and the tablebase written.",
+        per_layer(&|l| Some(if l.solved { 1.0 } else { 0.0 })),
+    );
+    family("retro_layer_seconds", "gauge", "Wall time spent on the layer.", per_layer(&|l| Some(l.seconds)));
+    family(
+        "retro_layer_rate",
+        "gauge",
+        "Positions decided per second in the last committed round.",
+        per_layer(&|l| l.last_round_rate),
+    );
+    let lost = st.workers.iter().filter(|w| w.lost).count();
+    family(
+        "retro_workers_expected",
+        "gauge",
+        "Workers the job waits for.",
+        vec![(String::new(), st.expected_workers as f64)],
+    );
+    family(
+        "retro_workers",
+        "gauge",
+        "Workers joined, by state.",
+        vec![(",state=\"active\"".into(), (st.workers.len() - lost) as f64), (",state=\"lost\"".into(), lost as f64)],
+    );
+    let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<(String, f64)> {
+        st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.id)), f(&w.traffic) as f64)).collect()
+    };
+    family("retro_records_sent_total", "counter", "Records sent to other workers.", per_worker(&|t| t.records_sent));
+    family("retro_bytes_sent_total", "counter", "Payload bytes sent to other workers.", per_worker(&|t| t.bytes_sent));
+    family(
+        "retro_records_received_total",
+        "counter",
+        "Records received from other workers.",
+        per_worker(&|t| t.records_received),
+    );
+    family(
+        "retro_bytes_received_total",
+        "counter",
+        "Payload bytes received from other workers.",
+        per_worker(&|t| t.bytes_received),
+    );
+    family("retro_layers_left", "gauge", "Layers not yet solved.", vec![(String::new(), st.layers_left as f64)]);
+    family(
+        "retro_seconds_left",
+        "gauge",
+        "Estimated seconds left (absent until there is a basis for it).",
+        st.estimated_seconds_left.map(|v| (String::new(), v)).into_iter().collect(),
+    );
+    out
+}
+
 /// Status code, content type and body for a request line.
 fn respond(s: &Scheduler, request_line: &str) -> (&'static str, &'static str, String) {
     let mut parts = request_line.split_whitespace();
@@ -152,14 +240,64 @@ fn respond(s: &Scheduler, request_line: &str) -> (&'static str, &'static str, St
             Ok(json) => ("200 OK", "application/json", json + "\n"),
             Err(e) => ("500 Internal Server Error", "text/plain", format!("{e}\n")),
         },
-        ("GET", _) => ("404 Not Found", "text/plain", "try /healthz or /status\n".into()),
+        ("GET", "/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics_text(&s.status())),
+        ("GET", _) => ("404 Not Found", "text/plain", "try /healthz, /status or /metrics\n".into()),
         _ => ("405 Method Not Allowed", "text/plain", "GET only\n".into()),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Traffic;
+
+    #[test]
+    fn metrics_are_prometheus_text_with_escaped_labels() {
+        let st = JobStatus {
+            job: "st\"age".into(),
+            plan_hash: "h".into(),
+            positions: 1662,
+            phase: "apply".into(),
+            expected_workers: 2,
+            workers: vec![WorkerStatus {
+                id: "w1".into(),
+                shards: vec![0],
+                address: "a".into(),
+                seconds_since_seen: 0.5,
+                lost: false,
+                traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
+                last_round_traffic: Traffic::default(),
+            }],
+            layers: vec![LayerStatus {
+                question: "solo(A)".into(),
+                committed_round: Some(4),
+                solved: false,
+                decided: 900,
+                seconds: 1.5,
+                last_round_rate: None,
+            }],
+            layers_left: 3,
+            estimated_seconds_left: None,
+        };
+        let text = metrics_text(&st);
+        for line in [
+            "retro_positions{job=\"st\\\"age\"} 1662",
+            "retro_layer_committed_round{job=\"st\\\"age\",layer=\"solo(A)\"} 4",
+            "retro_layer_decided{job=\"st\\\"age\",layer=\"solo(A)\"} 900",
+            "retro_workers{job=\"st\\\"age\",state=\"lost\"} 0",
+            "retro_bytes_sent_total{job=\"st\\\"age\",worker=\"w1\"} 30",
+            "# TYPE retro_records_received_total counter",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
+        }
+        // No rate yet and no estimate: those families have no sample.
+        assert!(!text.contains("retro_layer_rate{") && !text.contains("retro_seconds_left{"), "{text}");
+        // Every sample line is `name{labels} number`.
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let (_, v) = l.rsplit_once(' ').unwrap();
+            assert!(v.parse::<f64>().is_ok(), "{l}");
+        }
+    }
+
+    use super::{JobStatus, LayerStatus, Traffic, WorkerStatus, metrics_text};
     use retro_proto::{RoundReport, TaskKind};
 
     #[test]

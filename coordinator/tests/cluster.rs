@@ -253,6 +253,10 @@ fn status_page_reports_progress() {
     assert_eq!(v["positions"], 1662);
     assert_eq!(v["layers"].as_array().unwrap().len(), 3);
     assert_eq!(v["layers_left"], 3);
+    let metrics = http(&status, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    assert!(metrics.contains("\nretro_positions{job=\"stage1\"} 1662\n"), "{metrics}");
+    assert!(metrics.contains("\nretro_layers_left{job=\"stage1\"} 3\n"), "{metrics}");
     assert!(http(&status, "GET /nothing HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
     assert!(http(&status, "POST /status HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
     assert!(http(&status, "\u{0}\u{1}garbage\r\n\r\n").starts_with("HTTP/1.1 405"));

@@ -27,7 +27,8 @@ pub struct RunArgs {
     /// Number of remote workers to wait for.
     #[arg(long, value_name = "N")]
     expect_workers: Option<usize>,
-    /// Serve /healthz and /status (JSON progress) over HTTP on this address.
+    /// Serve /healthz, /status (JSON progress) and /metrics (Prometheus text)
+    /// over HTTP on this address (retrograde jobs).
     #[arg(long, value_name = "ADDR")]
     status: Option<SocketAddr>,
     /// Print summary.json instead of the table.
