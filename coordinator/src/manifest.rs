@@ -70,7 +70,7 @@ impl TablebaseEntry {
                 header.plan_hash
             ));
         }
-        crate::summary::check_rank_order(&reader, rank_order)?;
+        retro_probe::check_rank_order(&reader, rank_order).map_err(|e| e.to_string())?;
         let len = std::fs::metadata(&path).map_err(|e| format!("tablebase {shown} of layer {question}: {e}"))?.len();
         if len != self.bytes {
             return Err(format!(

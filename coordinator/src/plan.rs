@@ -664,39 +664,6 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
-
-    #[test]
-    fn retro_variables_set_cluster_and_output_fields_over_the_file_and_nothing_else() {
-        let text = DEFAULT_PLAN;
-        let vars = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-        };
-        let plan_with = |pairs: &[(&str, &str)]| {
-            let root = parse_toml_with(text, "t.toml", vars(pairs)).unwrap();
-            Plan::from_reader(Reader { origin: "t.toml", root })
-        };
-        let base = plan_with(&[]).unwrap();
-        let p = plan_with(&[
-            ("RETRO_CLUSTER__WORKERS", "3"),
-            ("RETRO_CLUSTER__HEARTBEAT_TIMEOUT_SECS", "45"),
-            ("RETRO_OUTPUT__DIR", "/data/tb"),
-            ("RETRO_TOKEN", "not a plan field"),
-            ("RETRO_FAULT", "after-apply:0:1"),
-            ("RETRO_JOB__NAME", "other"),
-            ("RETRO_SHARDS__COUNT", "99"),
-        ])
-        .unwrap();
-        assert_eq!((p.cluster.workers, p.cluster.heartbeat_timeout_secs), (3, 45));
-        assert_eq!(p.output.dir, PathBuf::from("/data/tb"));
-        // [job] and [shards] decide what is computed: the environment cannot
-        // change them, so the plan hash stays the file's.
-        assert_eq!((p.job.name.as_str(), p.shards.count), (base.job.name.as_str(), base.shards.count));
-        assert_eq!(p.hash(), base.hash());
-        // A bad value is refused with the field named, as in the file.
-        let e = plan_with(&[("RETRO_CLUSTER__WORKERS", "many")]).err().unwrap().to_string();
-        assert!(e.contains("cluster.workers"), "{e}");
-    }
-
     use super::*;
 
     const MINIMAL: &str = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";
@@ -978,5 +945,37 @@ mod tests {
         let back: Plan = serde_json::from_str(&json).expect("deserialize");
         assert_eq!(back, p);
         assert_eq!(back.hash(), p.hash());
+    }
+
+    #[test]
+    fn retro_variables_set_cluster_and_output_fields_over_the_file_and_nothing_else() {
+        let text = DEFAULT_PLAN;
+        let vars = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let plan_with = |pairs: &[(&str, &str)]| {
+            let root = parse_toml_with(text, "t.toml", vars(pairs)).unwrap();
+            Plan::from_reader(Reader { origin: "t.toml", root })
+        };
+        let base = plan_with(&[]).unwrap();
+        let p = plan_with(&[
+            ("RETRO_CLUSTER__WORKERS", "3"),
+            ("RETRO_CLUSTER__HEARTBEAT_TIMEOUT_SECS", "45"),
+            ("RETRO_OUTPUT__DIR", "/data/tb"),
+            ("RETRO_TOKEN", "not a plan field"),
+            ("RETRO_FAULT", "after-apply:0:1"),
+            ("RETRO_JOB__NAME", "other"),
+            ("RETRO_SHARDS__COUNT", "99"),
+        ])
+        .unwrap();
+        assert_eq!((p.cluster.workers, p.cluster.heartbeat_timeout_secs), (3, 45));
+        assert_eq!(p.output.dir, PathBuf::from("/data/tb"));
+        // [job] and [shards] decide what is computed: the environment cannot
+        // change them, so the plan hash stays the file's.
+        assert_eq!((p.job.name.as_str(), p.shards.count), (base.job.name.as_str(), base.shards.count));
+        assert_eq!(p.hash(), base.hash());
+        // A bad value is refused with the field named, as in the file.
+        let e = plan_with(&[("RETRO_CLUSTER__WORKERS", "many")]).err().unwrap().to_string();
+        assert!(e.contains("cluster.workers"), "{e}");
     }
 }

@@ -862,9 +862,7 @@ pub fn resume_phase(m: &Manifest) -> Phase {
 }
 
 /// The tablebase file name of a question, e.g. `solo_A.tb`, `enable_A_B.tb`.
-pub fn tablebase_file_name(question: &str) -> String {
-    retro_engine::tablebase::layer_file_name(question)
-}
+pub use retro_engine::tablebase::layer_file_name as tablebase_file_name;
 
 /// Result of a finished export, for the manifest.
 pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {

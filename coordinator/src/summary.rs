@@ -4,7 +4,6 @@
 
 use crate::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
 use crate::manifest::Manifest;
-use retro_engine::tablebase::TablebaseReader;
 use retro_games::cc3::Cc3;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -348,19 +347,4 @@ pub fn tablebase_summaries(manifest: &Manifest) -> Vec<TablebaseSummary> {
             })
         })
         .collect()
-}
-
-/// Refuses a tablebase whose header records another rank order than `want`
-/// (or none): its values would be read at the wrong positions, and totals
-/// over the whole space would not even show it.
-pub fn check_rank_order(r: &TablebaseReader, want: u32) -> Result<(), String> {
-    let got = &r.header().params["rank_order"];
-    if *got != want {
-        return Err(format!(
-            "{}: written with rank order {got}, this program uses {want}; solve the plan again with this version \
-             (into a fresh checkpoint directory)",
-            r.path().display()
-        ));
-    }
-    Ok(())
 }

@@ -117,12 +117,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         return Err(format!("counted {} positions, the game has {}", all.positions, 2 * per_turn));
     }
     let start = game.start();
-    let value = match unpack_value(&packed, game.rank(&start)) {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    };
+    let value = retro_probe::value_word(unpack_value(&packed, game.rank(&start)));
     Ok(TwoPlayerSummary {
         job: manifest.job.clone(),
         game: "cc2".into(),

@@ -71,7 +71,7 @@ fn the_documents_test_vectors_hold() {
                 assert_eq!((v.game.as_str(), v.layer.as_str()), ("cc2", retro_probe::cc2::LAYER), "{row}");
                 let pos = p.parse(&v.position).unwrap();
                 assert_eq!(p.game.rank_of(&pos).0, v.rank, "{row}: rank");
-                let value = retro_probe::cc2::word(p.value_at_rank(v.rank).unwrap());
+                let value = retro_probe::value_word(p.value_at_rank(v.rank).unwrap());
                 assert_eq!(value, v.value, "{row}: value");
             }
         }

@@ -701,13 +701,6 @@ impl TablebaseReader {
         self.index.len() as u64
     }
 
-    /// Reads, checks and decompresses block `block`: its packed 2-bit values
-    /// (value `i` of the block by [`unpack_value`]). Takes `&self` (positioned
-    /// reads), so many threads can read one file at once.
-    pub fn read_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
-        self.load_block(block)
-    }
-
     /// The block holding `position`, and the position's index inside it;
     /// an error names a position past the end.
     pub fn locate(&self, position: u64) -> Result<(u64, u64), TablebaseError> {
@@ -727,10 +720,13 @@ impl TablebaseReader {
     /// block for a caller that probes nearby positions one after another).
     pub fn value(&self, position: u64) -> Result<u8, TablebaseError> {
         let (block, i) = self.locate(position)?;
-        Ok(unpack_value(&self.load_block(block)?, i))
+        Ok(unpack_value(&self.read_block(block)?, i))
     }
 
-    fn load_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
+    /// Reads, checks and decompresses block `block`: its packed 2-bit values
+    /// (value `i` of the block by [`unpack_value`]). Takes `&self` (positioned
+    /// reads), so many threads can read one file at once.
+    pub fn read_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
         let bad = || TablebaseError::BlockChecksum { path: self.path.clone(), block };
         let entry = usize::try_from(block).ok().and_then(|b| self.index.get(b)).ok_or_else(bad)?;
         let mut compressed = vec![0u8; entry.compressed_len as usize];
@@ -757,7 +753,7 @@ impl TablebaseReader {
         let cached = matches!(&self.cache, Some((b, _)) if *b == block);
         if !cached {
             self.cache = None;
-            let raw = self.load_block(block)?;
+            let raw = self.read_block(block)?;
             self.cache = Some((block, raw));
         }
         match &self.cache {
@@ -781,7 +777,7 @@ impl TablebaseReader {
             out.resize(total_usize, 0);
         }
         for block in 0..self.block_count() {
-            let raw = self.load_block(block)?;
+            let raw = self.read_block(block)?;
             if aligned {
                 out.extend_from_slice(&raw);
             } else {
@@ -823,7 +819,7 @@ impl TablebaseReader {
             });
         }
         for block in 0..self.block_count() {
-            self.load_block(block)?;
+            self.read_block(block)?;
         }
         Ok(())
     }

@@ -1,8 +1,8 @@
 //! Two-player Chinese checkers: a position's value from the `solo(1)`
 //! tablebase (folded by colour symmetry or not) and every move's.
 
-use crate::{Layer, ProbeError, check_rank_order};
-use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use crate::{Layer, ProbeError, check_rank_order, value_word};
+use retro_engine::tablebase::{TablebaseReader, VALUE_LOSS, VALUE_WIN, layer_file_name};
 use retro_games::RetroGame;
 use retro_games::cc2::{Cc2, Outcome, PLAYER_NAMES, Position, children, for_each_move};
 use serde::Serialize;
@@ -49,16 +49,6 @@ pub struct Move {
     pub to: String,
     /// The child.
     pub child: Report,
-}
-
-/// A word for a tablebase value.
-pub fn word(v: u8) -> &'static str {
-    match v {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    }
 }
 
 /// The value seen by the other side (win and loss swap).
@@ -127,7 +117,9 @@ impl Prober {
 
     /// Describes one position.
     pub fn report(&self, pos: &Position) -> Result<Report, ProbeError> {
-        let v = self.value(pos)?;
+        let (rank, negated) = self.game.rank_of(pos);
+        let stored = self.layer.value(rank)?;
+        let v = if negated { negate(stored) } else { stored };
         let mover = if pos.turn == 1 { negate(v) } else { v };
         let outcome = match pos.outcome(&self.game.board) {
             Outcome::Won(p) => format!("won by {}", PLAYER_NAMES[p as usize]),
@@ -139,11 +131,11 @@ impl Prober {
         };
         Ok(Report {
             position: self.game.format(pos),
-            rank: self.game.rank_of(pos).0,
+            rank,
             to_move: PLAYER_NAMES[pos.turn as usize].into(),
             outcome,
-            value: word(v).into(),
-            for_mover: word(mover).into(),
+            value: value_word(v).into(),
+            for_mover: value_word(mover).into(),
         })
     }
 

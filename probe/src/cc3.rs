@@ -56,15 +56,7 @@ impl Category {
     }
 }
 
-/// A word for a tablebase value.
-pub fn value_word(v: u8) -> &'static str {
-    match v {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    }
-}
+pub use crate::value_word;
 
 /// Ranks of `pos`, `R(pos)` and `R^2(pos)` (R the 120-degree rotation).
 pub fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {

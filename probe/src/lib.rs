@@ -57,6 +57,17 @@ pub fn open(dir: &Path) -> Result<Tablebases, ProbeError> {
     cc3::Prober::open(dir).map(Tablebases::ThreePlayer)
 }
 
+/// A word for a tablebase value: `win`, `loss`, `draw` or `illegal`.
+pub fn value_word(v: u8) -> &'static str {
+    use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
+    match v {
+        VALUE_WIN => "win",
+        VALUE_LOSS => "loss",
+        VALUE_DRAW => "draw",
+        _ => "illegal",
+    }
+}
+
 /// Refuses a tablebase whose header records another rank order than `want`
 /// (or none): its values would be read at the wrong positions, and totals
 /// over the whole space would not even show it.

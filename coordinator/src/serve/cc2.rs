@@ -15,7 +15,7 @@ use std::path::Path;
 const DEPTH_BUDGET: u64 = 100_000;
 
 /// The layer a two-player job computes.
-pub const LAYER: &str = "solo(1)";
+pub use retro_probe::cc2::LAYER;
 
 /// The explorer over a two-player job's tablebase.
 pub struct Cc2Explorer {
