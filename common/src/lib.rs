@@ -2,18 +2,16 @@
 //! other for it: the job as the coordinator hands it out ([`spec`]), the
 //! cluster token ([`auth`]), the timing of heartbeats, back-off and
 //! keepalives, the one-process-per-directory lock ([`lock`]), fault points for
-//! recovery tests ([`fault`]), the memory and disk check ([`resources`]),
+//! recovery tests ([`fault`]), the memory and disk check ([`resources`]), the
+//! join/heartbeat/lost-worker table every kind of job keeps ([`roster`]),
 //! logging and the thread count.
 
 pub mod auth;
 pub mod fault;
 pub mod lock;
 pub mod resources;
+pub mod roster;
 pub mod spec;
-
-/// A join with protocol version 0 only asks whether the coordinator runs a
-/// job of that protocol (levels or tasks); it takes no worker slot.
-pub const PROBE_VERSION: u32 = 0;
 
 /// How often a busy worker pulls (the pull is its heartbeat).
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);

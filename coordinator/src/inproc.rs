@@ -2,7 +2,7 @@
 //! the embedded run and the cluster run share every line of scheduling code.
 
 use crate::scheduler::Scheduler;
-use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
+use retro_proto::{BlockUpload, JoinReply, JoinRequest, PullReply, PullRequest, UploadReply};
 use retro_worker::link::{CoordinatorLink, LinkError};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -14,8 +14,10 @@ pub struct InProcessLink {
 }
 
 impl CoordinatorLink for InProcessLink {
-    async fn register(&self, req: RegisterRequest) -> Result<RegisterReply, LinkError> {
-        self.scheduler.register(req).map_err(|e| LinkError::Rejected(e.to_string()))
+    async fn join(&self, req: JoinRequest) -> Result<JoinReply, LinkError> {
+        crate::service::check_join(&req, &self.scheduler.spec.plan_hash)
+            .map_err(|e| LinkError::Rejected(e.message().to_string()))?;
+        self.scheduler.join(req).map_err(|e| LinkError::Rejected(e.to_string()))
     }
 
     async fn pull(&self, req: PullRequest) -> Result<PullReply, LinkError> {

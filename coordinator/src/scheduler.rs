@@ -1,5 +1,5 @@
 //! The coordinator's state machine. Every state change goes through here:
-//! registrations, pulls (which carry reports and double as heartbeats) and
+//! joins, pulls (which carry reports and double as heartbeats) and
 //! uploads. It knows shards, rounds, owners and statistics; what a round does
 //! belongs to the kernel on the workers.
 //!
@@ -13,11 +13,12 @@
 use crate::manifest::{Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
 use retro_common::fault::Fault;
+use retro_common::roster::{Heard, Roster};
 use retro_common::spec::JobSpec;
 use retro_engine::layout::Layout;
 use retro_proto::{
-    BlockUpload, PROTOCOL_VERSION, PeerInfo, PullReply, PullRequest, RegisterReply, RegisterRequest, RoundReport,
-    SourceCount, Task, TaskKind,
+    BlockUpload, JobKind, JoinReply, JoinRequest, PeerInfo, PullReply, PullRequest, RoundReport, SourceCount, Task,
+    TaskKind,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -27,8 +28,6 @@ use tokio::sync::{Notify, watch};
 
 /// How long a pull with nothing to do is held before answering WAIT.
 pub const LONG_POLL: Duration = Duration::from_millis(1000);
-/// How often the log repeats that the job waits for a lost worker.
-pub const LOST_REMINDER: Duration = Duration::from_secs(300);
 /// Pause before a task that failed for a retryable reason is handed out again.
 pub const RETRY_PAUSE: Duration = Duration::from_millis(500);
 /// Consecutive failed attempts at one step before the job is aborted.
@@ -37,8 +36,8 @@ pub const MAX_STEP_FAILURES: u32 = 5;
 /// Where the job stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Waiting for the expected workers to register.
-    Registering,
+    /// Waiting for the expected workers to join.
+    Joining,
     /// Init pass of a layer.
     Init(u32),
     /// Generate step of (layer, round).
@@ -55,21 +54,14 @@ pub enum Phase {
     Failed(String),
 }
 
-/// Why a registration was refused.
+/// Why a join was refused (the protocol version and `--plan-hash` are
+/// checked before, by [`crate::service::check_join`], for every kind of job).
 #[derive(Debug, thiserror::Error)]
-pub enum RegisterError {
-    /// Protocol versions differ.
-    #[error("worker speaks protocol version {worker}, this coordinator speaks {coordinator}; run the same release")]
-    Version {
-        /// Worker's version.
-        worker: u32,
-        /// Ours.
-        coordinator: u32,
-    },
-    /// The worker was started for another plan or job.
+pub enum JoinError {
+    /// The worker's data directory belongs to another plan or job.
     #[error("{0}")]
     WrongJob(String),
-    /// All expected workers are registered.
+    /// All expected workers have joined.
     #[error(
         "the job already has its {0} workers; a replacement reuses a lost worker's --data directory, or starts \
          empty with --replace <lost worker id>"
@@ -81,13 +73,9 @@ pub enum RegisterError {
     Replace(String),
 }
 
+/// What the retrograde job keeps per worker beside its [`Roster`] entry.
 struct Slot {
-    epoch: u64,
     address: String,
-    last_seen: Instant,
-    lost: bool,
-    /// When the job last said (in the log) that it waits for this lost worker.
-    last_warned: Instant,
     /// No new task before this instant (after a retryable failure).
     retry_after: Instant,
     /// Updates exchanged with other workers since this process started.
@@ -104,11 +92,12 @@ struct Assignment {
 struct State {
     phase: Phase,
     manifest: Manifest,
+    /// Who joined, epochs, heartbeats, lost workers.
+    roster: Roster,
     slots: BTreeMap<String, Slot>,
     assignments: BTreeMap<String, Assignment>,
     reports: BTreeMap<String, RoundReport>,
     generate_reports: BTreeMap<String, RoundReport>,
-    next_epoch: u64,
     next_task: u64,
     failures: u32,
     step_started: Instant,
@@ -169,13 +158,13 @@ impl Scheduler {
             .max(1);
         let now = Instant::now();
         let mut st = State {
-            phase: Phase::Registering,
+            phase: Phase::Joining,
             manifest,
+            roster: Roster::new(heartbeat_timeout),
             slots: BTreeMap::new(),
             assignments: BTreeMap::new(),
             reports: BTreeMap::new(),
             generate_reports: BTreeMap::new(),
-            next_epoch: 1,
             next_task: 1,
             failures: 0,
             step_started: now,
@@ -216,7 +205,7 @@ impl Scheduler {
         let st = self.state.lock().expect("state lock");
         let m = &st.manifest;
         let phase = match &st.phase {
-            Phase::Registering => "registering".to_string(),
+            Phase::Joining => "joining".to_string(),
             Phase::Init(l) => format!("init layer {l}"),
             Phase::Generate(l, r) => format!("generate layer {l} round {r}"),
             Phase::Apply(l, r) => format!("apply layer {l} round {r}"),
@@ -226,16 +215,18 @@ impl Scheduler {
             Phase::Failed(why) => format!("failed: {why}"),
         };
         let workers = st
-            .slots
-            .iter()
-            .map(|(id, slot)| WorkerStatus {
-                id: id.clone(),
-                shards: m.workers.get(id).cloned().unwrap_or_default(),
-                address: slot.address.clone(),
-                seconds_since_seen: slot.last_seen.elapsed().as_secs_f64(),
-                lost: slot.lost,
-                traffic: slot.traffic,
-                last_round_traffic: slot.last_traffic,
+            .roster
+            .views()
+            .into_iter()
+            .map(|member| {
+                let slot = st.slots.get(&member.id);
+                WorkerStatus {
+                    shards: m.workers.get(&member.id).cloned().unwrap_or_default(),
+                    address: slot.map(|s| s.address.clone()).unwrap_or_default(),
+                    traffic: slot.map(|s| s.traffic).unwrap_or_default(),
+                    last_round_traffic: slot.map(|s| s.last_traffic).unwrap_or_default(),
+                    member,
+                }
             })
             .collect();
         let layers: Vec<LayerStatus> = m
@@ -257,18 +248,15 @@ impl Scheduler {
             .collect();
         let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
         let layers_left = layers.len() - solved.len();
-        let estimated_seconds_left = crate::progress::seconds_left(&m.layers);
-        JobStatus {
-            job: m.job.clone(),
-            plan_hash: m.plan_hash.clone(),
-            positions: self.layout.positions,
-            phase,
-            expected_workers: self.expected_workers,
-            workers,
-            layers,
-            layers_left,
-            estimated_seconds_left,
-        }
+        let mut status = JobStatus::new("retrograde", &m.job, &m.plan_hash, phase, self.expected_workers);
+        status.workers = workers;
+        status.worker_joins = st.roster.joins();
+        status.worker_losses = st.roster.losses();
+        status.positions = self.layout.positions;
+        status.layers = layers;
+        status.layers_left = layers_left;
+        status.estimated_seconds_left = crate::progress::seconds_left(&m.layers);
+        status
     }
 
     /// A copy of the manifest.
@@ -291,26 +279,24 @@ impl Scheduler {
         }
     }
 
-    /// Registers a worker (first time, or again after a restart of either side).
-    pub fn register(&self, req: RegisterRequest) -> Result<RegisterReply, RegisterError> {
-        if req.protocol_version != PROTOCOL_VERSION {
-            return Err(RegisterError::Version { worker: req.protocol_version, coordinator: PROTOCOL_VERSION });
-        }
-        if !req.plan_hash.is_empty() && req.plan_hash != self.spec.plan_hash {
-            return Err(RegisterError::WrongJob(format!(
-                "worker was started for plan {}, this coordinator runs job {} with plan {}",
-                req.plan_hash, self.spec.name, self.spec.plan_hash
+    /// Admits a worker (first time, or again after a restart of either side).
+    pub fn join(&self, req: JoinRequest) -> Result<JoinReply, JoinError> {
+        if !req.data_plan_hash.is_empty() && req.data_plan_hash != self.spec.plan_hash {
+            return Err(JoinError::WrongJob(format!(
+                "worker's data directory belongs to plan {}, this coordinator runs job {} with plan {}; use another \
+                 --data",
+                req.data_plan_hash, self.spec.name, self.spec.plan_hash
             )));
         }
         if !req.job.is_empty() && req.job != self.spec.name {
-            return Err(RegisterError::WrongJob(format!(
+            return Err(JoinError::WrongJob(format!(
                 "worker's data directory belongs to job {}, this coordinator runs job {}",
                 req.job, self.spec.name
             )));
         }
         let mut st = self.state.lock().expect("state lock");
         if let Some(by) = st.manifest.replaced.get(&req.worker_id) {
-            return Err(RegisterError::Replace(format!(
+            return Err(JoinError::Replace(format!(
                 "worker {} was lost and replaced by worker {by}; its data directory is no longer part of job {}: \
                  delete it",
                 req.worker_id, self.spec.name
@@ -332,38 +318,28 @@ impl Scheduler {
             st.manifest.workers.insert(id.clone(), Vec::new());
             id
         } else {
-            return Err(RegisterError::Full(self.expected_workers));
+            return Err(JoinError::Full(self.expected_workers));
         };
-        let epoch = st.next_epoch;
-        st.next_epoch += 1;
-        // A worker that registers again keeps its traffic counts.
+        let epoch = st.roster.admit(&id);
+        // A worker that joins again keeps its traffic counts.
         let (traffic, last_traffic) = st.slots.get(&id).map(|s| (s.traffic, s.last_traffic)).unwrap_or_default();
         st.slots.insert(
             id.clone(),
-            Slot {
-                epoch,
-                address: req.peer_address.clone(),
-                last_seen: Instant::now(),
-                lost: false,
-                last_warned: Instant::now(),
-                retry_after: Instant::now(),
-                traffic,
-                last_traffic,
-            },
+            Slot { address: req.peer_address.clone(), retry_after: Instant::now(), traffic, last_traffic },
         );
         // A restarted worker gets its unfinished task again.
         if st.assignments.get(&id).is_some_and(|a| !a.done) {
             st.assignments.remove(&id);
         }
         tracing::info!(
-            "worker {id} registered (epoch {epoch}, peer address {:?}, {} cores, {:.2} GB memory available, {:.2} GB \
+            "worker {id} joined (epoch {epoch}, peer address {:?}, {} cores, {:.2} GB memory available, {:.2} GB \
              disk for its data)",
             req.peer_address,
             req.cores,
             req.memory_bytes as f64 / 1e9,
             req.disk_bytes as f64 / 1e9
         );
-        if st.phase == Phase::Registering && st.manifest.workers.len() == self.expected_workers {
+        if st.phase == Phase::Joining && st.manifest.workers.len() == self.expected_workers {
             self.assign_shards(&mut st);
             if let Err(e) = st.manifest.save(&self.manifest_path) {
                 st.phase = Phase::Failed(e);
@@ -375,13 +351,16 @@ impl Scheduler {
         }
         self.publish(&st);
         let plan_json = serde_json::to_string(&self.spec).expect("spec serializes");
-        Ok(RegisterReply {
+        Ok(JoinReply {
             worker_id: id,
             epoch,
             job: self.spec.name.clone(),
             plan_hash: self.spec.plan_hash.clone(),
             plan_json,
             coordinator_epoch: self.coordinator_epoch,
+            kind: JobKind::Retrograde as i32,
+            heartbeat_ms: retro_common::HEARTBEAT_INTERVAL.as_millis() as u32,
+            ..Default::default()
         })
     }
 
@@ -391,21 +370,21 @@ impl Scheduler {
     /// depended on records that worker sent. Rounds are deterministic, so the
     /// new attempt reproduces the lost one exactly; finished layers are in
     /// the tablebases and need nothing.
-    fn replace(&self, st: &mut State, lost: &str) -> Result<String, RegisterError> {
+    fn replace(&self, st: &mut State, lost: &str) -> Result<String, JoinError> {
         let Some(shards) = st.manifest.workers.get(lost).cloned() else {
             let known: Vec<&String> = st.manifest.workers.keys().collect();
-            return Err(RegisterError::Replace(format!(
+            return Err(JoinError::Replace(format!(
                 "--replace {lost}: job {} has no worker {lost} (its workers: {known:?})",
                 self.spec.name
             )));
         };
-        if let Some(slot) = st.slots.get(lost)
-            && !slot.lost
+        if let Some(member) = st.roster.get(lost)
+            && !member.lost
         {
-            return Err(RegisterError::Replace(format!(
+            return Err(JoinError::Replace(format!(
                 "--replace {lost}: worker {lost} is alive (heard from {:.0}s ago); only a worker silent for longer \
                  than the heartbeat timeout ({}s) can be replaced",
-                slot.last_seen.elapsed().as_secs_f64(),
+                member.last_seen.elapsed().as_secs_f64(),
                 self.heartbeat_timeout.as_secs()
             )));
         }
@@ -415,10 +394,11 @@ impl Scheduler {
         st.manifest.workers.insert(id.clone(), shards.clone());
         st.manifest.replaced.insert(lost.to_string(), id.clone());
         st.slots.remove(lost);
+        st.roster.remove(lost);
         st.assignments.remove(lost);
         let restarted = self.restart_layer_in_progress(st);
         if let Err(e) = st.manifest.save(&self.manifest_path) {
-            return Err(RegisterError::Replace(format!("cannot record the replacement: {e}")));
+            return Err(JoinError::Replace(format!("cannot record the replacement: {e}")));
         }
         match restarted {
             Some((question, attempt, rounds)) => tracing::warn!(
@@ -452,7 +432,7 @@ impl Scheduler {
         rec.rounds.clear();
         let (question, attempt) = (rec.question.clone(), rec.attempt);
         let _ = std::fs::remove_dir_all(merge::staging_dir(self, l as u32));
-        if st.phase != Phase::Registering {
+        if st.phase != Phase::Joining {
             self.next_step(st, Phase::Init(l as u32));
             st.generate_reports.clear();
         }
@@ -503,16 +483,13 @@ impl Scheduler {
 
     fn pull_once(&self, req: &PullRequest) -> Task {
         let mut st = self.state.lock().expect("state lock");
-        let current = st.slots.get(&req.worker_id).is_some_and(|s| s.epoch == req.epoch);
-        if req.coordinator_epoch != self.coordinator_epoch || !current {
+        if req.coordinator_epoch != self.coordinator_epoch {
             return Task { kind: TaskKind::Reregister as i32, ..Default::default() };
         }
-        if let Some(slot) = st.slots.get_mut(&req.worker_id) {
-            slot.last_seen = Instant::now();
-            if slot.lost {
-                slot.lost = false;
-                tracing::info!("worker {} is back", req.worker_id);
-            }
+        match st.roster.heard(&req.worker_id, Some(req.epoch)) {
+            Heard::Current => {}
+            Heard::Back => tracing::info!("worker {} is back", req.worker_id),
+            Heard::Stale | Heard::Unknown => return Task { kind: TaskKind::Reregister as i32, ..Default::default() },
         }
         if let Some(rep) = &req.report {
             self.accept_report(&mut st, &req.worker_id, rep.clone());
@@ -556,7 +533,7 @@ impl Scheduler {
     fn task_for(&self, st: &mut State, worker: &str, busy: u64) -> Task {
         let wait = Task { kind: TaskKind::Wait as i32, wait_ms: 200, ..Default::default() };
         let (kind, layer, round) = match st.phase.clone() {
-            Phase::Registering | Phase::Finish => return wait,
+            Phase::Joining | Phase::Finish => return wait,
             Phase::Done => {
                 st.done_sent.insert(worker.to_string());
                 return Task { kind: TaskKind::Done as i32, ..Default::default() };
@@ -580,7 +557,7 @@ impl Scheduler {
         }
         // Sending needs every peer's current address: after a restart of the
         // coordinator, wait until every worker is back.
-        let all_present = st.manifest.workers.keys().all(|w| st.slots.get(w).is_some_and(|s| !s.lost));
+        let all_present = st.manifest.workers.keys().all(|w| st.roster.is_alive(w));
         if kind == TaskKind::Generate && !all_present {
             return wait;
         }
@@ -775,9 +752,8 @@ impl Scheduler {
     pub fn accept_upload(&self, first: &BlockUpload, blocks: Vec<BlockUpload>) -> Result<u64, String> {
         {
             let st = self.state.lock().expect("state lock");
-            let current = st.slots.get(&first.worker_id).is_some_and(|s| s.epoch == first.epoch);
-            if !current || first.job != self.spec.name {
-                return Err("upload from an unknown worker or an earlier epoch; register again".into());
+            if !st.roster.is_current(&first.worker_id, first.epoch) || first.job != self.spec.name {
+                return Err("upload from an unknown worker or an earlier epoch; join again".into());
             }
             if st.phase != Phase::Export(first.layer) {
                 return Err(format!("not exporting layer {} now ({:?})", first.layer, st.phase));
@@ -791,20 +767,9 @@ impl Scheduler {
     pub fn check_heartbeats(&self) {
         let mut st = self.state.lock().expect("state lock");
         let timeout = self.heartbeat_timeout;
-        let mut lost = Vec::new();
-        let mut still_lost = Vec::new();
-        for (id, slot) in st.slots.iter_mut() {
-            if !slot.lost && slot.last_seen.elapsed() > timeout {
-                slot.lost = true;
-                slot.last_warned = Instant::now();
-                lost.push(id.clone());
-            } else if slot.lost && slot.last_warned.elapsed() > LOST_REMINDER {
-                // A job that waits says so now and then, not once and then silence.
-                slot.last_warned = Instant::now();
-                still_lost.push((id.clone(), slot.last_seen.elapsed()));
-            }
-        }
-        for (id, silent) in still_lost {
+        // A job that waits says so now and then, not once and then silence.
+        let sweep = st.roster.sweep();
+        for (id, silent) in sweep.still_lost {
             let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
             tracing::warn!(
                 "still waiting for worker {id} (shards {shards:?}), silent for {} min: restart it with the same --data \
@@ -813,7 +778,7 @@ impl Scheduler {
                 silent.as_secs() / 60
             );
         }
-        for id in lost {
+        for id in sweep.newly_lost {
             let shards = st.manifest.workers.get(&id).cloned().unwrap_or_default();
             tracing::warn!(
                 "worker {id} (shards {shards:?}) has been silent for over {}s: presumed lost. The job waits for it: \
@@ -838,10 +803,10 @@ impl Scheduler {
         self.publish(&st);
     }
 
-    /// True once every registered worker has been told the job ended.
+    /// True once every worker that joined has been told the job ended.
     pub fn all_told(&self) -> bool {
         let st = self.state.lock().expect("state lock");
-        st.slots.iter().all(|(id, s)| s.lost || st.done_sent.contains(id))
+        st.roster.iter().all(|(id, m)| m.lost || st.done_sent.contains(id))
     }
 }
 
@@ -873,6 +838,9 @@ pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {
 mod tests {
     use super::*;
 
+    /// Short, so the test can let a worker fall silent.
+    const HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(300);
+
     /// A scheduler for the stage-1 plan with three expected workers, its
     /// manifest in a fresh directory.
     fn scheduler(dir: &std::path::Path) -> Scheduler {
@@ -881,12 +849,12 @@ mod tests {
         let layout = spec.layout(retro_games::RetroGame::position_count(&spec.game().unwrap()));
         let manifest = Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions);
         let path = dir.join("coordinator.json");
-        Scheduler::new(spec, layout, manifest, 3, Duration::from_secs(60), path, dir.join("staging"), dir.join("tb"))
+        Scheduler::new(spec, layout, manifest, 3, HEARTBEAT_TIMEOUT, path, dir.join("staging"), dir.join("tb"))
     }
 
-    fn register(s: &Scheduler, id: &str, replaces: &str) -> Result<RegisterReply, RegisterError> {
-        s.register(RegisterRequest {
-            protocol_version: PROTOCOL_VERSION,
+    fn register(s: &Scheduler, id: &str, replaces: &str) -> Result<JoinReply, JoinError> {
+        s.join(JoinRequest {
+            protocol_version: retro_proto::PROTOCOL_VERSION,
             worker_id: id.into(),
             replaces: replaces.into(),
             ..Default::default()
@@ -898,9 +866,12 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sched-replace-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let s = scheduler(&dir);
-        for _ in 0..3 {
-            register(&s, "", "").unwrap();
-        }
+        let epochs: BTreeMap<String, u64> = (0..3)
+            .map(|_| {
+                let r = register(&s, "", "").unwrap();
+                (r.worker_id, r.epoch)
+            })
+            .collect();
         // The job runs layer 0, round 3 committed.
         {
             let mut st = s.state.lock().unwrap();
@@ -916,7 +887,16 @@ mod tests {
         let e = register(&s, "", "w9").unwrap_err().to_string();
         assert!(e.contains("has no worker w9"), "{e}");
         // Once silent past the timeout, it can.
-        s.state.lock().unwrap().slots.get_mut("w2").unwrap().lost = true;
+        std::thread::sleep(HEARTBEAT_TIMEOUT + Duration::from_millis(50));
+        {
+            let mut st = s.state.lock().unwrap();
+            let others: Vec<String> = st.roster.iter().map(|(id, _)| id.clone()).filter(|id| id != "w2").collect();
+            assert_eq!(others.len(), 2);
+            for w in others {
+                assert_eq!(st.roster.heard(&w, None), Heard::Current);
+            }
+        }
+        s.check_heartbeats();
         let r = register(&s, "", "w2").unwrap();
         assert_eq!(r.worker_id, "w4");
         let m = s.manifest();
@@ -935,7 +915,7 @@ mod tests {
         // Tasks now carry the new attempt.
         let reply = s.pull_once(&PullRequest {
             worker_id: "w1".into(),
-            epoch: 1,
+            epoch: epochs["w1"],
             coordinator_epoch: s.coordinator_epoch,
             ..Default::default()
         });

@@ -1,12 +1,91 @@
-//! The Coordinator gRPC service (a thin shell over the [`Scheduler`]) and its server.
+//! The gRPC services: `Cluster.Join`, which every kind of job serves through
+//! [`ClusterService`] over its [`Joinable`] job, the retrograde job's
+//! Coordinator service (a thin shell over the [`Scheduler`]), and the server
+//! they all run in.
 
 use crate::scheduler::Scheduler;
 use retro_common::auth::check_token;
+use retro_proto::cluster_server::{Cluster, ClusterServer};
 use retro_proto::coordinator_server::{Coordinator, CoordinatorServer};
-use retro_proto::{BlockUpload, PullReply, PullRequest, RegisterReply, RegisterRequest, UploadReply};
+use retro_proto::{BlockUpload, JoinReply, JoinRequest, PullReply, PullRequest, UploadReply};
 use std::future::Future;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
+
+/// A job that workers join: retrograde, level and task jobs alike.
+pub trait Joinable: Send + Sync + 'static {
+    /// The hash a worker's `--plan-hash` must match.
+    fn plan_hash(&self) -> String;
+    /// Admits a worker whose protocol version and `--plan-hash` were checked;
+    /// the reply names the kind of job.
+    fn join(&self, req: JoinRequest) -> Result<JoinReply, Status>;
+}
+
+impl Joinable for Scheduler {
+    fn plan_hash(&self) -> String {
+        self.spec.plan_hash.clone()
+    }
+
+    fn join(&self, req: JoinRequest) -> Result<JoinReply, Status> {
+        // The in-process worker of an embedded run needs no Peer service; a
+        // remote one of a job with several workers does.
+        if req.peer_address.is_empty() && self.expected_workers > 1 {
+            return Err(Status::failed_precondition(
+                "a worker of a retrograde job with several workers needs its Peer service (worker --listen), and \
+                 this one announced no address",
+            ));
+        }
+        Scheduler::join(self, req).map_err(|e| Status::failed_precondition(e.to_string()))
+    }
+}
+
+/// What every kind of job checks before it admits a worker: the protocol
+/// version, and the plan the worker was started for, if any.
+pub fn check_join(req: &JoinRequest, plan_hash: &str) -> Result<(), Status> {
+    if req.protocol_version != retro_proto::PROTOCOL_VERSION {
+        return Err(Status::failed_precondition(format!(
+            "worker speaks protocol version {}, this coordinator speaks {}; run the same release",
+            req.protocol_version,
+            retro_proto::PROTOCOL_VERSION
+        )));
+    }
+    if !req.plan_hash.is_empty() && req.plan_hash != plan_hash {
+        return Err(Status::failed_precondition(format!(
+            "worker was started for plan {}, this coordinator runs plan {plan_hash}",
+            req.plan_hash
+        )));
+    }
+    Ok(())
+}
+
+/// The `Cluster` service over a job.
+pub struct ClusterService<J>(pub Arc<J>);
+
+#[tonic::async_trait]
+impl<J: Joinable> Cluster for ClusterService<J> {
+    async fn join(&self, request: Request<JoinRequest>) -> Result<Response<JoinReply>, Status> {
+        let peer = request.remote_addr().map(|a| a.to_string()).unwrap_or_else(|| "a worker".into());
+        let req = request.into_inner();
+        match check_join(&req, &self.0.plan_hash()).and_then(|()| self.0.join(req)) {
+            Ok(r) => Ok(Response::new(r)),
+            Err(e) => {
+                // The refused worker hears why; the operator watching the
+                // coordinator must too, or a misstarted worker goes unnoticed.
+                tracing::warn!("refused {peer}: {}", e.message());
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The `Cluster` service over `job`, behind the token check: the routes a
+/// job starts from, adding its own service (also behind the check).
+pub fn cluster_routes<J: Joinable>(job: Arc<J>, token: Option<String>) -> tonic::service::Routes {
+    let cluster = ClusterServer::new(ClusterService(job))
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    tonic::service::Routes::new(tonic::service::interceptor::InterceptedService::new(cluster, check_token(token)))
+}
 
 /// The gRPC face of the scheduler.
 pub struct CoordinatorService {
@@ -16,19 +95,6 @@ pub struct CoordinatorService {
 
 #[tonic::async_trait]
 impl Coordinator for CoordinatorService {
-    async fn register(&self, request: Request<RegisterRequest>) -> Result<Response<RegisterReply>, Status> {
-        let peer = request.remote_addr().map(|a| a.to_string()).unwrap_or_else(|| "a worker".into());
-        match self.scheduler.register(request.into_inner()) {
-            Ok(r) => Ok(Response::new(r)),
-            Err(e) => {
-                // The refused worker hears why; the operator watching the
-                // coordinator must too, or a misstarted worker goes unnoticed.
-                tracing::warn!("refused {peer}: {e}");
-                Err(Status::failed_precondition(e.to_string()))
-            }
-        }
-    }
-
     async fn pull(&self, request: Request<PullRequest>) -> Result<Response<PullReply>, Status> {
         Ok(Response::new(self.scheduler.pull(request.into_inner()).await))
     }
@@ -80,11 +146,11 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
-    let svc = CoordinatorServer::new(CoordinatorService { scheduler })
+    let svc = CoordinatorServer::new(CoordinatorService { scheduler: scheduler.clone() })
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token));
-    serve_routes(tonic::service::Routes::new(svc), tls, listener, shutdown).await
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token.clone()));
+    serve_routes(cluster_routes(scheduler, token).add_service(svc), tls, listener, shutdown).await
 }
 
 /// Serves `routes` (services already wrapped in the token check) on
@@ -108,6 +174,18 @@ pub async fn serve_routes(
         .add_routes(routes)
         .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
         .await
+}
+
+/// Runs `tick` every second in the background until `over()` turns true:
+/// the heartbeat sweep of the level and task jobs, so that a silent worker
+/// is found lost (and its unit handed to another) even when nobody calls.
+pub fn every_second_until(over: impl Fn() -> bool + Send + 'static, tick: impl Fn() + Send + 'static) {
+    tokio::spawn(async move {
+        while !over() {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            tick();
+        }
+    });
 }
 
 /// Serves `routes` like [`serve_routes`] until `over()` turns true (checked

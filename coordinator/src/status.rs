@@ -1,29 +1,25 @@
 //! `/healthz`, `/status` (JSON) and `/metrics` (Prometheus text) over plain
 //! HTTP beside the gRPC port (`coordinator --status ADDR`): a job's progress
-//! for a person or a monitor, without a gRPC client. Read-only; one request
-//! per connection.
+//! for a person or a monitor, without a gRPC client. Read-only. Every kind of
+//! job (retrograde layers, breadth-first levels, task lists) describes itself
+//! in one [`JobStatus`] through [`StatusSource`]; the sections that belong to
+//! one kind are empty for the others.
 
-use crate::scheduler::Scheduler;
+use retro_common::roster::{MemberView, Roster};
 use serde::Serialize;
 use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// Longest request head read (a GET needs a few hundred bytes).
-const MAX_REQUEST_BYTES: usize = 8 * 1024;
 
 /// One worker in the status.
 #[derive(Clone, Debug, Serialize)]
 pub struct WorkerStatus {
-    /// Worker id.
-    pub id: String,
-    /// Shards it owns.
+    /// Its id, seconds since its last call, and whether it is presumed lost
+    /// (silent for longer than the heartbeat timeout).
+    #[serde(flatten)]
+    pub member: MemberView,
+    /// Shards it owns (retrograde and level jobs).
     pub shards: Vec<u32>,
-    /// Peer address it advertised.
+    /// Peer address it advertised (retrograde jobs).
     pub address: String,
-    /// Seconds since its last call.
-    pub seconds_since_seen: f64,
-    /// Presumed lost (silent for longer than the heartbeat timeout).
-    pub lost: bool,
     /// Updates it exchanged with the other workers since this coordinator
     /// started (payload bytes, as encoded on the wire).
     pub traffic: Traffic,
@@ -79,68 +75,172 @@ pub struct LayerStatus {
     pub last_round_rate: Option<f64>,
 }
 
+/// One level of a level job in the status.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct LevelStatus {
+    /// Level (pegs removed from the start).
+    pub level: u32,
+    /// Positions in it, up to the start's symmetry.
+    pub positions: u64,
+}
+
+/// A task job's queue in the status.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct TaskStatus {
+    /// Results the job computes (Sylver: table rows).
+    pub results: u64,
+    /// Results checkpointed so far.
+    pub results_done: u64,
+    /// Units waiting for a worker (Sylver: m-classes).
+    pub units_queued: u64,
+    /// Units a worker holds now.
+    pub units_held: u64,
+}
+
 /// The whole status document.
 #[derive(Clone, Debug, Serialize)]
 pub struct JobStatus {
     /// Job name.
     pub job: String,
+    /// The kind of job: `retrograde`, `levels` or `tasks`.
+    pub kind: &'static str,
     /// Plan hash.
     pub plan_hash: String,
-    /// Positions per layer.
-    pub positions: u64,
-    /// Phase, e.g. `apply layer 0 round 12`.
+    /// Phase, e.g. `apply layer 0 round 12`, `expand level 7`, `running`.
     pub phase: String,
     /// Workers the job waits for.
     pub expected_workers: usize,
     /// Per worker.
     pub workers: Vec<WorkerStatus>,
-    /// Per layer.
+    /// Joins since this coordinator started (restarts of workers included).
+    pub worker_joins: u64,
+    /// Times a worker was presumed lost since this coordinator started.
+    pub worker_losses: u64,
+    /// Retrograde jobs: positions per layer (0 for other kinds).
+    pub positions: u64,
+    /// Retrograde jobs: per layer.
     pub layers: Vec<LayerStatus>,
-    /// Layers not yet solved.
+    /// Retrograde jobs: layers not yet solved.
     pub layers_left: usize,
-    /// A rough time left in seconds: the mean time of the solved layers times the
-    /// layers left (none before the first layer is solved; round counts are not
-    /// known in advance, so this is an estimate, not a promise).
+    /// Level jobs: every level merged so far.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LevelStatus>,
+    /// Task jobs: the queue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<TaskStatus>,
+    /// A rough time left in seconds (retrograde: the mean time of the solved
+    /// layers times the layers left, refined by the trend of the current
+    /// layer's rounds; tasks: the rate of results so far). None until there
+    /// is a basis; an estimate, not a promise.
     pub estimated_seconds_left: Option<f64>,
 }
 
-/// Serves `/healthz` (`ok`) and `/status` (JSON) until `shutdown` resolves.
-pub async fn serve_http(
-    scheduler: Arc<Scheduler>,
+impl JobStatus {
+    /// A status of `kind` with the fields every kind fills, and the
+    /// sections of the other kinds empty.
+    pub fn new(kind: &'static str, job: &str, plan_hash: &str, phase: String, expected_workers: usize) -> JobStatus {
+        JobStatus {
+            job: job.to_string(),
+            kind,
+            plan_hash: plan_hash.to_string(),
+            phase,
+            expected_workers,
+            workers: Vec::new(),
+            worker_joins: 0,
+            worker_losses: 0,
+            positions: 0,
+            layers: Vec::new(),
+            layers_left: 0,
+            levels: Vec::new(),
+            tasks: None,
+            estimated_seconds_left: None,
+        }
+    }
+
+    /// Fills the workers from `roster`, `extra` giving the shards and
+    /// address of each (the traffic stays zero; retrograde jobs fill it).
+    pub fn with_roster(mut self, roster: &Roster, extra: impl Fn(&str) -> (Vec<u32>, String)) -> JobStatus {
+        self.workers = roster
+            .views()
+            .into_iter()
+            .map(|member| {
+                let (shards, address) = extra(&member.id);
+                WorkerStatus {
+                    member,
+                    shards,
+                    address,
+                    traffic: Traffic::default(),
+                    last_round_traffic: Traffic::default(),
+                }
+            })
+            .collect();
+        self.worker_joins = roster.joins();
+        self.worker_losses = roster.losses();
+        self
+    }
+}
+
+/// A job that can say where it stands.
+pub trait StatusSource: Send + Sync + 'static {
+    /// The status now.
+    fn status(&self) -> JobStatus;
+}
+
+impl StatusSource for crate::scheduler::Scheduler {
+    fn status(&self) -> JobStatus {
+        crate::scheduler::Scheduler::status(self)
+    }
+}
+
+/// Serves `/healthz` (`ok`), `/status` (JSON) and `/metrics` (Prometheus
+/// text) of `source` on `listener` until `shutdown` resolves.
+pub async fn serve_http<S: StatusSource>(
+    source: Arc<S>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
-    tokio::pin!(shutdown);
-    loop {
-        let conn = tokio::select! {
-            c = listener.accept() => c,
-            _ = &mut shutdown => return,
-        };
-        let Ok((mut stream, _)) = conn else { continue };
-        let s = scheduler.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; MAX_REQUEST_BYTES];
-            let mut len = 0;
-            // Read the request head (until a blank line, the limit, or EOF).
-            while len < buf.len() {
-                match tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut buf[len..])).await {
-                    Ok(Ok(0)) | Err(_) | Ok(Err(_)) => break,
-                    Ok(Ok(n)) => len += n,
-                }
-                if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
-                    break;
-                }
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    use axum::routing::get;
+    let status = {
+        let source = source.clone();
+        move || async move {
+            match serde_json::to_string_pretty(&source.status()) {
+                Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json + "\n").into_response(),
+                Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
             }
-            let head = String::from_utf8_lossy(&buf[..len]);
-            let (code, kind, body) = respond(&s, head.lines().next().unwrap_or(""));
-            let reply = format!(
-                "HTTP/1.1 {code}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(reply.as_bytes()).await;
-            let _ = stream.shutdown().await;
-        });
+        }
+    };
+    let metrics =
+        move || async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics_text(&source.status())) };
+    let app = axum::Router::new()
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/status", get(status))
+        .route("/metrics", get(metrics))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "try /healthz, /status or /metrics\n") });
+    if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+        tracing::warn!("the status page stopped: {e}");
     }
+}
+
+/// Serves the status of `source` on `addr` (if any) in the background until
+/// `over()` turns true; for the level and task jobs, whose services decide
+/// their own end. Binds before returning, so a bad address is an error now.
+pub async fn spawn_until<S: StatusSource>(
+    source: Arc<S>,
+    addr: Option<std::net::SocketAddr>,
+    over: impl Fn() -> bool + Send + 'static,
+) -> Result<(), String> {
+    let Some(addr) = addr else { return Ok(()) };
+    let listener =
+        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot serve the status on {addr}: {e}"))?;
+    tracing::info!("status on http://{}/status", listener.local_addr().map_err(|e| e.to_string())?);
+    tokio::spawn(serve_http(source, listener, async move {
+        while !over() {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }));
+    Ok(())
 }
 
 /// A label value in the Prometheus text format (backslash, quote and newline escaped).
@@ -148,25 +248,27 @@ fn label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
-/// The status as Prometheus text metrics (exposition format 0.0.4): positions,
-/// per layer the committed round, positions decided, whether solved, seconds
-/// and the last round's rate; workers expected, joined and lost; per worker
-/// the records and bytes exchanged; layers and (estimated) seconds left.
+/// The status as Prometheus text metrics (exposition format 0.0.4). Every
+/// kind: workers expected, active and lost, joins and losses, (estimated)
+/// seconds left. Retrograde jobs: positions, per layer the committed round,
+/// positions decided, whether solved, seconds and the last round's rate, per
+/// worker the records and bytes exchanged, layers left. Level jobs: positions
+/// per level. Task jobs: results done and to do, units queued and held.
 pub fn metrics_text(st: &JobStatus) -> String {
     let job = label(&st.job);
     let mut out = String::new();
     let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
+        if samples.is_empty() && st.kind != "retrograde" {
+            return; // another kind's family
+        }
         out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
         for (labels, v) in samples {
             out.push_str(&format!("{name}{{job=\"{job}\"{labels}}} {v}\n"));
         }
     };
-    family(
-        "retro_positions",
-        "gauge",
-        "Positions in one layer's rank space.",
-        vec![(String::new(), st.positions as f64)],
-    );
+    let one = |v: f64| vec![(String::new(), v)];
+    let retrograde = |v: f64| if st.kind == "retrograde" { one(v) } else { Vec::new() };
+    family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(st.positions as f64));
     let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<(String, f64)> {
         st.layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
     };
@@ -190,7 +292,7 @@ pub fn metrics_text(st: &JobStatus) -> String {
         "Positions decided per second in the last committed round.",
         per_layer(&|l| l.last_round_rate),
     );
-    let lost = st.workers.iter().filter(|w| w.lost).count();
+    let lost = st.workers.iter().filter(|w| w.member.lost).count();
     family(
         "retro_workers_expected",
         "gauge",
@@ -203,8 +305,18 @@ pub fn metrics_text(st: &JobStatus) -> String {
         "Workers joined, by state.",
         vec![(",state=\"active\"".into(), (st.workers.len() - lost) as f64), (",state=\"lost\"".into(), lost as f64)],
     );
+    family("retro_worker_joins_total", "counter", "Joins since the coordinator started.", one(st.worker_joins as f64));
+    family(
+        "retro_worker_losses_total",
+        "counter",
+        "Times a worker was presumed lost since the coordinator started.",
+        one(st.worker_losses as f64),
+    );
     let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<(String, f64)> {
-        st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.id)), f(&w.traffic) as f64)).collect()
+        if st.kind != "retrograde" {
+            return Vec::new();
+        }
+        st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.member.id)), f(&w.traffic) as f64)).collect()
     };
     family("retro_records_sent_total", "counter", "Records sent to other workers.", per_worker(&|t| t.records_sent));
     family("retro_bytes_sent_total", "counter", "Payload bytes sent to other workers.", per_worker(&|t| t.bytes_sent));
@@ -220,7 +332,18 @@ pub fn metrics_text(st: &JobStatus) -> String {
         "Payload bytes received from other workers.",
         per_worker(&|t| t.bytes_received),
     );
-    family("retro_layers_left", "gauge", "Layers not yet solved.", vec![(String::new(), st.layers_left as f64)]);
+    family("retro_layers_left", "gauge", "Layers not yet solved.", retrograde(st.layers_left as f64));
+    family(
+        "retro_level_positions",
+        "gauge",
+        "Positions in the level, up to the start's symmetry.",
+        st.levels.iter().map(|l| (format!(",level=\"{}\"", l.level), l.positions as f64)).collect(),
+    );
+    let tasks = |f: &dyn Fn(&TaskStatus) -> u64| st.tasks.as_ref().map(|t| one(f(t) as f64)).unwrap_or_default();
+    family("retro_task_results", "gauge", "Results the task job computes.", tasks(&|t| t.results));
+    family("retro_task_results_done", "gauge", "Results checkpointed so far.", tasks(&|t| t.results_done));
+    family("retro_task_units_queued", "gauge", "Units waiting for a worker.", tasks(&|t| t.units_queued));
+    family("retro_task_units_held", "gauge", "Units held by a worker.", tasks(&|t| t.units_held));
     family(
         "retro_seconds_left",
         "gauge",
@@ -230,53 +353,29 @@ pub fn metrics_text(st: &JobStatus) -> String {
     out
 }
 
-/// Status code, content type and body for a request line.
-fn respond(s: &Scheduler, request_line: &str) -> (&'static str, &'static str, String) {
-    let mut parts = request_line.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    match (method, path) {
-        ("GET", "/healthz") => ("200 OK", "text/plain", "ok\n".into()),
-        ("GET", "/status") => match serde_json::to_string_pretty(&s.status()) {
-            Ok(json) => ("200 OK", "application/json", json + "\n"),
-            Err(e) => ("500 Internal Server Error", "text/plain", format!("{e}\n")),
-        },
-        ("GET", "/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics_text(&s.status())),
-        ("GET", _) => ("404 Not Found", "text/plain", "try /healthz, /status or /metrics\n".into()),
-        _ => ("405 Method Not Allowed", "text/plain", "GET only\n".into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
 
     #[test]
     fn metrics_are_prometheus_text_with_escaped_labels() {
-        let st = JobStatus {
-            job: "st\"age".into(),
-            plan_hash: "h".into(),
-            positions: 1662,
-            phase: "apply".into(),
-            expected_workers: 2,
-            workers: vec![WorkerStatus {
-                id: "w1".into(),
-                shards: vec![0],
-                address: "a".into(),
-                seconds_since_seen: 0.5,
-                lost: false,
-                traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
-                last_round_traffic: Traffic::default(),
-            }],
-            layers: vec![LayerStatus {
-                question: "solo(A)".into(),
-                committed_round: Some(4),
-                solved: false,
-                decided: 900,
-                seconds: 1.5,
-                last_round_rate: None,
-            }],
-            layers_left: 3,
-            estimated_seconds_left: None,
-        };
+        let mut st = JobStatus::new("retrograde", "st\"age", "h", "apply".into(), 2);
+        st.positions = 1662;
+        st.workers = vec![WorkerStatus {
+            member: MemberView { id: "w1".into(), seconds_since_seen: 0.5, lost: false },
+            shards: vec![0],
+            address: "a".into(),
+            traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
+            last_round_traffic: Traffic::default(),
+        }];
+        st.layers = vec![LayerStatus {
+            question: "solo(A)".into(),
+            committed_round: Some(4),
+            solved: false,
+            decided: 900,
+            seconds: 1.5,
+            last_round_rate: None,
+        }];
+        st.layers_left = 3;
         let text = metrics_text(&st);
         for line in [
             "retro_positions{job=\"st\\\"age\"} 1662",
@@ -297,7 +396,26 @@ mod tests {
         }
     }
 
-    use super::{JobStatus, LayerStatus, Traffic, WorkerStatus, metrics_text};
+    use super::{JobStatus, LayerStatus, LevelStatus, TaskStatus, Traffic, WorkerStatus, metrics_text};
+    use retro_common::roster::MemberView;
+
+    #[test]
+    fn metrics_of_level_and_task_jobs_leave_out_the_retrograde_families() {
+        let mut levels = JobStatus::new("levels", "peg", "h", "expand level 1".into(), 2);
+        levels.levels = vec![LevelStatus { level: 0, positions: 1 }, LevelStatus { level: 1, positions: 1 }];
+        let text = metrics_text(&levels);
+        assert!(text.lines().any(|l| l == "retro_level_positions{job=\"peg\",level=\"1\"} 1"), "{text}");
+        assert!(text.lines().any(|l| l == "retro_workers_expected{job=\"peg\"} 2"), "{text}");
+        assert!(!text.contains("retro_positions") && !text.contains("retro_layer_"), "{text}");
+        assert!(!text.contains("retro_task_"), "{text}");
+        let mut tasks = JobStatus::new("tasks", "sylver", "h", "running".into(), 1);
+        tasks.tasks = Some(TaskStatus { results: 10, results_done: 4, units_queued: 2, units_held: 1 });
+        let text = metrics_text(&tasks);
+        for line in ["retro_task_results{job=\"sylver\"} 10", "retro_task_units_held{job=\"sylver\"} 1"] {
+            assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
+        }
+        assert!(!text.contains("retro_level_positions") && !text.contains("retro_bytes_sent_total"), "{text}");
+    }
     use retro_proto::{RoundReport, TaskKind};
 
     #[test]

@@ -9,18 +9,20 @@
 //! killed and started again reads its row checkpoints and hands out what is
 //! missing; workers retry until it is back.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use retro_common::roster::{Heard, Roster};
 use retro_proto::tasks_server::{Tasks, TasksServer};
-use retro_proto::{TaskAck, TaskGrant, TaskGrantKind, TaskJob, TaskJoin, TaskReport, TaskTake};
+use retro_proto::{JobKind, JoinReply, JoinRequest, TaskAck, TaskGrant, TaskGrantKind, TaskReport, TaskTake};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
-use crate::service::ServerTls;
+use crate::service::{Joinable, ServerTls};
+use crate::status::{JobStatus, StatusSource, TaskStatus};
 use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, Summary, SylverPlan};
 
 /// How long a `Take` waits for a unit before answering WAIT.
@@ -33,7 +35,6 @@ pub const KIND: &str = "sylver";
 struct Lease {
     worker: String,
     unit: ClassUnit,
-    last_seen: Instant,
 }
 
 struct State {
@@ -42,7 +43,8 @@ struct State {
     queue: Vec<ClassUnit>,
     /// Held classes by m.
     leases: BTreeMap<u64, Lease>,
-    workers: BTreeSet<String>,
+    /// Who joined, and who fell silent (their classes go back to the queue).
+    roster: Roster,
     error: Option<String>,
 }
 
@@ -56,6 +58,38 @@ pub struct TaskJobState {
     expect: usize,
     state: Mutex<State>,
     changed: Notify,
+    /// When this process started the job, and the results it found done then
+    /// (the basis of the time-left estimate).
+    started: Instant,
+    done_at_start: usize,
+}
+
+impl StatusSource for TaskJobState {
+    fn status(&self) -> JobStatus {
+        let s = self.lock();
+        let (done, total) = (s.progress.done(), self.plan.rows.len());
+        let phase = match &s.error {
+            Some(e) => format!("failed: {e}"),
+            None if s.progress.is_complete() => "done".to_string(),
+            None if s.roster.len() < self.expect && s.leases.is_empty() => "joining".to_string(),
+            None => "running".to_string(),
+        };
+        let mut st = JobStatus::new("tasks", &self.plan.name, &self.plan_hash, phase, self.expect)
+            .with_roster(&s.roster, |_| (Vec::new(), String::new()));
+        st.tasks = Some(TaskStatus {
+            results: total as u64,
+            results_done: done as u64,
+            units_queued: s.queue.len() as u64,
+            units_held: s.leases.len() as u64,
+        });
+        // The rate of results since this process started; rows differ in
+        // cost by orders of magnitude, so this is rough.
+        let new = done.saturating_sub(self.done_at_start);
+        if new > 0 && done < total {
+            st.estimated_seconds_left = Some(self.started.elapsed().as_secs_f64() / new as f64 * (total - done) as f64);
+        }
+        st
+    }
 }
 
 impl TaskJobState {
@@ -63,12 +97,18 @@ impl TaskJobState {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn known(&self, s: &State, worker: &str) -> Result<(), Status> {
-        if s.workers.contains(worker) {
-            Ok(())
-        } else {
+    /// Counts a call from `worker` as its heartbeat.
+    fn heard(&self, s: &mut State, worker: &str) -> Result<(), Status> {
+        match s.roster.heard(worker, None) {
+            Heard::Current => Ok(()),
+            Heard::Back => {
+                tracing::info!("worker {worker} is back");
+                Ok(())
+            }
             // NOT_FOUND tells a worker to join again (the coordinator restarted).
-            Err(Status::not_found(format!("unknown worker id {worker:?}; join first")))
+            Heard::Stale | Heard::Unknown => {
+                Err(Status::not_found(format!("unknown worker id {worker:?}; join first")))
+            }
         }
     }
 
@@ -90,16 +130,23 @@ impl TaskJobState {
     }
 
     /// Takes back the classes of workers silent for longer than the heartbeat
-    /// timeout, and any class `worker` still holds (it asks for a new one only
-    /// when done with the last).
+    /// timeout (run every second, and before a class is handed out).
+    fn sweep(&self, s: &mut State) {
+        for id in s.roster.sweep().newly_lost {
+            tracing::warn!("worker {id} has been silent for over {}s: presumed lost", self.heartbeat.as_secs());
+        }
+        self.release_where(s, |l, roster| !roster.is_alive(&l.worker));
+    }
+
+    /// Takes back the classes of lost workers, and any class `worker` still
+    /// holds (it asks for a new one only when done with the last).
     fn reclaim(&self, s: &mut State, worker: &str) {
-        let now = Instant::now();
-        let stale: Vec<u64> = s
-            .leases
-            .iter()
-            .filter(|(_, l)| l.worker == worker || now.duration_since(l.last_seen) > self.heartbeat)
-            .map(|(&m, _)| m)
-            .collect();
+        self.sweep(s);
+        self.release_where(s, |l, _| l.worker == worker);
+    }
+
+    fn release_where(&self, s: &mut State, stale: impl Fn(&Lease, &Roster) -> bool) {
+        let stale: Vec<u64> = s.leases.iter().filter(|(_, l)| stale(l, &s.roster)).map(|(&m, _)| m).collect();
         for m in stale {
             self.release(s, m);
         }
@@ -117,38 +164,37 @@ impl TaskJobState {
     }
 }
 
+impl Joinable for TaskJobState {
+    fn plan_hash(&self) -> String {
+        self.plan_hash.clone()
+    }
+
+    /// Workers of a task job keep no state: each join gets a fresh id, and a
+    /// data directory's identity (from another kind of job) is ignored.
+    fn join(&self, _req: JoinRequest) -> Result<JoinReply, Status> {
+        let mut s = self.lock();
+        let worker_id = retro_common::roster::fresh_id("t", s.roster.joins() as usize);
+        let epoch = s.roster.admit(&worker_id);
+        tracing::info!("worker {worker_id} joined ({} so far, {} awaited)", s.roster.len(), self.expect);
+        self.changed.notify_waiters();
+        Ok(JoinReply {
+            worker_id,
+            epoch,
+            job: self.plan.name.clone(),
+            plan_hash: self.plan_hash.clone(),
+            kind: JobKind::Tasks as i32,
+            heartbeat_ms: (self.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
+            task_kind: KIND.into(),
+            ..Default::default()
+        })
+    }
+}
+
 /// The gRPC face of the job.
 pub struct TaskService(pub Arc<TaskJobState>);
 
 #[tonic::async_trait]
 impl Tasks for TaskService {
-    async fn join(&self, req: Request<TaskJoin>) -> Result<Response<TaskJob>, Status> {
-        let j = &self.0;
-        let version = req.into_inner().protocol_version;
-        let mut reply = TaskJob {
-            worker_id: String::new(),
-            job: j.plan.name.clone(),
-            kind: KIND.into(),
-            plan_hash: j.plan_hash.clone(),
-            heartbeat_ms: (j.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
-        };
-        if version == retro_common::PROBE_VERSION {
-            return Ok(Response::new(reply));
-        }
-        if version != retro_proto::PROTOCOL_VERSION {
-            return Err(Status::failed_precondition(format!(
-                "protocol version {version} (this coordinator speaks {})",
-                retro_proto::PROTOCOL_VERSION
-            )));
-        }
-        let mut s = j.lock();
-        reply.worker_id = format!("t{}-{:08x}", s.workers.len(), random_u32());
-        s.workers.insert(reply.worker_id.clone());
-        tracing::info!("worker {} joined ({} so far, {} awaited)", reply.worker_id, s.workers.len(), j.expect);
-        j.changed.notify_waiters();
-        Ok(Response::new(reply))
-    }
-
     async fn take(&self, req: Request<TaskTake>) -> Result<Response<TaskGrant>, Status> {
         let j = &self.0;
         let worker = req.into_inner().worker_id;
@@ -157,7 +203,7 @@ impl Tasks for TaskService {
             let notified = j.changed.notified();
             {
                 let mut s = j.lock();
-                j.known(&s, &worker)?;
+                j.heard(&mut s, &worker)?;
                 if TaskJobState::over(&s) {
                     return Ok(Response::new(TaskGrant {
                         kind: TaskGrantKind::TaskFinish as i32,
@@ -165,12 +211,12 @@ impl Tasks for TaskService {
                     }));
                 }
                 j.reclaim(&mut s, &worker);
-                let gathered = s.workers.len() >= j.expect;
+                let gathered = s.roster.len() >= j.expect;
                 if let Some(unit) = s.queue.pop_if(|_| gathered) {
                     let json = serde_json::to_string(&unit).map_err(|e| Status::internal(e.to_string()))?;
                     tracing::info!("class m = {} ({} rows) to worker {worker}", unit.m, unit.ns.len());
                     let m = unit.m;
-                    s.leases.insert(m, Lease { worker: worker.clone(), unit, last_seen: Instant::now() });
+                    s.leases.insert(m, Lease { worker: worker.clone(), unit });
                     return Ok(Response::new(TaskGrant {
                         kind: TaskGrantKind::TaskUnit as i32,
                         unit: m,
@@ -205,7 +251,7 @@ impl Tasks for TaskService {
             Some(row)
         };
         let mut s = j.lock();
-        j.known(&s, &req.worker_id)?;
+        j.heard(&mut s, &req.worker_id)?;
         if let Some(row) = row {
             s.progress.check(&j.plan, &row).map_err(Status::invalid_argument)?;
             // A correct answer counts whoever holds the class now: rows do not
@@ -220,7 +266,6 @@ impl Tasks for TaskService {
         let st = &mut *s;
         let held = match st.leases.get_mut(&req.unit) {
             Some(l) if l.worker == req.worker_id => {
-                l.last_seen = Instant::now();
                 let all_done = l.unit.ns.iter().all(|&n| st.progress.has(req.unit, n));
                 if all_done {
                     st.leases.remove(&req.unit);
@@ -233,11 +278,6 @@ impl Tasks for TaskService {
     }
 }
 
-fn random_u32() -> u32 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    nanos ^ std::process::id().rotate_left(16)
-}
-
 /// A short hash of what the plan computes (rows, question, cap), shown to
 /// workers so an operator can check they joined the intended job.
 pub fn plan_hash(plan: &SylverPlan) -> String {
@@ -247,7 +287,9 @@ pub fn plan_hash(plan: &SylverPlan) -> String {
 
 /// Serves the table of `plan` to remote workers on `listener` until every row
 /// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
-/// No class is handed out before `expect` workers have joined.
+/// No class is handed out before `expect` workers have joined. With `status`,
+/// serves `/healthz`, `/status` and `/metrics` there.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     plan: &SylverPlan,
     expect: usize,
@@ -256,8 +298,10 @@ pub async fn run(
     opts: &RunOptions,
     listener: tokio::net::TcpListener,
     tls: Option<ServerTls>,
+    status: Option<std::net::SocketAddr>,
 ) -> Result<Summary, String> {
     let progress = Progress::open(plan, checkpoints, opts)?;
+    let done_at_start = progress.done();
     let queue = progress.pending_units(plan);
     tracing::info!(
         "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
@@ -271,8 +315,16 @@ pub async fn run(
         plan_hash: plan_hash(plan),
         heartbeat: Duration::from_secs(plan.cluster.heartbeat_timeout_secs),
         expect,
-        state: Mutex::new(State { progress, queue, leases: BTreeMap::new(), workers: BTreeSet::new(), error: None }),
+        state: Mutex::new(State {
+            progress,
+            queue,
+            leases: BTreeMap::new(),
+            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+            error: None,
+        }),
         changed: Notify::new(),
+        started: Instant::now(),
+        done_at_start,
     });
     let svc = TasksServer::new(TaskService(state.clone()))
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
@@ -281,11 +333,15 @@ pub async fn run(
         svc,
         retro_common::auth::check_token(plan.cluster.token()),
     );
-    let over = {
+    let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
+    let over = |state: Arc<TaskJobState>| move || TaskJobState::over(&state.lock());
+    crate::status::spawn_until(state.clone(), status, over(state.clone())).await?;
+    crate::service::every_second_until(over(state.clone()), {
         let state = state.clone();
-        move || TaskJobState::over(&state.lock())
-    };
-    crate::service::serve_until(tonic::service::Routes::new(svc), tls, listener, over).await?;
+        move || state.sweep(&mut state.lock())
+    });
+    let over = over(state.clone());
+    crate::service::serve_until(routes, tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(e.clone()),

@@ -105,7 +105,7 @@ fn worker_killed_and_restarted(fault: &str, name: &str, restart_log_says: &str) 
 
 #[test]
 fn worker_killed_after_a_round_resumes() {
-    worker_killed_and_restarted("after-apply:0:3", "cluster-kill-after-apply", "registered as worker");
+    worker_killed_and_restarted("after-apply:0:3", "cluster-kill-after-apply", "joined as worker");
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn worker_killed_in_the_middle_of_a_round_rolls_back() {
 
 #[test]
 fn worker_killed_after_sending_resumes() {
-    worker_killed_and_restarted("after-generate:2:4", "cluster-kill-after-generate", "registered as worker");
+    worker_killed_and_restarted("after-generate:2:4", "cluster-kill-after-generate", "joined as worker");
 }
 
 /// A machine lost for good: a worker dies after round 2 of layer 1 and its
@@ -152,7 +152,7 @@ fn a_machine_lost_for_good_is_replaced_by_an_empty_worker() {
     let mut w2 = Proc::start("worker 2", worker_cmd(&dir, &addr, 2, Some("after-apply:1:2")), dir.join("w2.log"));
     let mut w3 = Proc::start("worker 3", worker_cmd(&dir, &addr, 3, None), dir.join("w3.log"));
     assert!(was_killed(w2.wait(LIMIT)), "{}", w2.logs());
-    let lost = w2.logs().split("registered as worker ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+    let lost = w2.logs().split("joined as worker ").nth(1).unwrap().split_whitespace().next().unwrap().to_string();
     // The machine and its disk are gone.
     std::fs::remove_dir_all(dir.join("w2")).unwrap();
     // Only a worker the coordinator counts as lost can be replaced.
@@ -219,15 +219,6 @@ fn embedded_run_killed_and_rerun_gives_the_same_bytes() {
     }
 }
 
-fn http(addr: &str, request: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
-
 /// `--status ADDR`: `/healthz` answers `ok`, `/status` the job's progress as JSON.
 #[test]
 fn status_page_reports_progress() {
@@ -237,29 +228,26 @@ fn status_page_reports_progress() {
     c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1", "--status", &status]);
     let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
     let addr = listening_address(&coord);
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(&status).is_err() {
-        assert!(std::time::Instant::now() < deadline, "status page never came up:\n{}", coord.logs());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let health = http(&status, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    common::wait_for_port(&status, &coord);
+    let health = http(&status, "GET /healthz HTTP/1.1\r\nHost: x\r\n");
     assert!(health.starts_with("HTTP/1.1 200") && health.ends_with("ok\n"), "{health}");
-    let page = http(&status, "GET /status HTTP/1.1\r\nHost: x\r\n\r\n");
+    let page = http(&status, "GET /status HTTP/1.1\r\nHost: x\r\n");
     let body = page.split("\r\n\r\n").nth(1).unwrap();
     let v: serde_json::Value = serde_json::from_str(body).unwrap();
     assert_eq!(v["job"], "stage1");
-    assert_eq!(v["phase"], "registering");
+    assert_eq!(v["kind"], "retrograde");
+    assert_eq!(v["phase"], "joining");
     assert_eq!(v["expected_workers"], 1);
     assert_eq!(v["positions"], 1662);
     assert_eq!(v["layers"].as_array().unwrap().len(), 3);
     assert_eq!(v["layers_left"], 3);
-    let metrics = http(&status, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    let metrics = http(&status, "GET /metrics HTTP/1.1\r\nHost: x\r\n");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
     assert!(metrics.contains("\nretro_positions{job=\"stage1\"} 1662\n"), "{metrics}");
     assert!(metrics.contains("\nretro_layers_left{job=\"stage1\"} 3\n"), "{metrics}");
-    assert!(http(&status, "GET /nothing HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
-    assert!(http(&status, "POST /status HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
-    assert!(http(&status, "\u{0}\u{1}garbage\r\n\r\n").starts_with("HTTP/1.1 405"));
+    assert!(http(&status, "GET /nothing HTTP/1.1\r\nHost: x\r\n").starts_with("HTTP/1.1 404"));
+    assert!(http(&status, "POST /status HTTP/1.1\r\nHost: x\r\n").starts_with("HTTP/1.1 405"));
+    assert!(http(&status, "\u{0}\u{1}garbage\r\n").starts_with("HTTP/1.1 400"));
     let mut w = Proc::start("worker", worker_cmd(&dir, &addr, 1, None), dir.join("w1.log"));
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     assert!(w.wait(LIMIT).success(), "{}", w.logs());

@@ -525,7 +525,7 @@ fn status_sh_reads_the_coordinators_status() {
     let out = w.run("status.sh", &[], &env);
     let text = out.text();
     assert!(out.ok(), "{text}");
-    assert!(text.contains("job demo: registering"), "{text}");
+    assert!(text.contains("job demo: joining"), "{text}");
     assert!(text.contains("workers: 0 of 1 joined, 0 presumed lost"), "{text}");
     assert!(text.contains("solo(A)") && text.contains("not started"), "{text}");
     assert!(text.contains("layers left: 3; time left: not known"), "{text}");

@@ -239,6 +239,57 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
 }
 
+/// `--status` on a level job: the job waits for its workers, shows who
+/// joined with the shards it owns, and finishes once both are there.
+#[test]
+fn a_level_job_shows_its_workers_on_the_status_page() {
+    let dir = TempDir::new("peg-status");
+    let status = format!("127.0.0.1:{}", common::free_port());
+    let mut c = ledger_command(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2", "--status", &status]);
+    let mut coord = Proc::start("coordinator", c, dir.join("coordinator.log"));
+    let addr = listening_address(&coord);
+    common::wait_for_port(&status, &coord);
+    let v = common::get_json(&status, "/status");
+    assert_eq!((v["kind"].as_str(), v["phase"].as_str()), (Some("levels"), Some("joining")), "{v:#}");
+    assert_eq!(v["expected_workers"], 2);
+    let start = |i: usize| {
+        let mut w = Command::new(worker());
+        w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(dir.join(&format!("w{i}")));
+        w.env_remove("RETRO_FAULT");
+        Proc::start(&format!("worker{i}"), w, dir.join(&format!("w{i}.log")))
+    };
+    // The join is the same for every kind of job: a worker started for
+    // another plan is refused, and takes no place.
+    let mut stranger = Command::new(worker());
+    stranger.args(["--connect", &addr, "--plan-hash", "0123456789abcdef"]).arg("--data").arg(dir.join("stranger"));
+    let out = run(stranger, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("started for plan 0123456789abcdef"), "{err}");
+    assert_eq!(common::get_json(&status, "/status")["workers"].as_array().map(Vec::len), Some(0));
+    let mut first = start(0);
+    let v = common::status_until(&status, &coord, |v| v["workers"].as_array().is_some_and(|w| w.len() == 1));
+    assert_eq!(v["phase"], "joining", "one of two workers: the job waits");
+    let shards: Vec<u64> = v["workers"][0]["shards"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
+    assert!(!shards.is_empty() && shards.iter().all(|s| s % 2 == 0), "worker 0 of 2 owns the even shards: {shards:?}");
+    assert_eq!(v["workers"][0]["lost"], false);
+    let job = v["job"].as_str().unwrap().to_string();
+    let metrics = common::get_text(&status, "/metrics");
+    assert!(metrics.contains(&format!("\nretro_workers{{job=\"{job}\",state=\"active\"}} 1\n")), "{metrics}");
+    let mut second = start(1);
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in [&mut first, &mut second] {
+        assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
+    }
+    assert!(summary(&dir)["levels"].as_array().is_some_and(|l| l.len() == 32));
+    // Run embedded, the same plan has no status page, and says so.
+    let mut c = ledger_command(&TempDir::new("peg-status-embedded"));
+    c.args(["--status", &status]);
+    let out = run(c, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("has no status page"), "{err}");
+}
+
 #[test]
 fn a_damaged_level_file_is_refused_with_its_name() {
     let dir = TempDir::new("peg-damaged");

@@ -87,7 +87,20 @@ fn three_workers_give_the_embedded_table() {
     // Three workers, no faults: the same table, positions included.
     let dir = TempDir::new("sylver-cluster");
     let token = Some("s3cret");
-    let (mut coord, addr) = start_coordinator(&dir, token, &[]);
+    let status = format!("127.0.0.1:{}", common::free_port());
+    let (mut coord, addr) = start_coordinator(&dir, token, &["--status", &status]);
+    // Before any worker: the status page shows the queue, nobody joined.
+    common::wait_for_port(&status, &coord);
+    let v = common::get_json(&status, "/status");
+    assert_eq!((v["kind"].as_str(), v["phase"].as_str()), (Some("tasks"), Some("joining")), "{v:#}");
+    assert_eq!(v["expected_workers"], 3);
+    assert_eq!(v["workers"].as_array().map(Vec::len), Some(0));
+    let queue = &v["tasks"];
+    assert_eq!((queue["results"].as_u64(), queue["results_done"].as_u64()), (Some(65), Some(0)), "{v:#}");
+    assert_eq!((queue["units_queued"].as_u64(), queue["units_held"].as_u64()), (Some(6), Some(0)), "{v:#}");
+    let metrics = common::get_text(&status, "/metrics");
+    assert!(metrics.contains("\nretro_task_results{job=\"sylver-cluster-test\"} 65\n"), "{metrics}");
+    assert!(!metrics.contains("retro_layer_"), "{metrics}");
     let workers: Vec<Proc> = (0..3).map(|i| start_worker(&dir, &addr, i, None, token)).collect();
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     for mut w in workers {
@@ -109,9 +122,16 @@ fn three_workers_give_the_embedded_table() {
     // after it finish the table: the class goes back to the queue with the
     // unreported rows only, and the answers are still the embedded ones.
     let dir = TempDir::new("sylver-cluster-fault");
-    let (mut coord, addr) = start_coordinator(&dir, None, &["--expect-workers", "1"]);
+    let status = format!("127.0.0.1:{}", common::free_port());
+    let (mut coord, addr) = start_coordinator(&dir, None, &["--expect-workers", "1", "--status", &status]);
     let mut first = start_worker(&dir, &addr, 0, Some("task-after-rows:0:1"), None);
     assert!(!first.wait(Duration::from_secs(60)).success(), "the fault point must kill worker 0");
+    // Silent past the heartbeat timeout (2 s), worker 0 is presumed lost
+    // without anyone calling, and its class is back in the queue.
+    let v = common::status_until(&status, &coord, |v| v["worker_losses"] == 1);
+    assert_eq!(v["workers"][0]["lost"], true, "{v:#}");
+    assert_eq!(v["tasks"]["units_held"], 0, "{v:#}");
+    assert_eq!(v["tasks"]["results_done"], 1, "{v:#}");
     let workers: Vec<Proc> = (1..3).map(|i| start_worker(&dir, &addr, i, None, None)).collect();
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     for mut w in workers {

@@ -1,7 +1,7 @@
 //! TLS between workers and the coordinator: certificates made by the test (a
 //! CA and a server certificate for `localhost`); a worker that trusts the CA
 //! solves stage 1 with the embedded run's bytes, while a plain-text worker and
-//! one that trusts another CA never register.
+//! one that trusts another CA never join.
 
 mod common;
 use common::*;
@@ -84,7 +84,7 @@ fn workers_must_trust_the_coordinators_certificate() {
             std::thread::sleep(Duration::from_millis(100));
         }
         let log = p.logs();
-        assert!(!log.contains("registered as worker"), "{name} got in:\n{log}");
+        assert!(!log.contains("joined as worker"), "{name} got in:\n{log}");
         // Plain text to a TLS port fails as a connection or protocol error (which
         // one depends on timing); either way the worker says so.
         let said_why =
@@ -95,7 +95,7 @@ fn workers_must_trust_the_coordinators_certificate() {
         }
         drop(p);
     }
-    assert!(!coord.logs().contains("registered (epoch"), "{}", coord.logs());
+    assert!(!coord.logs().contains("joined (epoch"), "{}", coord.logs());
 
     let ca = dir.join("ca.pem");
     let args = ["--tls-ca", ca.to_str().unwrap()];

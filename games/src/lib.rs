@@ -7,18 +7,20 @@
 //! lives in [`cc3`], two-player Chinese checkers in [`cc2`], and [`AnyGame`]
 //! picks one at run time; [`binom`] holds the combinatorial tables the rankers share.
 //! [`sylver`] holds Sylver coinage, which is solved by memoised search instead
-//! (`retro_engine::sylver`).
+//! (`retro_engine::sylver`). [`GameKind`] names the kinds of game.
 
 mod any;
 pub mod binom;
 pub mod cc2;
 pub mod cc3;
 pub mod fastdiv;
+pub mod kind;
 pub mod peg;
 pub mod sample;
 pub mod sylver;
 
 pub use any::AnyGame;
+pub use kind::GameKind;
 
 /// What the init pass needs to know about one position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

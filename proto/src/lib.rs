@@ -11,8 +11,9 @@
 /// no longer one key per predecessor. 3: tasks and batches carry the layer
 /// attempt, and a worker may replace one lost for good. 4: a routed record
 /// is the game's frontier record of the decided position
-/// (`RetroGame::frontier_record`), not its rank.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// (`RetroGame::frontier_record`), not its rank. 5: one join for every kind
+/// of job (`Cluster.Join`), whose reply names the kind.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The git commit these binaries were built from (12 hex digits, `-dirty`
 /// when the checkout had uncommitted changes, `unknown` outside git).

@@ -1,5 +1,5 @@
-//! The worker side of breadth-first level jobs (peg solitaire): join, then
-//! do whatever step the coordinator names until it says FINISH.
+//! The worker side of breadth-first level jobs (peg solitaire): after the
+//! join, do whatever step the coordinator names until it says FINISH.
 //!
 //! The worker owns the shards `k` with `k % workers == index` of every level
 //! and keeps its part of each level as a checked file
@@ -9,24 +9,27 @@
 //! same bytes.
 
 use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
-use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{self, LevelShard, decode_shard, encode_shard, expand_owned, merge_shards};
 use retro_games::peg::symmetry::canonical;
 use retro_games::peg::{Board, BoardKind};
 use retro_proto::levels_client::LevelsClient;
-use retro_proto::{LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
-use serde::{Deserialize, Serialize};
+use retro_proto::{JoinReply, LevelCollect, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tonic::transport::Channel;
 
-/// What the data directory remembers about its job.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-struct Identity {
+/// This worker's place in the job, from its join.
+struct LevelJob {
     worker_id: String,
-    plan_hash: String,
+    job: String,
+    index: u32,
+    workers: u32,
+    board: String,
+    start: u64,
+    shards: u32,
 }
 
 /// How a level worker runs.
@@ -58,55 +61,39 @@ fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, String> {
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }
 
-use retro_common::PROBE_VERSION;
-
-/// Asks the coordinator whether it runs a level job: `Ok(false)` when it
-/// serves the retrograde protocol instead (the caller then runs that).
-pub async fn probe(opts: &LevelWorkerOptions) -> Result<bool, String> {
-    let c = client(opts)?;
-    call(&opts.connect, "asking which kind of job it runs", || {
-        let mut c = c.clone();
-        let req = with_token(LevelJoin { protocol_version: PROBE_VERSION, worker_id: String::new() }, &opts.token);
-        async move {
-            match c.join(req).await {
-                Ok(_) => Ok(true),
-                Err(s) if s.code() == tonic::Code::Unimplemented => Ok(false),
-                Err(s) => Err(s),
-            }
-        }
-    })
-    .await
-}
-
-/// Joins the level job and works until the coordinator says FINISH.
-pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
+/// Works for the level job the worker joined (`reply`) until the
+/// coordinator says FINISH.
+pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), String> {
+    let place = reply.level.ok_or("the coordinator's join reply names no place in its level job")?;
+    let job = LevelJob {
+        worker_id: reply.worker_id,
+        job: reply.job,
+        index: place.index,
+        workers: place.workers,
+        board: place.board,
+        start: place.start,
+        shards: place.shards,
+    };
+    if job.workers == 0 || job.index >= job.workers {
+        return Err(format!("the coordinator placed this worker at {} of {} workers", job.index, job.workers));
+    }
     let _lock = DirLock::acquire(&opts.data)?;
     std::fs::create_dir_all(opts.data.join("levels")).map_err(|e| format!("{}: {e}", opts.data.display()))?;
-    let id_path = opts.data.join("levels-worker.json");
-    let known: Option<Identity> = read_checked_json(&id_path).map_err(|e| e.to_string())?;
-    let mut c = client(&opts)?;
-    let job = call(&opts.connect, "joining its level job (peg solitaire)", || {
-        let req = LevelJoin {
-            protocol_version: retro_proto::PROTOCOL_VERSION,
-            worker_id: known.as_ref().map(|k| k.worker_id.clone()).unwrap_or_default(),
-        };
-        let mut c = c.clone();
-        let token = opts.token.clone();
-        async move { c.join(with_token(req, &token)).await.map(|r| r.into_inner()) }
-    })
-    .await?;
-    if let Some(k) = &known
-        && k.plan_hash != job.plan_hash
+    if let Some(k) = crate::join::data_identity(&opts.data).map_err(|e| e.to_string())?
+        && k.plan_hash != reply.plan_hash
     {
         return Err(format!(
             "{} belongs to job {} but the coordinator runs {}; use another --data directory",
             opts.data.display(),
             k.plan_hash,
-            job.plan_hash
+            reply.plan_hash
         ));
     }
-    write_checked_json(&id_path, &Identity { worker_id: job.worker_id.clone(), plan_hash: job.plan_hash.clone() })
-        .map_err(|e| e.to_string())?;
+    let identity =
+        Identity { job: job.job.clone(), worker_id: job.worker_id.clone(), plan_hash: reply.plan_hash.clone() };
+    write_identity(&opts.data, &identity).map_err(|e| e.to_string())?;
+    let mut c = client(&opts)?;
+    let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));
     let kind =
         BoardKind::parse(&job.board).ok_or_else(|| format!("coordinator names unknown board {:?}", job.board))?;
     let board = Board::new(kind);
@@ -138,12 +125,13 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
                     _ => load(&opts.data, level, &job)?,
                 };
                 let (board2, shards, threads) = (board.clone(), job.shards as usize, opts.threads);
-                let (next, part) = tokio::task::spawn_blocking(move || {
+                let expand = tokio::task::spawn_blocking(move || {
                     expand_owned(&board2, &part, shards, threads).map(|n| (n, part))
-                })
-                .await
-                .map_err(|e| e.to_string())?
-                .map_err(|e| e.to_string())?;
+                });
+                let (next, part) = with_heartbeat(expand, &c, &opts.token, &job.worker_id, heartbeat)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
                 held = Some((level, part));
                 let parcels: Vec<LevelParcel> =
                     next.iter().enumerate().map(|(shard, s)| parcel(&job, level + 1, shard as u32, s)).collect();
@@ -215,6 +203,31 @@ pub async fn run(opts: LevelWorkerOptions) -> Result<(), String> {
                 return Ok(());
             }
         };
+    }
+}
+
+/// Awaits `work` while telling the coordinator every `every` that this
+/// worker is alive (a `Next` that reports nothing), so that a long step does
+/// not read as a lost worker in `/status`.
+async fn with_heartbeat<T>(
+    work: impl std::future::Future<Output = T>,
+    c: &LevelsClient<Channel>,
+    token: &Option<String>,
+    worker_id: &str,
+    every: Duration,
+) -> T {
+    tokio::pin!(work);
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            _ = tick.tick() => {
+                let next = LevelNext { worker_id: worker_id.to_string(), ..Default::default() };
+                // Best effort: a missed heartbeat only shows in /status.
+                let _ = c.clone().next(with_token(next, token)).await;
+            }
+        }
     }
 }
 

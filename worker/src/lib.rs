@@ -1,4 +1,4 @@
-//! The worker: registers with the coordinator, pulls tasks, runs the kernel on
+//! The worker: joins the coordinator's job, pulls tasks, runs the kernel on
 //! its memory-mapped shards, exchanges update batches with its peers and
 //! checkpoints after every round.
 //!
@@ -10,9 +10,12 @@
 //! - [`link`]: how a worker talks to the coordinator (gRPC, or in-process in
 //!   embedded mode) and to its peers.
 //! - [`peer`]: the Peer service that receives update batches.
-//! - [`run`]: the pull loop.
+//! - [`join`]: the one join every kind of job starts with.
+//! - [`run`]: the pull loop of a retrograde job; [`levels`] and [`tasks`]:
+//!   the loops of level jobs (peg solitaire) and task jobs (Sylver tables).
 
 pub mod core;
+pub mod join;
 pub mod levels;
 pub mod link;
 pub mod peer;

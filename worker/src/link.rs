@@ -4,11 +4,12 @@
 //! in-process by the coordinator's embedded mode, so one pull loop serves both.
 
 use crate::{KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_KEYS_PER_MESSAGE};
+use retro_proto::cluster_client::ClusterClient;
 use retro_proto::coordinator_client::CoordinatorClient;
 use retro_proto::peer_client::PeerClient;
 use retro_proto::{
-    BlockUpload, MAX_MESSAGE_BYTES, PullReply, PullRequest, RegisterReply, RegisterRequest, TOKEN_METADATA,
-    UpdateBatch, UploadReply,
+    BlockUpload, JoinReply, JoinRequest, MAX_MESSAGE_BYTES, PullReply, PullRequest, TOKEN_METADATA, UpdateBatch,
+    UploadReply,
 };
 use std::future::Future;
 use std::time::Duration;
@@ -46,8 +47,8 @@ impl From<tonic::Status> for LinkError {
 
 /// The calls a worker makes to the coordinator.
 pub trait CoordinatorLink: Send + Sync + 'static {
-    /// Registers (or re-registers) this worker.
-    fn register(&self, req: RegisterRequest) -> impl Future<Output = Result<RegisterReply, LinkError>> + Send;
+    /// Joins (or joins again): the first call of every kind of job.
+    fn join(&self, req: JoinRequest) -> impl Future<Output = Result<JoinReply, LinkError>> + Send;
     /// Pulls the next task; also the heartbeat and the report channel.
     fn pull(&self, req: PullRequest) -> impl Future<Output = Result<PullReply, LinkError>> + Send;
     /// Uploads tablebase blocks.
@@ -123,7 +124,9 @@ pub fn with_token<T>(msg: T, token: &Option<String>) -> tonic::Request<T> {
 
 /// The coordinator over gRPC.
 pub struct GrpcLink {
+    cluster: ClusterClient<Channel>,
     client: CoordinatorClient<Channel>,
+    channel: Channel,
     token: Option<String>,
 }
 
@@ -136,16 +139,28 @@ impl GrpcLink {
     /// [`GrpcLink::new`], checking the coordinator's certificate when `tls` is given.
     pub fn with_tls(address: &str, token: Option<String>, tls: Option<&ClientTls>) -> Result<GrpcLink, LinkError> {
         let channel = endpoint_with(address, tls)?.connect_lazy();
-        let client = CoordinatorClient::new(channel)
+        let cluster = ClusterClient::new(channel.clone());
+        let client = CoordinatorClient::new(channel.clone())
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES);
-        Ok(GrpcLink { client, token })
+        Ok(GrpcLink { cluster, client, channel, token })
+    }
+
+    /// The channel to the coordinator, for the services of the other kinds
+    /// of job (levels, tasks).
+    pub fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
+    /// The cluster token the calls carry.
+    pub fn token(&self) -> &Option<String> {
+        &self.token
     }
 }
 
 impl CoordinatorLink for GrpcLink {
-    async fn register(&self, req: RegisterRequest) -> Result<RegisterReply, LinkError> {
-        Ok(self.client.clone().register(with_token(req, &self.token)).await?.into_inner())
+    async fn join(&self, req: JoinRequest) -> Result<JoinReply, LinkError> {
+        Ok(self.cluster.clone().join(with_token(req, &self.token)).await?.into_inner())
     }
 
     async fn pull(&self, req: PullRequest) -> Result<PullReply, LinkError> {

@@ -2,8 +2,10 @@
 
 use clap::Parser;
 use retro_common::fault::Fault;
+use retro_proto::JobKind;
+use retro_worker::join::join_with_retry;
 use retro_worker::link::GrpcLink;
-use retro_worker::run::{WorkerOptions, run_worker};
+use retro_worker::run::{PeerEndpoint, WorkerOptions, run_joined};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -86,32 +88,6 @@ async fn main() -> std::process::ExitCode {
             }
         },
     };
-    // A coordinator running a level job (peg solitaire) answers the level
-    // protocol; a task job the task protocol; any other the retrograde one.
-    let level_opts = retro_worker::levels::LevelWorkerOptions {
-        connect: args.connect.clone(),
-        token: token.clone(),
-        tls: tls.clone(),
-        data: args.data.clone(),
-        threads: retro_common::bounded_threads(args.threads.unwrap_or(0), "--threads"),
-    };
-    match retro_worker::levels::probe(&level_opts).await {
-        Ok(true) => return exit_code(retro_worker::levels::run(level_opts).await),
-        Ok(false) => {}
-        Err(e) => return exit_code(Err(e)),
-    }
-    // A coordinator running a task job (Sylver tables) answers the task protocol.
-    let task_opts = retro_worker::tasks::TaskWorkerOptions {
-        connect: args.connect.clone(),
-        token: token.clone(),
-        tls: tls.clone(),
-        fault: Fault::from_env(),
-    };
-    match retro_worker::tasks::probe(&task_opts).await {
-        Ok(true) => return exit_code(retro_worker::tasks::run(task_opts).await),
-        Ok(false) => {}
-        Err(e) => return exit_code(Err(e)),
-    }
     let link = match GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref()) {
         Ok(l) => Arc::new(l),
         Err(e) => {
@@ -122,7 +98,7 @@ async fn main() -> std::process::ExitCode {
     let mut opts = WorkerOptions::new(args.data);
     opts.peer_listener = Some(args.listen);
     opts.advertise = args.advertise;
-    opts.coordinator = Some(args.connect);
+    opts.coordinator = Some(args.connect.clone());
     if let Some(t) = args.threads {
         opts.threads = retro_common::bounded_threads(t, "--threads");
     }
@@ -132,7 +108,7 @@ async fn main() -> std::process::ExitCode {
     if let Some(v) = args.protocol_version {
         opts.protocol_version = v;
     }
-    opts.token = token;
+    opts.token = token.clone();
     opts.fault = Fault::from_env();
     if let (Some(cert), Some(key), Some(client)) = (&args.tls_cert, &args.tls_key, &tls) {
         let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
@@ -148,7 +124,52 @@ async fn main() -> std::process::ExitCode {
             }
         }
     }
-    exit_code(run_worker(link, opts).await.map_err(|e| e.to_string()))
+    // The Peer service is bound before the join, which announces its
+    // address; only a retrograde job needs it, so a failure to bind matters
+    // only once the reply says that is the kind of job.
+    let peer = PeerEndpoint::bind(&opts).await;
+    let address = peer.as_ref().map_or("", |p| p.address());
+    let reply = match join_with_retry(link.as_ref(), &opts, address).await {
+        Ok(r) => r,
+        Err(e) => {
+            let why = peer.err().map(|p| format!(" ({p})")).unwrap_or_default();
+            return exit_code(Err(format!("{e}{why}")));
+        }
+    };
+    let threads = opts.threads;
+    match JobKind::try_from(reply.kind) {
+        Ok(JobKind::Retrograde) => match peer {
+            Ok(peer) => exit_code(run_joined(link, opts, peer, reply).await.map_err(|e| e.to_string())),
+            Err(e) => exit_code(Err(e.to_string())),
+        },
+        Ok(JobKind::Levels) => {
+            drop(peer);
+            let level_opts = retro_worker::levels::LevelWorkerOptions {
+                connect: args.connect,
+                token,
+                tls,
+                data: opts.data.clone(),
+                threads,
+            };
+            exit_code(retro_worker::levels::run(level_opts, reply).await)
+        }
+        Ok(JobKind::Tasks) => {
+            drop(peer);
+            let task_opts =
+                retro_worker::tasks::TaskWorkerOptions { connect: args.connect, token, tls, fault: opts.fault.clone() };
+            // A task job keeps nothing on this worker: it announces no Peer
+            // service when it joins again.
+            let rejoin = || {
+                let (link, opts) = (link.clone(), opts.clone());
+                async move { join_with_retry(link.as_ref(), &opts, "").await.map_err(|e| e.to_string()) }
+            };
+            exit_code(retro_worker::tasks::run(task_opts, reply, rejoin).await)
+        }
+        _ => exit_code(Err(format!(
+            "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",
+            reply.kind
+        ))),
+    }
 }
 
 /// The process's exit status for a worker's outcome, printing the error.

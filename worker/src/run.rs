@@ -1,15 +1,16 @@
-//! The pull loop: register, then pull tasks and run them until the job is done.
+//! A worker of a retrograde job: after the join, pull tasks and run them
+//! until the job is done.
 
 use crate::core::{Progress, TaskError, TaskOutcome, WorkerCore};
 use crate::fault::Fault;
+use crate::join::join_with_retry;
 use crate::link::{ClientTls, CoordinatorLink, LinkError, PeerStream};
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
 use crate::store::{self, Identity};
 use crate::{HEARTBEAT_INTERVAL, MAX_BACKOFF};
 use retro_proto::{
-    BlockUpload, PROTOCOL_VERSION, PullRequest, RegisterReply, RegisterRequest, RoundReport, SourceCount, Task,
-    TaskKind, UpdateBatch,
+    BlockUpload, JoinReply, PROTOCOL_VERSION, PullRequest, RoundReport, SourceCount, Task, TaskKind, UpdateBatch,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -109,47 +110,6 @@ struct Session {
     epoch: u64,
     coordinator_epoch: u64,
     job: String,
-}
-
-async fn register_with_retry<L: CoordinatorLink>(
-    link: &L,
-    opts: &WorkerOptions,
-    peer_address: &str,
-) -> Result<RegisterReply, WorkerError> {
-    let identity = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?;
-    let mut backoff = Duration::from_millis(100);
-    let mut last_log = Instant::now() - Duration::from_secs(60);
-    let have = crate::resources::Available::measure(&opts.data);
-    loop {
-        let req = RegisterRequest {
-            protocol_version: opts.protocol_version,
-            plan_hash: opts.plan_hash.clone().or(identity.as_ref().map(|i| i.plan_hash.clone())).unwrap_or_default(),
-            worker_id: identity.as_ref().map(|i| i.worker_id.clone()).unwrap_or_default(),
-            job: identity.as_ref().map(|i| i.job.clone()).unwrap_or_default(),
-            peer_address: peer_address.to_string(),
-            cores: opts.threads as u32,
-            // What this machine has, for the coordinator's log; each layer's
-            // own check (resources::check at INIT) is what refuses.
-            memory_bytes: have.memory.unwrap_or(0),
-            disk_bytes: have.disk.map_or(0, |d| d.saturating_add(have.already_used)),
-            // Only a worker without an identity replaces one (a restart of the
-            // replacement is an ordinary restart).
-            replaces: if identity.is_none() { opts.replace.clone().unwrap_or_default() } else { String::new() },
-        };
-        match link.register(req).await {
-            Ok(reply) => return Ok(reply),
-            Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
-            Err(LinkError::Unavailable(m)) => {
-                if last_log.elapsed() > Duration::from_secs(10) {
-                    let at = opts.coordinator.as_deref().unwrap_or("(in-process)");
-                    tracing::warn!("coordinator {at} unreachable while joining its retrograde job ({m}); retrying");
-                    last_log = Instant::now();
-                }
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-            }
-        }
-    }
 }
 
 fn advertised(opts: &WorkerOptions, bound: std::net::SocketAddr) -> String {
@@ -365,23 +325,50 @@ async fn export<L: CoordinatorLink>(
     }
 }
 
-/// Runs a worker until the coordinator says the job is done.
+/// The Peer service's listening socket and the address other workers reach
+/// it at (none in an embedded run).
+pub struct PeerEndpoint {
+    listener: Option<tokio::net::TcpListener>,
+    address: String,
+}
+
+impl PeerEndpoint {
+    /// Binds `opts.peer_listener`, if any.
+    pub async fn bind(opts: &WorkerOptions) -> Result<PeerEndpoint, WorkerError> {
+        let Some(addr) = opts.peer_listener else { return Ok(PeerEndpoint { listener: None, address: String::new() }) };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| WorkerError::Other(format!("cannot listen on {addr}: {e}")))?;
+        let address = advertised(opts, listener.local_addr().map_err(|e| WorkerError::Other(e.to_string()))?);
+        Ok(PeerEndpoint { listener: Some(listener), address })
+    }
+
+    /// The address announced in the join (empty: no Peer service).
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+}
+
+/// Joins a retrograde job and runs until the coordinator says it is done
+/// (the embedded run's in-process worker).
 pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -> Result<(), WorkerError> {
+    let peer = PeerEndpoint::bind(&opts).await?;
+    let reply = join_with_retry(link.as_ref(), &opts, peer.address()).await?;
+    run_joined(link, opts, peer, reply).await
+}
+
+/// Runs a worker that has joined a retrograde job (`reply`) until the
+/// coordinator says the job is done.
+pub async fn run_joined<L: CoordinatorLink>(
+    link: Arc<L>,
+    opts: WorkerOptions,
+    peer: PeerEndpoint,
+    reply: JoinReply,
+) -> Result<(), WorkerError> {
     std::fs::create_dir_all(&opts.data).map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
     let _lock = crate::lock::DirLock::acquire(&opts.data).map_err(WorkerError::Other)?;
     let progress = Arc::new(Mutex::new(Progress::default()));
-    let listener = match opts.peer_listener {
-        Some(addr) => Some(
-            tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| WorkerError::Other(format!("cannot listen on {addr}: {e}")))?,
-        ),
-        None => None,
-    };
-    let peer_address = match &listener {
-        Some(l) => advertised(&opts, l.local_addr().map_err(|e| WorkerError::Other(e.to_string()))?),
-        None => String::new(),
-    };
+    let PeerEndpoint { listener, address: peer_address } = peer;
     if let Some(lost) = &opts.replace
         && let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
         && existing.worker_id != *lost
@@ -394,7 +381,6 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
             existing.worker_id
         );
     }
-    let reply = register_with_retry(link.as_ref(), &opts, &peer_address).await?;
     let spec: JobSpec = serde_json::from_str(&reply.plan_json)
         .map_err(|e| WorkerError::Other(format!("coordinator sent an unreadable job description: {e}")))?;
     if let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
@@ -412,7 +398,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
     let identity =
         Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
     store::write_identity(&opts.data, &identity).map_err(|e| WorkerError::Other(e.to_string()))?;
-    tracing::info!("registered as worker {} (epoch {}) for job {}", reply.worker_id, reply.epoch, spec.name);
+    tracing::info!("joined as worker {} (epoch {}) of job {}", reply.worker_id, reply.epoch, spec.name);
     let mut core = WorkerCore::new(
         opts.data.clone(),
         spec.clone(),
@@ -461,7 +447,7 @@ async fn pull_loop<L: CoordinatorLink>(
     link: Arc<L>,
     opts: &WorkerOptions,
     core: Arc<Mutex<WorkerCore>>,
-    reply: RegisterReply,
+    reply: JoinReply,
     peer_address: &str,
 ) -> Result<(), WorkerError> {
     let mut session = Session {
@@ -516,8 +502,8 @@ async fn pull_loop<L: CoordinatorLink>(
             }
             TaskKind::Abort => return Err(WorkerError::Aborted(task.message)),
             TaskKind::Reregister => {
-                let r = register_with_retry(link.as_ref(), opts, peer_address).await?;
-                tracing::info!("re-registered as worker {} (epoch {})", r.worker_id, r.epoch);
+                let r = join_with_retry(link.as_ref(), opts, peer_address).await?;
+                tracing::info!("joined again as worker {} (epoch {})", r.worker_id, r.epoch);
                 session = Session {
                     worker_id: r.worker_id,
                     epoch: r.epoch,

@@ -1,4 +1,4 @@
-//! The worker side of task jobs (Sylver coinage tables): join, take a whole
+//! The worker side of task jobs (Sylver coinage tables): after the join, take a whole
 //! m-class, solve its rows in order and report each as it finishes, until
 //! the coordinator says FINISH.
 //!
@@ -12,13 +12,11 @@ use crate::levels::retry_unreachable;
 use crate::link::{ClientTls, endpoint_with, with_token};
 use retro_engine::sylver::table::{ClassUnit, SOLVER_STACK, solve_class};
 use retro_proto::tasks_client::TasksClient;
-use retro_proto::{MAX_MESSAGE_BYTES, TaskGrantKind, TaskJob, TaskJoin, TaskReport, TaskTake};
+use retro_proto::{JoinReply, MAX_MESSAGE_BYTES, TaskGrantKind, TaskReport, TaskTake};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tonic::transport::Channel;
-
-use retro_common::PROBE_VERSION;
 
 /// The unit kinds this worker can solve.
 const KINDS: [&str; 1] = ["sylver"];
@@ -48,51 +46,39 @@ fn refused(s: tonic::Status) -> String {
     format!("the coordinator refused this worker: {}", s.message())
 }
 
-/// Asks the coordinator whether it runs a task job: `Ok(false)` when it does
-/// not serve the task protocol.
-pub async fn probe(opts: &TaskWorkerOptions) -> Result<bool, String> {
-    let c = client(opts)?;
-    let answer = retry_unreachable(&opts.connect, "asking whether it runs a task job", || {
-        let mut c = c.clone();
-        let req = with_token(TaskJoin { protocol_version: PROBE_VERSION }, &opts.token);
-        async move { c.join(req).await }
-    })
-    .await;
-    match answer {
-        Ok(_) => Ok(true),
-        Err(s) if s.code() == tonic::Code::Unimplemented => Ok(false),
-        Err(s) => Err(refused(s)),
-    }
-}
-
-/// Joins the task job and solves classes until the coordinator says FINISH.
-/// A coordinator restarted in between forgets this worker's id; the worker
-/// then joins again.
-pub async fn run(opts: TaskWorkerOptions) -> Result<(), String> {
+/// Solves classes of the task job the worker joined (`reply`) until the
+/// coordinator says FINISH. A coordinator restarted in between forgets this
+/// worker's id; the worker then joins again through `rejoin`.
+pub async fn run<J, F>(opts: TaskWorkerOptions, reply: JoinReply, mut rejoin: J) -> Result<(), String>
+where
+    J: FnMut() -> F,
+    F: std::future::Future<Output = Result<JoinReply, String>>,
+{
     let c = client(&opts)?;
     let mut reported = 0u32;
+    let mut job = reply;
     loop {
-        match session(&opts, &c, &mut reported).await {
+        match session(&opts, &c, &job, &mut reported).await {
             Ok(()) => return Ok(()),
             Err(s) if s.code() == tonic::Code::NotFound => {
                 tracing::warn!("{}; joining again", s.message());
+                job = rejoin().await?;
             }
             Err(s) => return Err(refused(s)),
         }
     }
 }
 
-async fn session(opts: &TaskWorkerOptions, c: &TasksClient<Channel>, reported: &mut u32) -> Result<(), tonic::Status> {
-    let job: TaskJob = retry_unreachable(&opts.connect, "joining its task job (Sylver m-classes)", || {
-        let mut c = c.clone();
-        let req = with_token(TaskJoin { protocol_version: retro_proto::PROTOCOL_VERSION }, &opts.token);
-        async move { c.join(req).await.map(|r| r.into_inner()) }
-    })
-    .await?;
-    if !KINDS.contains(&job.kind.as_str()) {
+async fn session(
+    opts: &TaskWorkerOptions,
+    c: &TasksClient<Channel>,
+    job: &JoinReply,
+    reported: &mut u32,
+) -> Result<(), tonic::Status> {
+    if !KINDS.contains(&job.task_kind.as_str()) {
         return Err(tonic::Status::failed_precondition(format!(
             "job {} has units of kind {:?}, which this worker does not know",
-            job.job, job.kind
+            job.job, job.task_kind
         )));
     }
     let heartbeat = Duration::from_millis(u64::from(job.heartbeat_ms.max(100)));
@@ -112,7 +98,7 @@ async fn session(opts: &TaskWorkerOptions, c: &TasksClient<Channel>, reported: &
             TaskGrantKind::TaskUnit => {
                 let unit: ClassUnit = serde_json::from_str(&grant.unit_json)
                     .map_err(|e| tonic::Status::invalid_argument(format!("unit {} is not a class: {e}", grant.unit)))?;
-                solve_and_report(opts, c, &job, grant.unit, unit, heartbeat, reported).await?;
+                solve_and_report(opts, c, job, grant.unit, unit, heartbeat, reported).await?;
             }
             TaskGrantKind::TaskWait | TaskGrantKind::TaskGrantUnspecified => {}
         }
@@ -124,7 +110,7 @@ async fn session(opts: &TaskWorkerOptions, c: &TasksClient<Channel>, reported: &
 async fn solve_and_report(
     opts: &TaskWorkerOptions,
     c: &TasksClient<Channel>,
-    job: &TaskJob,
+    job: &JoinReply,
     key: u64,
     unit: ClassUnit,
     heartbeat: Duration,

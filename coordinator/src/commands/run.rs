@@ -28,7 +28,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     expect_workers: Option<usize>,
     /// Serve /healthz, /status (JSON progress) and /metrics (Prometheus text)
-    /// over HTTP on this address (retrograde jobs).
+    /// over HTTP on this address: retrograde jobs, and the cluster runs of
+    /// peg (levels) and Sylver (tasks) plans.
     #[arg(long, value_name = "ADDR")]
     status: Option<SocketAddr>,
     /// Print summary.json instead of the table.
@@ -141,8 +142,10 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
         let tls = server_tls(&plan.cluster)?;
         let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
         let opts = sylver_job::RunOptions::default();
-        retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls).await?
+        retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls, args.status)
+            .await?
     } else {
+        embedded_has_no_status(args.status)?;
         let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
         tokio::task::spawn_blocking(move || {
             sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())
@@ -151,6 +154,18 @@ async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String>
         .map_err(|e| e.to_string())??
     };
     sylver_job::print_summary(&summary, &output, args.json)
+}
+
+/// Peg and Sylver plans run embedded without the job service that `/status`
+/// reads: say so rather than ignore `--status`.
+fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), String> {
+    match status {
+        Some(addr) => Err(format!(
+            "--status {addr}: an embedded peg or Sylver run (and a peg problem table) has no status page; run the \
+             plan as a cluster (--listen ADDR --expect-workers N) to watch it"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
@@ -162,7 +177,12 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
-    if plan.job.task.as_deref() == Some("problems") {
+    let problems = plan.job.task.as_deref() == Some("problems");
+    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    if problems || !cluster {
+        embedded_has_no_status(args.status)?;
+    }
+    if problems {
         let summary = tokio::task::spawn_blocking(move || peg::run_problems(&plan2, &out2))
             .await
             .map_err(|e| e.to_string())??;
@@ -176,7 +196,6 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     if cluster {
         // Remote workers compute the levels; the ledger is then computed here
         // from the level files they uploaded, exactly as after an embedded run.
@@ -186,8 +205,8 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         }
         let listener = bind_listener(args.listen, &plan.cluster).await?;
         let (_, start) = peg::plan_start(plan)?;
-        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), server_tls(&plan.cluster)?)
-            .await?;
+        let tls = server_tls(&plan.cluster)?;
+        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), tls, args.status).await?;
     }
     let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
         .await

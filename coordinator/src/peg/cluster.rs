@@ -10,12 +10,18 @@
 
 use super::levels::LevelsIdentity;
 use crate::plan::Plan;
+use crate::service::Joinable;
+use crate::status::{JobStatus, LevelStatus, StatusSource};
 use retro_common::fault::Fault;
+use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{LevelShard, decode_shard, write_part};
 use retro_games::peg::Pegs;
 use retro_proto::levels_server::{Levels, LevelsServer};
-use retro_proto::{LevelAck, LevelCollect, LevelJob, LevelJoin, LevelNext, LevelParcel, LevelStep, LevelStepKind};
+use retro_proto::{
+    JobKind, JoinReply, JoinRequest, LevelAck, LevelCollect, LevelNext, LevelParcel, LevelPlace, LevelStep,
+    LevelStepKind,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -40,6 +46,9 @@ struct Manifest {
     /// coordinator restarted after that goes straight to the ledger.
     #[serde(default)]
     written: Option<u32>,
+    /// Keys in each merged level (level 0 first), for the status.
+    #[serde(default)]
+    positions: Vec<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,11 +67,11 @@ struct State {
     /// Workers that reported the current phase.
     done: BTreeSet<u32>,
     /// Workers that have spoken to this coordinator process (joined, or
-    /// pulled a step after a coordinator restart). The job leaves `Joining`
-    /// when all are here; a step report from a worker not yet here belongs
-    /// to an earlier coordinator process and is ignored, since the parcels
-    /// it delivered died with that process.
-    present: BTreeSet<u32>,
+    /// asked for a step after a coordinator restart), with their heartbeats.
+    /// The job leaves `Joining` when all are here; a step report from a
+    /// worker not yet here belongs to an earlier coordinator process and is
+    /// ignored, since the parcels it delivered died with that process.
+    roster: Roster,
     /// Keys each worker merged in the current MERGE.
     keys: BTreeMap<u32, u64>,
     /// Parcels of the next level: (shard, from) -> parcel.
@@ -94,6 +103,15 @@ impl LevelJobState {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The index of worker `id`, counting the call as its heartbeat.
+    fn heard(&self, s: &mut State, id: &str) -> Result<u32, Status> {
+        let index = self.index_of(s, id)?;
+        if s.roster.heard(id, None) == Heard::Back {
+            tracing::info!("worker {id} is back");
+        }
+        Ok(index)
+    }
+
     fn index_of(&self, s: &State, id: &str) -> Result<u32, Status> {
         s.manifest
             .workers
@@ -120,17 +138,35 @@ impl LevelJobState {
         write_checked_json(&self.manifest_path, &s.manifest).map_err(|e| Status::internal(e.to_string()))
     }
 
-    /// Counts `index` as here; the job leaves `Joining` (or resumes after the
-    /// last committed level) once every worker of the manifest is.
-    fn arrive(&self, s: &mut State, index: u32) {
-        s.present.insert(index);
-        if s.phase == Phase::Joining && s.present.len() == self.workers as usize {
+    /// Counts worker `id` as here (a new epoch in the roster); the job leaves
+    /// `Joining` (or resumes after the last committed level) once every
+    /// worker of the manifest is. Returns the epoch.
+    fn arrive(&self, s: &mut State, id: &str) -> u64 {
+        let epoch = s.roster.admit(id);
+        if s.phase == Phase::Joining && s.roster.len() == self.workers as usize {
             s.phase = match s.manifest.committed {
                 Some(n) => Phase::Expand(n),
                 None => Phase::Start,
             };
             tracing::info!("all {} workers are here", self.workers);
             self.changed.notify_waiters();
+        }
+        epoch
+    }
+
+    /// Logs workers that fell silent; the job waits for them (their parts
+    /// of the levels are on their disks).
+    fn sweep(&self, s: &mut State) {
+        let sweep = s.roster.sweep();
+        for id in sweep.newly_lost {
+            tracing::warn!(
+                "worker {id} has been silent for over {}s: presumed lost. The job waits for it: restart it with the \
+                 same --data directory",
+                s.roster.timeout().as_secs()
+            );
+        }
+        for (id, silent) in sweep.still_lost {
+            tracing::warn!("still waiting for worker {id}, silent for {} min", silent.as_secs() / 60);
         }
     }
 
@@ -143,6 +179,8 @@ impl LevelJobState {
         s.phase = match s.phase {
             Phase::Joining | Phase::Finish => s.phase,
             Phase::Start => {
+                s.manifest.positions = vec![s.keys.values().sum()];
+                s.keys.clear();
                 s.manifest.committed = Some(0);
                 self.save(s)?;
                 Phase::Expand(0)
@@ -157,6 +195,8 @@ impl LevelJobState {
                     Phase::Upload(m - 1)
                 } else {
                     tracing::info!("level {m}: {total} positions up to symmetry");
+                    s.manifest.positions.truncate(m as usize);
+                    s.manifest.positions.push(total);
                     s.manifest.committed = Some(m);
                     self.save(s)?;
                     Phase::Expand(m)
@@ -198,57 +238,95 @@ impl LevelJobState {
 
 type ParcelStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<LevelParcel, Status>> + Send>>;
 
+impl StatusSource for LevelJobState {
+    fn status(&self) -> JobStatus {
+        let s = self.lock();
+        let phase = match (&s.error, s.phase) {
+            (Some(e), _) => format!("failed: {e}"),
+            (None, Phase::Joining) => "joining".to_string(),
+            (None, Phase::Start) => "start".to_string(),
+            (None, Phase::Expand(n)) => format!("expand level {n}"),
+            (None, Phase::Merge(n)) => format!("merge level {n}"),
+            (None, Phase::Upload(n)) => format!("upload levels 0-{n}"),
+            (None, Phase::Finish) => "done".to_string(),
+        };
+        let index = |id: &str| s.manifest.workers.iter().position(|w| w == id).map(|i| i as u32);
+        let mut st = JobStatus::new("levels", &self.job, &self.plan_hash, phase, self.workers as usize).with_roster(
+            &s.roster,
+            |id| {
+                let shards =
+                    index(id).map(|i| (0..self.shards).filter(|k| k % self.workers == i).collect()).unwrap_or_default();
+                (shards, String::new())
+            },
+        );
+        st.levels = s
+            .manifest
+            .positions
+            .iter()
+            .enumerate()
+            .map(|(level, &positions)| LevelStatus { level: level as u32, positions })
+            .collect();
+        st
+    }
+}
+
+impl Joinable for LevelJobState {
+    fn plan_hash(&self) -> String {
+        self.plan_hash.clone()
+    }
+
+    fn join(&self, req: JoinRequest) -> Result<JoinReply, Status> {
+        if !req.data_plan_hash.is_empty() && req.data_plan_hash != self.plan_hash {
+            return Err(Status::failed_precondition(format!(
+                "the worker's data directory belongs to plan {}, this coordinator runs plan {}; use another --data \
+                 directory",
+                req.data_plan_hash, self.plan_hash
+            )));
+        }
+        let mut s = self.lock();
+        let id = if s.manifest.workers.contains(&req.worker_id) {
+            req.worker_id
+        } else if !req.worker_id.is_empty() {
+            return Err(Status::failed_precondition(format!(
+                "worker id {:?} is not part of this job; start it with an empty --data directory",
+                req.worker_id
+            )));
+        } else if s.manifest.workers.len() < self.workers as usize {
+            let id = retro_common::roster::fresh_id("w", s.manifest.workers.len());
+            s.manifest.workers.push(id.clone());
+            self.save(&s)?;
+            id
+        } else {
+            // Not resource_exhausted: workers retry that code, and this does not pass.
+            return Err(Status::failed_precondition(format!("the job already has its {} workers", self.workers)));
+        };
+        tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), self.workers);
+        let index = self.index_of(&s, &id)?;
+        let epoch = self.arrive(&mut s, &id);
+        Ok(JoinReply {
+            worker_id: id,
+            epoch,
+            job: self.job.clone(),
+            plan_hash: self.plan_hash.clone(),
+            kind: JobKind::Levels as i32,
+            heartbeat_ms: (s.roster.timeout().as_millis() / 3).clamp(100, 60_000) as u32,
+            level: Some(LevelPlace {
+                index,
+                workers: self.workers,
+                board: self.board.clone(),
+                start: self.start,
+                shards: self.shards,
+            }),
+            ..Default::default()
+        })
+    }
+}
+
 /// The gRPC face of the job.
 pub struct LevelService(pub Arc<LevelJobState>);
 
 #[tonic::async_trait]
 impl Levels for LevelService {
-    async fn join(&self, req: Request<LevelJoin>) -> Result<Response<LevelJob>, Status> {
-        let j = &self.0;
-        let req = req.into_inner();
-        let mut s = j.lock();
-        let reply = |s: &State, id: String| LevelJob {
-            index: s.manifest.workers.iter().position(|w| *w == id).unwrap_or(0) as u32,
-            worker_id: id,
-            workers: j.workers,
-            job: j.job.clone(),
-            board: j.board.clone(),
-            start: j.start,
-            shards: j.shards,
-            plan_hash: j.plan_hash.clone(),
-        };
-        if req.protocol_version == retro_common::PROBE_VERSION {
-            return Ok(Response::new(reply(&s, String::new())));
-        }
-        if req.protocol_version != retro_proto::PROTOCOL_VERSION {
-            return Err(Status::failed_precondition(format!(
-                "protocol version {} (this coordinator speaks {})",
-                req.protocol_version,
-                retro_proto::PROTOCOL_VERSION
-            )));
-        }
-        let id = if s.manifest.workers.contains(&req.worker_id) {
-            req.worker_id
-        } else if !req.worker_id.is_empty() {
-            return Err(Status::permission_denied(format!(
-                "worker id {:?} is not part of this job; start it with an empty --data directory",
-                req.worker_id
-            )));
-        } else if s.manifest.workers.len() < j.workers as usize {
-            let id = format!("w{}-{:08x}", s.manifest.workers.len(), rand_id());
-            s.manifest.workers.push(id.clone());
-            j.save(&s)?;
-            id
-        } else {
-            // Not resource_exhausted: workers retry that code, and this does not pass.
-            return Err(Status::failed_precondition(format!("the job already has its {} workers", j.workers)));
-        };
-        tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), j.workers);
-        let index = j.index_of(&s, &id)?;
-        j.arrive(&mut s, index);
-        Ok(Response::new(reply(&s, id)))
-    }
-
     async fn next(&self, req: Request<LevelNext>) -> Result<Response<LevelStep>, Status> {
         let j = &self.0;
         let req = req.into_inner();
@@ -256,39 +334,44 @@ impl Levels for LevelService {
         {
             let mut s = j.lock();
             let index = j.index_of(&s, &req.worker_id)?;
+            j.sweep(&mut s);
             let done = LevelStepKind::try_from(req.done).unwrap_or(LevelStepKind::LevelStepUnspecified);
             // Only a report of the current phase counts; a repeated or stale one is ignored.
             let current = matches!((done, s.phase), (LevelStepKind::LevelStart, Phase::Start))
                 || matches!((done, s.phase), (LevelStepKind::LevelExpand, Phase::Expand(n)) if n == req.level)
                 || matches!((done, s.phase), (LevelStepKind::LevelMerge, Phase::Merge(n)) if n == req.level)
                 || matches!((done, s.phase), (LevelStepKind::LevelUpload, Phase::Upload(n)) if n == req.level);
-            let here = s.present.contains(&index);
-            if !here {
+            if s.roster.get(&req.worker_id).is_none() {
                 tracing::info!("worker {} is back (this coordinator restarted)", req.worker_id);
-                j.arrive(&mut s, index);
-            } else if current {
-                if matches!(done, LevelStepKind::LevelMerge) {
-                    s.keys.insert(index, req.keys);
-                }
-                s.done.insert(index);
-                if let Err(e) = j.advance(&mut s) {
-                    s.error = Some(e.message().to_string());
-                    j.changed.notify_waiters();
-                    return Err(e);
+                j.arrive(&mut s, &req.worker_id);
+            } else {
+                j.heard(&mut s, &req.worker_id)?;
+                if current {
+                    if matches!(done, LevelStepKind::LevelMerge | LevelStepKind::LevelStart) {
+                        s.keys.insert(index, req.keys);
+                    }
+                    s.done.insert(index);
+                    if let Err(e) = j.advance(&mut s) {
+                        s.error = Some(e.message().to_string());
+                        j.changed.notify_waiters();
+                        return Err(e);
+                    }
                 }
             }
         }
         loop {
             let notified = j.changed.notified();
             {
-                let s = j.lock();
-                let index = j.index_of(&s, &req.worker_id)?;
+                // A worker waiting here is alive: heard at every wake.
+                let mut s = j.lock();
+                let index = j.heard(&mut s, &req.worker_id)?;
                 let step = j.step(&s, index);
                 if step.kind != LevelStepKind::LevelWait as i32 || tokio::time::Instant::now() >= deadline {
                     return Ok(Response::new(step));
                 }
             }
-            let _ = tokio::time::timeout_at(deadline, notified).await;
+            let wake = deadline.min(tokio::time::Instant::now() + Duration::from_secs(1));
+            let _ = tokio::time::timeout_at(wake, notified).await;
         }
     }
 
@@ -297,7 +380,7 @@ impl Levels for LevelService {
         let mut count = 0;
         while let Some(p) = stream.message().await? {
             let mut s = self.0.lock();
-            let index = self.0.index_of(&s, &p.worker_id)?;
+            let index = self.0.heard(&mut s, &p.worker_id)?;
             let Phase::Expand(n) = s.phase else {
                 return Err(Status::failed_precondition("not expanding now"));
             };
@@ -318,8 +401,8 @@ impl Levels for LevelService {
 
     async fn collect(&self, req: Request<LevelCollect>) -> Result<Response<ParcelStream>, Status> {
         let req = req.into_inner();
-        let s = self.0.lock();
-        let index = self.0.index_of(&s, &req.worker_id)?;
+        let mut s = self.0.lock();
+        let index = self.0.heard(&mut s, &req.worker_id)?;
         if s.phase != Phase::Merge(req.level) {
             return Err(Status::failed_precondition(format!("level {} is not being merged", req.level)));
         }
@@ -338,7 +421,7 @@ impl Levels for LevelService {
         while let Some(p) = stream.message().await? {
             let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(Status::invalid_argument)?;
             let mut s = self.0.lock();
-            let index = self.0.index_of(&s, &p.worker_id)?;
+            let index = self.0.heard(&mut s, &p.worker_id)?;
             if p.shard % self.0.workers != index || p.shard >= self.0.shards {
                 return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
             }
@@ -349,14 +432,11 @@ impl Levels for LevelService {
     }
 }
 
-fn rand_id() -> u32 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    nanos ^ std::process::id().rotate_left(16)
-}
-
 /// Runs the level job of `plan` on `workers` remote workers: serves the
 /// Levels service on `listener` until the workers have uploaded every level
 /// into `checkpoints/levels`, then returns (the caller computes the ledger).
+/// With `status`, serves `/healthz`, `/status` and `/metrics` there.
+#[allow(clippy::too_many_arguments)]
 pub async fn run(
     plan: &Plan,
     start: Pegs,
@@ -365,6 +445,7 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     token: Option<String>,
     tls: Option<crate::service::ServerTls>,
+    status: Option<std::net::SocketAddr>,
 ) -> Result<(), String> {
     std::fs::create_dir_all(&checkpoints).map_err(|e| format!("{}: {e}", checkpoints.display()))?;
     let manifest_path = checkpoints.join("levels-cluster.json");
@@ -400,7 +481,7 @@ pub async fn run(
             manifest,
             phase: Phase::Joining,
             done: BTreeSet::new(),
-            present: BTreeSet::new(),
+            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
             keys: BTreeMap::new(),
             parcels: HashMap::new(),
             uploads: BTreeMap::new(),
@@ -413,15 +494,21 @@ pub async fn run(
     let svc = LevelsServer::new(LevelService(state.clone()))
         .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token));
-    let over = {
-        let state = state.clone();
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token.clone()));
+    let routes = crate::service::cluster_routes(state.clone(), token).add_service(svc);
+    let over = |state: Arc<LevelJobState>| {
         move || {
             let s = state.lock();
             s.phase == Phase::Finish || s.error.is_some()
         }
     };
-    crate::service::serve_until(tonic::service::Routes::new(svc), tls, listener, over).await?;
+    crate::status::spawn_until(state.clone(), status, over(state.clone())).await?;
+    crate::service::every_second_until(over(state.clone()), {
+        let state = state.clone();
+        move || state.sweep(&mut state.lock())
+    });
+    let over = over(state.clone());
+    crate::service::serve_until(routes, tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(e.clone()),

@@ -175,6 +175,53 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Sends `request` (a request line and headers, without the blank line that
+/// ends them) with `Connection: close`, and reads the whole answer.
+pub fn http(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.write_all(format!("{request}Connection: close\r\n\r\n").as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// The JSON body of `GET path` at `addr`, which must answer 200.
+pub fn get_json(addr: &str, path: &str) -> serde_json::Value {
+    let answer = http(addr, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap()
+}
+
+/// The text body of `GET path` at `addr`, which must answer 200.
+pub fn get_text(addr: &str, path: &str) -> String {
+    let answer = http(addr, &format!("GET {path} HTTP/1.1\r\nHost: x\r\n"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    answer.split("\r\n\r\n").nth(1).unwrap().to_string()
+}
+
+/// Waits (up to 30 s) until something listens on `addr`, which `p` opens.
+pub fn wait_for_port(addr: &str, p: &Proc) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(std::time::Instant::now() < deadline, "nothing listens on {addr}:\n{}", p.logs());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `GET /status` at `addr` until `ready` holds for it (up to 60 s).
+pub fn status_until(addr: &str, p: &Proc, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let v = get_json(addr, "/status");
+        if ready(&v) {
+            return v;
+        }
+        assert!(std::time::Instant::now() < deadline, "status never got there: {v:#}\n{}", p.logs());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Solves the plan at `plan` (relative to the repository) into `dir`/`name`,
 /// checkpoints in `dir`/`name`-ck, and returns the output directory.
 pub fn solve_plan(dir: &TempDir, plan: &str, name: &str) -> PathBuf {
