@@ -7,11 +7,14 @@
 //! logging and the thread count.
 
 pub mod auth;
+mod error;
 pub mod fault;
 pub mod lock;
 pub mod resources;
 pub mod roster;
 pub mod spec;
+
+pub use error::CommonError;
 
 /// How often a busy worker pulls (the pull is its heartbeat).
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);

@@ -5,6 +5,7 @@
 //! error instead. The kernel drops the lock when the process dies, also on
 //! SIGKILL, so a crashed run never leaves a stale lock behind.
 
+use crate::CommonError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
@@ -20,8 +21,12 @@ pub struct DirLock {
 
 impl DirLock {
     /// Takes the lock of `dir` (created if missing) or says who holds it.
-    pub fn acquire(dir: &Path) -> Result<DirLock, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    pub fn acquire(dir: &Path) -> Result<DirLock, CommonError> {
+        fn io(doing: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CommonError {
+            let path = path.to_path_buf();
+            move |source| CommonError::Io { doing, path, source }
+        }
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
         let path = dir.join("LOCK");
         let mut file = OpenOptions::new()
             .read(true)
@@ -29,7 +34,7 @@ impl DirLock {
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            .map_err(io("open", &path))?;
         // SAFETY: flock on a file descriptor we own; no memory is involved.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
@@ -38,14 +43,9 @@ impl DirLock {
             let _ = file.read_to_string(&mut holder);
             let holder = holder.trim();
             return Err(if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                format!(
-                    "{} is in use by another process{}; stop it first (two processes on one state directory \
-                     would overwrite each other's checkpoints)",
-                    dir.display(),
-                    if holder.is_empty() { String::new() } else { format!(" (pid {holder})") }
-                )
+                CommonError::Locked { dir: dir.to_path_buf(), holder: (!holder.is_empty()).then(|| holder.to_string()) }
             } else {
-                format!("cannot lock {}: {err}", path.display())
+                io("lock", &path)(err)
             });
         }
         // Record the holder for the message above; the lock is what counts.
@@ -66,7 +66,7 @@ mod tests {
         let first = DirLock::acquire(&dir).unwrap();
         // flock locks belong to the open file description: a second open in the
         // same process conflicts just as another process would.
-        let err = DirLock::acquire(&dir).unwrap_err();
+        let err = DirLock::acquire(&dir).unwrap_err().to_string();
         assert!(err.contains("in use by another process"), "{err}");
         assert!(err.contains(&format!("pid {}", std::process::id())), "{err}");
         drop(first);

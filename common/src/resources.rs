@@ -56,7 +56,13 @@ impl Available {
 /// Compares `needs` with `have`: `Ok` with a line for the log, or an error
 /// that names both figures and the override. `what` names the work, `dir`
 /// where its files go.
-pub fn check(what: &str, needs: Needs, have: Available, dir: &Path, ignore: bool) -> Result<String, String> {
+pub fn check(
+    what: &str,
+    needs: Needs,
+    have: Available,
+    dir: &Path,
+    ignore: bool,
+) -> Result<String, crate::CommonError> {
     let gb = |b: u64| format!("{:.2} GB", b as f64 / 1e9);
     let shown = |b: Option<u64>| b.map_or("unknown".to_string(), gb);
     let line = format!(
@@ -87,12 +93,7 @@ pub fn check(what: &str, needs: Needs, have: Available, dir: &Path, ignore: bool
         tracing::warn!("{what}: not enough {} (--ignore-resources: running anyway)", short.join(" or "));
         return Ok(line);
     }
-    Err(format!(
-        "{what}: this machine has not enough {}. Use a larger machine, more workers, or another directory; or \
-         run with --ignore-resources to try anyway (the state is memory-mapped: a job larger than memory pages to \
-         disk and runs many times slower)",
-        short.join(" or ")
-    ))
+    Err(crate::CommonError::Resources { what: what.to_string(), short: short.join(" or ") })
 }
 
 /// `MemAvailable` from /proc/meminfo, in bytes.
@@ -138,7 +139,7 @@ mod tests {
         let have = Available { memory: Some(8_000_000_000), disk: Some(10_000_000_000), already_used: 0 };
         let dir = Path::new("/data");
         assert!(check("job", Needs::retrograde(1_000_000_000, true), have, dir, false).is_ok());
-        let e = check("job", Needs::retrograde(9_000_000_000, true), have, dir, false).unwrap_err();
+        let e = check("job", Needs::retrograde(9_000_000_000, true), have, dir, false).unwrap_err().to_string();
         assert!(e.contains("memory (9.00 GB needed, 8.00 GB available)"), "{e}");
         assert!(e.contains("disk (22.50 GB needed, 10.00 GB free)"), "{e}");
         assert!(e.contains("--ignore-resources"), "{e}");

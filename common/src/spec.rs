@@ -3,7 +3,7 @@
 use retro_engine::layout::Layout;
 use retro_games::cc2::Cc2;
 use retro_games::cc3::Cc3;
-use retro_games::{AnyGame, Question};
+use retro_games::{AnyGame, GameKind, Question};
 use serde::{Deserialize, Serialize};
 
 /// Everything a worker needs to know about the job.
@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 pub struct JobSpec {
     /// Job name (names directories).
     pub name: String,
-    /// Game identifier (`cc3` or `cc2`).
-    pub game: String,
+    /// The game (`cc3` or `cc2`: the games solved by retrograde layers).
+    pub game: GameKind,
     /// Star order (`cc3`; 0 for `cc2`).
     pub order: u32,
     /// Board side m (`cc2` only; absent for `cc3`, which keeps its specs unchanged).
@@ -71,15 +71,15 @@ impl JobSpec {
     }
 
     fn game_unchecked(&self) -> Result<AnyGame, SpecError> {
-        match self.game.as_str() {
-            "cc3" => {
+        match self.game {
+            GameKind::Cc3 => {
                 let g = Cc3::new(self.order).map_err(|e| self.err(e.to_string()))?;
                 if !g.ranker.fits_u64() {
                     return Err(self.err(format!("order {} is too large to solve (estimate only)", self.order)));
                 }
                 Ok(AnyGame::Cc3(g))
             }
-            "cc2" => {
+            GameKind::Cc2 => {
                 let g = if self.colour_symmetry {
                     Cc2::folded(self.size, self.pieces)
                 } else {
@@ -87,14 +87,14 @@ impl JobSpec {
                 };
                 Ok(AnyGame::Cc2(g.map_err(|e| self.err(e.to_string()))?))
             }
-            other => Err(self.err(format!("unknown game {other:?}"))),
+            other => Err(self.err(format!("{other} is not solved by retrograde layers"))),
         }
     }
 
     /// The game's size parameters as tablebase headers record them.
     pub fn params(&self) -> serde_json::Value {
-        match self.game.as_str() {
-            "cc2" => serde_json::json!({
+        match self.game {
+            GameKind::Cc2 => serde_json::json!({
                 "size": self.size,
                 "pieces": self.pieces,
                 "colour_symmetry": self.colour_symmetry,
@@ -112,8 +112,8 @@ impl JobSpec {
     /// The question of layer `layer`.
     pub fn question(&self, layer: u32) -> Result<Question, SpecError> {
         let name = self.questions.get(layer as usize).ok_or_else(|| self.err(format!("no layer {layer}")))?;
-        let q = match self.game.as_str() {
-            "cc2" => Cc2::question(name, self.colour_symmetry),
+        let q = match self.game {
+            GameKind::Cc2 => Cc2::question(name, self.colour_symmetry),
             _ => retro_games::cc3::parse_question(name),
         };
         q.ok_or_else(|| self.err(format!("unknown question {name:?}")))

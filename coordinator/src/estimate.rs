@@ -3,6 +3,7 @@
 //! stage 3 and the standard board do not fit a u64 rank).
 
 use crate::plan::Plan;
+use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_games::cc2::Cc2;
 use retro_games::cc3::Cc3;
@@ -12,7 +13,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct Estimate {
     /// Game.
-    pub game: String,
+    pub game: GameKind,
     /// Star order (`cc3`; 0 for `cc2`).
     pub order: u32,
     /// Cells on the board.
@@ -42,7 +43,7 @@ pub struct Estimate {
 
 /// Computes the estimate of a plan.
 pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
-    let (positions, cells, pieces_each, canonical, solvable) = if plan.job.game == "cc2" {
+    let (positions, cells, pieces_each, canonical, solvable) = if plan.job.game == GameKind::Cc2 {
         let g = Cc2::new(plan.job.size.unwrap_or(0), plan.job.pieces.unwrap_or(0)).map_err(|e| e.to_string())?;
         let n = g.position_count() as u128;
         (n, g.board.cells, g.board.pieces as usize, n, true)
@@ -58,7 +59,7 @@ pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
     let shards = plan.shards.count as u128;
     let positions_per_shard = blocks.div_ceil(shards) * block;
     Ok(Estimate {
-        game: plan.job.game.clone(),
+        game: plan.job.game,
         order: plan.job.order,
         cells,
         pieces_each,

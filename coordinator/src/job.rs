@@ -11,6 +11,7 @@ use crate::summary::{self, Summary};
 use crate::twoplayer::{self, TwoPlayerSummary};
 use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
+use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_worker::run::{WorkerOptions, run_worker};
 use std::net::SocketAddr;
@@ -65,14 +66,14 @@ pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), String> {
 
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
-    let rank_order = match plan.job.game.as_str() {
-        "cc2" => retro_games::cc2::RANK_ORDER,
+    let rank_order = match plan.job.game {
+        GameKind::Cc2 => retro_games::cc2::RANK_ORDER,
         _ => retro_games::cc3::RANK_ORDER,
     };
     JobSpec {
         rank_order,
         name: plan.job.name.clone(),
-        game: plan.job.game.clone(),
+        game: plan.job.game,
         order: plan.job.order,
         size: plan.job.size.unwrap_or(0),
         pieces: plan.job.pieces.unwrap_or(0),
@@ -94,7 +95,7 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
 /// compresses 25:1). Embedded, the worker's layers run here too.
 pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_common::resources::Needs {
     let layers = spec.questions.len() as u64;
-    let analysis = if spec.game == "cc2" { stored / 4 } else { stored };
+    let analysis = if spec.game == GameKind::Cc2 { stored / 4 } else { stored };
     let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) };
     if embedded {
         let worker = retro_common::resources::Needs::retrograde(stored, true);
@@ -141,12 +142,16 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
     let layout = spec.layout(game.position_count());
     ensure_dir(&opts.output, "output")?;
     ensure_dir(&opts.checkpoints, "checkpoint")?;
-    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints)?;
+    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints).map_err(|e| e.to_string())?;
     let embedded = opts.listen.is_none();
     let needs = coordinator_needs(&spec, layout.positions, embedded);
     let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
     let have = retro_common::resources::Available::measure(&opts.checkpoints);
-    tracing::info!("{}", retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
+    tracing::info!(
+        "{}",
+        retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)
+            .map_err(|e| e.to_string())?
+    );
     if !embedded {
         // Each worker checks its own share when its first layer starts.
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);

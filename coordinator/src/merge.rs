@@ -63,7 +63,7 @@ pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, Stri
     }
     let question = &s.spec.questions[layer as usize];
     let header = TablebaseHeader::new(
-        s.spec.game.clone(),
+        s.spec.game.to_string(),
         s.spec.params(),
         question.clone(),
         s.layout.positions,

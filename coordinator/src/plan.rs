@@ -17,6 +17,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use config::{Value, ValueKind};
+use retro_games::GameKind;
 use retro_games::cc2::{Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 use retro_games::peg::{Board as PegBoard, BoardKind, parse_hole};
 use serde::{Deserialize, Serialize};
@@ -37,12 +38,38 @@ const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
 /// Default `cluster.heartbeat_timeout_secs`.
 const DEFAULT_HEARTBEAT_SECS: u64 = 30;
-/// The games a plan may name.
-const KNOWN_GAMES: [&str; 3] = ["cc3", "cc2", "peg"];
 /// What a `peg` plan computes.
 const PEG_TASKS: [&str; 2] = ["ledger", "problems"];
 /// Default `job.questions` of `cc2`: player 1 plays to win (three-valued).
 const DEFAULT_QUESTIONS_CC2: [&str; 1] = ["solo(1)"];
+
+/// A plan of any game, read once: its `[job] game` decides which plan type
+/// validates the rest.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per run, never in a collection
+pub enum AnyPlan {
+    /// Chinese checkers (cc2, cc3) or peg solitaire.
+    Plan(Plan),
+    /// A Sylver coinage table.
+    Sylver(crate::sylver_job::SylverPlan),
+}
+
+impl AnyPlan {
+    /// Reads and validates the plan file at `path`.
+    pub fn load(path: &Path) -> Result<AnyPlan, PlanError> {
+        let text = read_plan_text(path)?;
+        AnyPlan::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates plan text; `origin` names it in error messages.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<AnyPlan, PlanError> {
+        let r = Reader::parse(text, origin)?;
+        Ok(match r.game()? {
+            GameKind::Sylver => AnyPlan::Sylver(crate::sylver_job::SylverPlan::from_reader(r)?),
+            _ => AnyPlan::Plan(Plan::from_reader(r)?),
+        })
+    }
+}
 
 /// A validated job plan with every default filled in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,9 +91,9 @@ pub struct Plan {
 pub struct JobSection {
     /// Job name, `[a-z0-9_-]+`; names the default output and checkpoint directories.
     pub name: String,
-    /// Game identifier: `"cc3"` (three-player Chinese checkers) or `"cc2"`
-    /// (two-player Chinese checkers on the m x m diamond).
-    pub game: String,
+    /// The game: `"cc3"` (three-player Chinese checkers), `"cc2"` (two-player
+    /// Chinese checkers on the m x m diamond) or `"peg"` (peg solitaire).
+    pub game: GameKind,
     /// Star order for `cc3`, 1..=4 (3 and 4 can only be estimated); 0 for `cc2`.
     pub order: u32,
     /// Questions: for `cc3` each `solo(X)` or `enable(X>Y)` with X, Y in A, B, C;
@@ -280,6 +307,18 @@ impl<'a> Reader<'a> {
         Ok(Reader { origin, root: parse_toml(text, origin)? })
     }
 
+    /// `[job] game`, read once through serde into a [`GameKind`].
+    pub(crate) fn game(&self) -> Result<GameKind, PlanError> {
+        let value = self.get("job", "game").ok_or_else(|| self.missing("job.game"))?;
+        value.clone().try_deserialize().map_err(|_| {
+            let shown = match &value.kind {
+                ValueKind::String(s) => format!("{s:?}"),
+                other => other.to_string(),
+            };
+            self.invalid("job.game", format!("must be one of \"cc3\", \"cc2\", \"peg\", \"sylver\"; got {shown}"))
+        })
+    }
+
     /// An error about `field`.
     pub(crate) fn invalid(&self, field: &str, problem: impl Into<String>) -> PlanError {
         PlanError::Invalid { origin: self.origin.to_owned(), field: field.to_owned(), problem: problem.into() }
@@ -467,7 +506,8 @@ pub fn read_plan_text(path: &Path) -> Result<String, PlanError> {
 }
 
 impl Plan {
-    /// Reads and validates the plan file at `path`.
+    /// Reads and validates the plan file at `path` (cc2, cc3 or peg; see
+    /// [`AnyPlan`] for a plan of any game).
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
         let text = read_plan_text(path)?;
         Plan::from_toml_str(&text, &path.display().to_string())
@@ -480,7 +520,8 @@ impl Plan {
 
     /// Validates a parsed plan (the file, with the environment over it).
     pub(crate) fn from_reader(r: Reader<'_>) -> Result<Plan, PlanError> {
-        if matches!(r.get("job", "game").map(|v| &v.kind), Some(ValueKind::String(g)) if g == "sylver") {
+        let game = r.game()?;
+        if game == GameKind::Sylver {
             // Sylver plans have their own fields (rows, not a rank space): see sylver_job.
             return Err(r.invalid(
                 "job.game",
@@ -496,16 +537,12 @@ impl Plan {
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
-        let game = r.string("job", "game")?.ok_or_else(|| r.missing("job.game"))?;
-        if !KNOWN_GAMES.contains(&game.as_str()) {
-            return Err(r.invalid("job.game", format!("must be one of {KNOWN_GAMES:?}, got {game:?}")));
-        }
         for key in ["board", "vacancy", "task"] {
-            if game != "peg" && r.get("job", key).is_some() {
+            if game != GameKind::Peg && r.get("job", key).is_some() {
                 return Err(r.invalid(&format!("job.{key}"), "is for peg plans"));
             }
         }
-        let (board, vacancy, task) = if game == "peg" {
+        let (board, vacancy, task) = if game == GameKind::Peg {
             for key in ["order", "size", "pieces", "colour_symmetry", "questions"] {
                 if r.get("job", key).is_some() {
                     return Err(
@@ -547,9 +584,9 @@ impl Plan {
         } else {
             (None, None, None)
         };
-        let (order, size, pieces, colour_symmetry) = if game == "peg" {
+        let (order, size, pieces, colour_symmetry) = if game == GameKind::Peg {
             (0, None, None, None)
-        } else if game == "cc2" {
+        } else if game == GameKind::Cc2 {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
             }
@@ -566,16 +603,16 @@ impl Plan {
             }
             (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None)
         };
-        let defaults: &[&str] = match game.as_str() {
-            "cc2" => &DEFAULT_QUESTIONS_CC2,
-            "peg" => &[],
-            _ => &DEFAULT_QUESTIONS,
+        let defaults: &[&str] = match game {
+            GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
+            GameKind::Peg | GameKind::Sylver => &[],
+            GameKind::Cc3 => &DEFAULT_QUESTIONS,
         };
         let questions = match r.strings("job", "questions")? {
             Some(qs) => qs,
             None => defaults.iter().map(|q| (*q).to_owned()).collect(),
         };
-        if questions.is_empty() && game != "peg" {
+        if questions.is_empty() && game != GameKind::Peg {
             return Err(r.invalid("job.questions", "must list at least one question"));
         }
         for (i, q) in questions.iter().enumerate() {
@@ -586,7 +623,7 @@ impl Plan {
             if !valid {
                 let hint = if colour_symmetry == Some(true) {
                     "a space folded by colour symmetry answers solo(1) only"
-                } else if game == "cc2" {
+                } else if game == GameKind::Cc2 {
                     "use solo(1) or solo(2)"
                 } else {
                     "use solo(X) or enable(X>Y) with X, Y in A, B, C and X != Y"
@@ -643,9 +680,9 @@ impl Plan {
     /// True when the position space fits u64 ranks and so can be solved
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
-        match self.job.game.as_str() {
-            "cc2" | "peg" => true,
-            _ => retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64()),
+        match self.job.game {
+            GameKind::Cc3 => retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64()),
+            GameKind::Cc2 | GameKind::Peg | GameKind::Sylver => true,
         }
     }
 
@@ -685,6 +722,23 @@ mod tests {
     }
 
     #[test]
+    fn any_plan_reads_the_game_once_and_picks_the_plan_type() {
+        let sylver = "[job]\nname = \"s\"\ngame = \"sylver\"\nranges = [[4, 5, 9]]\n";
+        assert!(matches!(AnyPlan::from_toml_str(sylver, "s.toml"), Ok(AnyPlan::Sylver(p)) if p.name == "s"));
+        let cc3 = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";
+        assert!(matches!(AnyPlan::from_toml_str(cc3, "t.toml"), Ok(AnyPlan::Plan(p)) if p.job.game == GameKind::Cc3));
+        let chess = "[job]\nname = \"t\"\ngame = \"chess\"\n";
+        let e = AnyPlan::from_toml_str(chess, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("`job.game`") && e.contains("\"chess\"") && e.contains("\"sylver\""), "{e}");
+        let number = "[job]\nname = \"t\"\ngame = 3\n";
+        let e = AnyPlan::from_toml_str(number, "t.toml").unwrap_err().to_string();
+        assert!(e.contains("`job.game`") && e.contains("got 3"), "{e}");
+        // The cc2/cc3/peg loader points a Sylver plan to the command that runs it.
+        let e = Plan::from_toml_str(sylver, "s.toml").unwrap_err().to_string();
+        assert!(e.contains("coordinator --plan FILE"), "{e}");
+    }
+
+    #[test]
     fn peg_plans() {
         let peg = "[job]\nname = \"p\"\ngame = \"peg\"\n";
         let p = ok(peg);
@@ -710,7 +764,7 @@ mod tests {
     fn default_plan_parses() {
         let p = ok(DEFAULT_PLAN);
         assert_eq!(p.job.name, "stage1");
-        assert_eq!(p.job.game, "cc3");
+        assert_eq!(p.job.game, GameKind::Cc3);
         assert_eq!(p.job.order, 1);
         assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
         assert_eq!(p.shards, ShardSection { count: 6, block_positions: 64, chunk_bytes: 4096 });
@@ -765,7 +819,7 @@ mod tests {
         assert_err("[job]\ngame = \"cc3\"\norder = 1\n", &["missing field `job.name`"]);
         assert_err("[job]\nname = \"t\"\norder = 1\n", &["missing field `job.game`"]);
         assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\n", &["missing field `job.order`"]);
-        assert_err("", &["missing field `job.name`"]);
+        assert_err("", &["missing field `job.game`"]); // the game decides what else a plan needs
     }
 
     #[test]

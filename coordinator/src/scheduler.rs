@@ -248,7 +248,8 @@ impl Scheduler {
             .collect();
         let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
         let layers_left = layers.len() - solved.len();
-        let mut status = JobStatus::new("retrograde", &m.job, &m.plan_hash, phase, self.expected_workers);
+        let mut status =
+            JobStatus::new(retro_games::JobKind::Retrograde, &m.job, &m.plan_hash, phase, self.expected_workers);
         status.workers = workers;
         status.worker_joins = st.roster.joins();
         status.worker_losses = st.roster.losses();

@@ -6,6 +6,7 @@
 //! one kind are empty for the others.
 
 use retro_common::roster::{MemberView, Roster};
+use retro_games::JobKind;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -103,7 +104,7 @@ pub struct JobStatus {
     /// Job name.
     pub job: String,
     /// The kind of job: `retrograde`, `levels` or `tasks`.
-    pub kind: &'static str,
+    pub kind: JobKind,
     /// Plan hash.
     pub plan_hash: String,
     /// Phase, e.g. `apply layer 0 round 12`, `expand level 7`, `running`.
@@ -138,7 +139,7 @@ pub struct JobStatus {
 impl JobStatus {
     /// A status of `kind` with the fields every kind fills, and the
     /// sections of the other kinds empty.
-    pub fn new(kind: &'static str, job: &str, plan_hash: &str, phase: String, expected_workers: usize) -> JobStatus {
+    pub fn new(kind: JobKind, job: &str, plan_hash: &str, phase: String, expected_workers: usize) -> JobStatus {
         JobStatus {
             job: job.to_string(),
             kind,
@@ -258,7 +259,7 @@ pub fn metrics_text(st: &JobStatus) -> String {
     let job = label(&st.job);
     let mut out = String::new();
     let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
-        if samples.is_empty() && st.kind != "retrograde" {
+        if samples.is_empty() && st.kind != JobKind::Retrograde {
             return; // another kind's family
         }
         out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
@@ -267,7 +268,7 @@ pub fn metrics_text(st: &JobStatus) -> String {
         }
     };
     let one = |v: f64| vec![(String::new(), v)];
-    let retrograde = |v: f64| if st.kind == "retrograde" { one(v) } else { Vec::new() };
+    let retrograde = |v: f64| if st.kind == JobKind::Retrograde { one(v) } else { Vec::new() };
     family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(st.positions as f64));
     let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<(String, f64)> {
         st.layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
@@ -313,7 +314,7 @@ pub fn metrics_text(st: &JobStatus) -> String {
         one(st.worker_losses as f64),
     );
     let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<(String, f64)> {
-        if st.kind != "retrograde" {
+        if st.kind != JobKind::Retrograde {
             return Vec::new();
         }
         st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.member.id)), f(&w.traffic) as f64)).collect()
@@ -358,7 +359,7 @@ mod tests {
 
     #[test]
     fn metrics_are_prometheus_text_with_escaped_labels() {
-        let mut st = JobStatus::new("retrograde", "st\"age", "h", "apply".into(), 2);
+        let mut st = JobStatus::new(JobKind::Retrograde, "st\"age", "h", "apply".into(), 2);
         st.positions = 1662;
         st.workers = vec![WorkerStatus {
             member: MemberView { id: "w1".into(), seconds_since_seen: 0.5, lost: false },
@@ -398,17 +399,18 @@ mod tests {
 
     use super::{JobStatus, LayerStatus, LevelStatus, TaskStatus, Traffic, WorkerStatus, metrics_text};
     use retro_common::roster::MemberView;
+    use retro_games::JobKind;
 
     #[test]
     fn metrics_of_level_and_task_jobs_leave_out_the_retrograde_families() {
-        let mut levels = JobStatus::new("levels", "peg", "h", "expand level 1".into(), 2);
+        let mut levels = JobStatus::new(JobKind::Levels, "peg", "h", "expand level 1".into(), 2);
         levels.levels = vec![LevelStatus { level: 0, positions: 1 }, LevelStatus { level: 1, positions: 1 }];
         let text = metrics_text(&levels);
         assert!(text.lines().any(|l| l == "retro_level_positions{job=\"peg\",level=\"1\"} 1"), "{text}");
         assert!(text.lines().any(|l| l == "retro_workers_expected{job=\"peg\"} 2"), "{text}");
         assert!(!text.contains("retro_positions") && !text.contains("retro_layer_"), "{text}");
         assert!(!text.contains("retro_task_"), "{text}");
-        let mut tasks = JobStatus::new("tasks", "sylver", "h", "running".into(), 1);
+        let mut tasks = JobStatus::new(JobKind::Tasks, "sylver", "h", "running".into(), 1);
         tasks.tasks = Some(TaskStatus { results: 10, results_done: 4, units_queued: 2, units_held: 1 });
         let text = metrics_text(&tasks);
         for line in ["retro_task_results{job=\"sylver\"} 10", "retro_task_units_held{job=\"sylver\"} 1"] {

@@ -4,6 +4,7 @@
 
 use crate::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
 use crate::manifest::Manifest;
+use retro_games::GameKind;
 use retro_games::cc3::Cc3;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -50,7 +51,7 @@ pub struct Summary {
     /// Job name.
     pub job: String,
     /// Game.
-    pub game: String,
+    pub game: GameKind,
     /// Star order.
     pub order: u32,
     /// Plan hash.
@@ -132,7 +133,7 @@ pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> R
     let positions = game.ranker.positions() as u64;
     Ok(Summary {
         job: manifest.job.clone(),
-        game: "cc3".into(),
+        game: GameKind::Cc3,
         order: game.star.n,
         plan_hash: manifest.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
@@ -229,16 +230,18 @@ pub fn program_of(v: &serde_json::Value) -> String {
     }
 }
 
+/// The game a summary's (or another file's) `game` field names, if it names one.
+pub fn game_named(name: Option<&str>) -> Option<GameKind> {
+    name?.parse().ok()
+}
+
 /// A Markdown ledger of a summary.json (the file `docs/RESULTS.md` is made of).
 pub fn ledger_markdown(v: &serde_json::Value) -> String {
-    if v["game"] == "cc2" {
-        return crate::twoplayer::ledger_markdown(v);
-    }
-    if v["game"] == "peg" {
-        return crate::peg::ledger_markdown(v);
-    }
-    if v["game"] == "sylver" {
-        return crate::sylver_job::ledger_markdown(v);
+    match game_named(v["game"].as_str()) {
+        Some(GameKind::Cc2) => return crate::twoplayer::ledger_markdown(v),
+        Some(GameKind::Peg) => return crate::peg::ledger_markdown(v),
+        Some(GameKind::Sylver) => return crate::sylver_job::ledger_markdown(v),
+        Some(GameKind::Cc3) | None => {}
     }
     let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
     let mut out = String::new();

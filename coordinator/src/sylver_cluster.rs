@@ -9,6 +9,7 @@
 //! killed and started again reads its row checkpoints and hands out what is
 //! missing; workers retry until it is back.
 
+use retro_games::GameKind;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -27,9 +28,6 @@ use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, Summary, Syl
 
 /// How long a `Take` waits for a unit before answering WAIT.
 const LONG_POLL: Duration = Duration::from_secs(10);
-
-/// The kind name a task worker checks before it solves anything.
-pub const KIND: &str = "sylver";
 
 /// A class a worker holds.
 struct Lease {
@@ -74,7 +72,7 @@ impl StatusSource for TaskJobState {
             None if s.roster.len() < self.expect && s.leases.is_empty() => "joining".to_string(),
             None => "running".to_string(),
         };
-        let mut st = JobStatus::new("tasks", &self.plan.name, &self.plan_hash, phase, self.expect)
+        let mut st = JobStatus::new(retro_games::JobKind::Tasks, &self.plan.name, &self.plan_hash, phase, self.expect)
             .with_roster(&s.roster, |_| (Vec::new(), String::new()));
         st.tasks = Some(TaskStatus {
             results: total as u64,
@@ -184,7 +182,8 @@ impl Joinable for TaskJobState {
             plan_hash: self.plan_hash.clone(),
             kind: JobKind::Tasks as i32,
             heartbeat_ms: (self.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
-            task_kind: KIND.into(),
+            // The kind of unit a task worker checks before it solves anything.
+            task_kind: GameKind::Sylver.to_string(),
             ..Default::default()
         })
     }

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use config::ValueKind;
 use retro_engine::durable::{read_checked_json, write_atomic, write_checked_json};
 use retro_engine::sylver::{ClassSolver, MAX_M};
+use retro_games::GameKind;
 use retro_games::sylver::{gcd, parse_numbers};
 use serde::Serialize;
 
@@ -93,7 +94,7 @@ pub struct Summary {
     /// Job name.
     pub job: String,
     /// Always `sylver`.
-    pub game: &'static str,
+    pub game: GameKind,
     /// The question.
     pub question: Question,
     /// Memo cap per class.
@@ -108,15 +109,6 @@ pub struct Summary {
     pub mismatches: usize,
     /// Every row, ascending.
     pub rows: Vec<SummaryRow>,
-}
-
-/// True when the plan file names `game = "sylver"` (unreadable files are left
-/// to the normal plan loader, which reports them).
-pub fn is_sylver_plan(path: &Path) -> bool {
-    crate::plan::read_plan_text(path)
-        .ok()
-        .and_then(|t| Reader::parse(&t, "").ok())
-        .is_some_and(|r| matches!(r.get("job", "game").map(|g| &g.kind), Some(ValueKind::String(s)) if s == "sylver"))
 }
 
 /// `job.<key>`: an array of integer arrays of length `len` (absent: empty).
@@ -150,7 +142,11 @@ impl SylverPlan {
 
     /// Parses and validates plan text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SylverPlan, PlanError> {
-        let r = Reader::parse(text, origin)?;
+        SylverPlan::from_reader(Reader::parse(text, origin)?)
+    }
+
+    /// Validates a parsed Sylver plan.
+    pub(crate) fn from_reader(r: Reader<'_>) -> Result<SylverPlan, PlanError> {
         r.check_schema(&SCHEMA)?;
         let name = r.string("job", "name")?.ok_or_else(|| r.missing("job.name"))?;
         if name.is_empty()
@@ -158,9 +154,9 @@ impl SylverPlan {
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
-        let game = r.string("job", "game")?.ok_or_else(|| r.missing("job.game"))?;
-        if game != "sylver" {
-            return Err(r.invalid("job.game", format!("must be \"sylver\" in a Sylver plan, got {game:?}")));
+        let game = r.game()?;
+        if game != GameKind::Sylver {
+            return Err(r.invalid("job.game", format!("must be \"sylver\" in a Sylver plan, got \"{game}\"")));
         }
         let question = match r.string("job", "question")?.as_deref() {
             None | Some("winning") => Question::Winning,
@@ -502,7 +498,7 @@ fn summarize(plan: &SylverPlan, results: BTreeMap<(u64, u64), (RowResult, bool)>
         .collect();
     Summary {
         job: plan.name.clone(),
-        game: "sylver",
+        game: GameKind::Sylver,
         question: plan.question,
         cap: plan.cap,
         solved: rows.iter().filter(|r| r.result.status == RowStatus::Solved).count(),

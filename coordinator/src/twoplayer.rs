@@ -5,6 +5,7 @@
 use crate::manifest::Manifest;
 use crate::summary::{LayerSummary, TablebaseSummary};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+use retro_games::GameKind;
 use retro_games::cc2::{Cc2, PLAYER_NAMES};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -41,7 +42,7 @@ pub struct TwoPlayerSummary {
     /// Job name.
     pub job: String,
     /// Always `cc2`.
-    pub game: String,
+    pub game: GameKind,
     /// Board side m.
     pub size: u32,
     /// Pieces per player.
@@ -120,7 +121,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
     let value = retro_probe::value_word(unpack_value(&packed, game.rank(&start)));
     Ok(TwoPlayerSummary {
         job: manifest.job.clone(),
-        game: "cc2".into(),
+        game: GameKind::Cc2,
         size: game.board.size,
         pieces: game.board.pieces,
         colour_symmetry: game.is_folded(),

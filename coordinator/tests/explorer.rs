@@ -579,8 +579,13 @@ fn tiny_problems() -> Value {
         seconds: 0.5,
         rows: vec![row("d4", "solvable", Some("b4-d4")), row("d1", "undecided", None), row("a1", "infeasible", None)],
     };
-    let s =
-        ProblemsSummary { game: "peg", task: "problems", job: "peg-problems".into(), budget: 9, boards: vec![board] };
+    let s = ProblemsSummary {
+        game: retro_games::GameKind::Peg,
+        task: "problems",
+        job: "peg-problems".into(),
+        budget: 9,
+        boards: vec![board],
+    };
     serde_json::to_value(&s).unwrap()
 }
 

@@ -35,8 +35,30 @@ impl GameKind {
 
     /// Whether the game is solved by retrograde layers into tablebase files.
     pub fn is_retrograde(self) -> bool {
-        matches!(self, GameKind::Cc3 | GameKind::Cc2)
+        self.job_kind() == JobKind::Retrograde
     }
+
+    /// How the game is solved, which is the kind of job that runs it
+    /// (peg problem tables run embedded only, but a peg plan's job is levels).
+    pub fn job_kind(self) -> JobKind {
+        match self {
+            GameKind::Cc3 | GameKind::Cc2 => JobKind::Retrograde,
+            GameKind::Peg => JobKind::Levels,
+            GameKind::Sylver => JobKind::Tasks,
+        }
+    }
+}
+
+/// The kinds of distributed job: how a game's work is cut and handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobKind {
+    /// Retrograde layers: wavefront rounds over shards of a dense rank space.
+    Retrograde,
+    /// Breadth-first levels over hash shards (peg solitaire).
+    Levels,
+    /// Independent tasks from a queue (Sylver m-classes).
+    Tasks,
 }
 
 impl fmt::Display for GameKind {
@@ -70,6 +92,8 @@ mod tests {
             assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{k}\""));
             assert_eq!(serde_json::from_str::<GameKind>(&format!("\"{k}\"")).unwrap(), k);
         }
+        let jobs: Vec<String> = GameKind::ALL.iter().map(|k| serde_json::to_string(&k.job_kind()).unwrap()).collect();
+        assert_eq!(jobs, ["\"retrograde\"", "\"retrograde\"", "\"levels\"", "\"tasks\""]);
         let e = "chess".parse::<GameKind>().unwrap_err();
         assert!(e.to_string().contains("unknown game \"chess\""), "{e}");
         assert!(serde_json::from_str::<GameKind>("\"CC3\"").is_err());

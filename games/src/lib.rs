@@ -20,7 +20,7 @@ pub mod sample;
 pub mod sylver;
 
 pub use any::AnyGame;
-pub use kind::GameKind;
+pub use kind::{GameKind, JobKind};
 
 /// What the init pass needs to know about one position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

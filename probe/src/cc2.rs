@@ -3,6 +3,7 @@
 
 use crate::{Layer, ProbeError, check_rank_order, value_word};
 use retro_engine::tablebase::{TablebaseReader, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_games::cc2::{Cc2, Outcome, PLAYER_NAMES, Position, children, for_each_move};
 use serde::Serialize;
@@ -67,7 +68,7 @@ impl Prober {
         let path = dir.join(layer_file_name(LAYER));
         let reader = TablebaseReader::open(&path)?;
         let h = reader.header().clone();
-        if h.game != "cc2" || h.layer != LAYER {
+        if h.game != GameKind::Cc2.as_str() || h.layer != LAYER {
             return Err(ProbeError::Mismatch(format!(
                 "{}: header says game {} layer {}, expected cc2 {LAYER}",
                 path.display(),

@@ -5,6 +5,7 @@
 
 use crate::{Layer, ProbeError, check_rank_order};
 use retro_engine::tablebase::{TablebaseError, TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use retro_games::GameKind;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, for_each_move};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -189,7 +190,7 @@ fn missing_layer(dir: &Path, path: &Path) -> ProbeError {
         .filter(|p| p.extension().is_some_and(|x| x == "tb"))
         .find_map(|p| TablebaseReader::open(&p).ok());
     ProbeError::Missing(match other {
-        Some(r) if r.header().game != "cc3" => format!(
+        Some(r) if r.header().game != GameKind::Cc3.as_str() => format!(
             "{} holds {} tablebases ({}), not three-player Chinese checkers: `coordinator probe` answers the \
              three-player questions; explore this directory with `coordinator serve --tablebase {}`",
             dir.display(),
@@ -217,7 +218,8 @@ impl Prober {
         let h0 = readers[0].header().clone();
         for (r, q) in readers.iter().zip(COMPUTED_LAYERS) {
             let h = r.header();
-            if h.layer != q || h.game != "cc3" || h.params != h0.params || h.plan_hash != h0.plan_hash {
+            if h.layer != q || h.game != GameKind::Cc3.as_str() || h.params != h0.params || h.plan_hash != h0.plan_hash
+            {
                 return Err(ProbeError::Mismatch(format!(
                     "{}: header says game {} {} layer {} plan {}, expected cc3 {} layer {q} plan {}",
                     r.path().display(),

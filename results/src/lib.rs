@@ -6,6 +6,11 @@
 //!   of each category, and the check against every published number.
 //! - [`peg`]: peg solitaire: the ledger over breadth-first levels, its check
 //!   against the OEIS, and the single-vacancy problem table.
+//!
+//! Every failure is a [`ResultsError`].
+
+mod error;
+pub use error::ResultsError;
 
 pub mod cc3 {
     //! Three-player Chinese checkers.

@@ -267,8 +267,8 @@ impl WorkerCore {
         let have = crate::resources::Available::measure(&self.data);
         let what = format!("layer {layer} on this worker ({} shards, {stored} positions)", shards.len());
         let needs = crate::resources::Needs::retrograde(stored, counts_missing);
-        let line =
-            crate::resources::check(&what, needs, have, &self.data, self.ignore_resources).map_err(TaskError::State)?;
+        let line = crate::resources::check(&what, needs, have, &self.data, self.ignore_resources)
+            .map_err(|e| TaskError::State(e.to_string()))?;
         tracing::info!("{line}");
         let counts = self.counts(shards)?;
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;

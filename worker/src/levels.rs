@@ -77,7 +77,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Strin
     if job.workers == 0 || job.index >= job.workers {
         return Err(format!("the coordinator placed this worker at {} of {} workers", job.index, job.workers));
     }
-    let _lock = DirLock::acquire(&opts.data)?;
+    let _lock = DirLock::acquire(&opts.data).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(opts.data.join("levels")).map_err(|e| format!("{}: {e}", opts.data.display()))?;
     if let Some(k) = crate::join::data_identity(&opts.data).map_err(|e| e.to_string())?
         && k.plan_hash != reply.plan_hash

@@ -100,6 +100,9 @@ pub enum WorkerError {
     /// Local storage or state failed.
     #[error(transparent)]
     Task(#[from] TaskError),
+    /// The data directory is locked by another process, or unusable.
+    #[error(transparent)]
+    Common(#[from] retro_common::CommonError),
     /// Anything else (I/O at start-up, bad plan JSON).
     #[error("{0}")]
     Other(String),
@@ -366,7 +369,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     reply: JoinReply,
 ) -> Result<(), WorkerError> {
     std::fs::create_dir_all(&opts.data).map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
-    let _lock = crate::lock::DirLock::acquire(&opts.data).map_err(WorkerError::Other)?;
+    let _lock = crate::lock::DirLock::acquire(&opts.data)?;
     let progress = Arc::new(Mutex::new(Progress::default()));
     let PeerEndpoint { listener, address: peer_address } = peer;
     if let Some(lost) = &opts.replace

@@ -11,15 +11,13 @@ use crate::fault::Fault;
 use crate::levels::retry_unreachable;
 use crate::link::{ClientTls, endpoint_with, with_token};
 use retro_engine::sylver::table::{ClassUnit, SOLVER_STACK, solve_class};
+use retro_games::GameKind;
 use retro_proto::tasks_client::TasksClient;
 use retro_proto::{JoinReply, MAX_MESSAGE_BYTES, TaskGrantKind, TaskReport, TaskTake};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tonic::transport::Channel;
-
-/// The unit kinds this worker can solve.
-const KINDS: [&str; 1] = ["sylver"];
 
 /// How a task worker runs.
 #[derive(Clone, Debug)]
@@ -75,7 +73,8 @@ async fn session(
     job: &JoinReply,
     reported: &mut u32,
 ) -> Result<(), tonic::Status> {
-    if !KINDS.contains(&job.task_kind.as_str()) {
+    // The units this worker can solve: Sylver m-classes.
+    if job.task_kind.parse::<GameKind>() != Ok(GameKind::Sylver) {
         return Err(tonic::Status::failed_precondition(format!(
             "job {} has units of kind {:?}, which this worker does not know",
             job.job, job.task_kind

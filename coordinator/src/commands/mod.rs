@@ -13,7 +13,7 @@ pub mod run;
 pub mod serve;
 pub mod verify;
 
-use retro_coordinator::plan::{DEFAULT_PLAN, Plan};
+use retro_coordinator::plan::{AnyPlan, DEFAULT_PLAN, Plan};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,9 +31,18 @@ pub fn load_plan(path: &Option<PathBuf>) -> Result<Plan, String> {
     }
 }
 
+/// The plan at `path` of any game (its `[job] game` read once), or the
+/// built-in stage-1 plan.
+pub fn load_any_plan(path: &Option<PathBuf>) -> Result<AnyPlan, String> {
+    match path {
+        Some(p) => AnyPlan::load(p).map_err(|e| e.to_string()),
+        None => load_plan(path).map(AnyPlan::Plan),
+    }
+}
+
 /// Refuses peg plans in the commands that only know Chinese checkers.
 pub fn not_peg(plan: Plan) -> Result<Plan, String> {
-    if plan.job.game == "peg" {
+    if plan.job.game == retro_games::GameKind::Peg {
         return Err(format!(
             "plan {} is a peg solitaire plan: run it (`coordinator --plan ...`) for its ledger, or use `coordinator peg solve`",
             plan.job.name

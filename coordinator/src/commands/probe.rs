@@ -22,7 +22,7 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
     let tb = retro_probe::open(dir).map_err(|e| e.to_string())?;
     match (request, tb) {
         (Request::Witness(kind, max_depth), Tablebases::ThreePlayer(p)) => {
-            let w = witness::find(&p, kind, max_depth)?;
+            let w = witness::find(&p, kind, max_depth).map_err(|e| e.to_string())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
             } else {

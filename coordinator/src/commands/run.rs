@@ -1,10 +1,12 @@
 //! `coordinator [--plan PLAN]`: runs a plan, embedded or as a cluster, and
 //! prints its summary (three-player, two-player, peg or Sylver).
 
-use super::{load_plan, print_listen};
+use super::{load_any_plan, print_listen};
 use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
+use retro_coordinator::plan::AnyPlan;
 use retro_coordinator::plan::{ClusterSection, Plan};
+use retro_games::GameKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -75,20 +77,17 @@ pub async fn bind_listener(
 
 /// Runs a plan (the command without a subcommand).
 pub async fn run(args: RunArgs) -> Result<(), String> {
-    if let Some(path) = &args.plan
-        && retro_coordinator::sylver_job::is_sylver_plan(path)
-    {
-        let path = path.clone();
-        return run_sylver(&path, args).await;
-    }
-    let plan = load_plan(&args.plan)?;
+    let plan = match load_any_plan(&args.plan)? {
+        AnyPlan::Sylver(plan) => return run_sylver(plan, args).await,
+        AnyPlan::Plan(plan) => plan,
+    };
     if !plan.is_solvable() {
         return Err(format!(
             "plan {}: order {} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
             plan.job.name, plan.job.order
         ));
     }
-    if plan.job.game == "peg" {
+    if plan.job.game == GameKind::Peg {
         return run_peg(&plan, &args).await;
     }
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
@@ -128,9 +127,8 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
 /// Runs a Sylver table plan: on this machine's threads, or (with `[cluster]
 /// workers`, `--listen` or `--expect-workers`) on any number of remote workers
 /// that take whole m-classes; both write the same table.
-async fn run_sylver(path: &std::path::Path, args: RunArgs) -> Result<(), String> {
-    use retro_coordinator::sylver_job::{self, SylverPlan};
-    let plan = SylverPlan::load(path).map_err(|e| e.to_string())?;
+async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
+    use retro_coordinator::sylver_job;
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
     job::ensure_dir(&output, "output")?;

@@ -53,7 +53,11 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
                 sha256: t["sha256"].as_str().unwrap_or_default().to_string(),
             };
             let rank_order =
-                if v["game"] == "cc2" { retro_games::cc2::RANK_ORDER } else { retro_games::cc3::RANK_ORDER };
+                if retro_coordinator::summary::game_named(v["game"].as_str()) == Some(retro_games::GameKind::Cc2) {
+                    retro_games::cc2::RANK_ORDER
+                } else {
+                    retro_games::cc3::RANK_ORDER
+                };
             let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
             entry.open_checked(dir, question, plan_hash, rank_order).err()
         });

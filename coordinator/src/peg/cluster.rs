@@ -251,14 +251,14 @@ impl StatusSource for LevelJobState {
             (None, Phase::Finish) => "done".to_string(),
         };
         let index = |id: &str| s.manifest.workers.iter().position(|w| w == id).map(|i| i as u32);
-        let mut st = JobStatus::new("levels", &self.job, &self.plan_hash, phase, self.workers as usize).with_roster(
-            &s.roster,
-            |id| {
-                let shards =
-                    index(id).map(|i| (0..self.shards).filter(|k| k % self.workers == i).collect()).unwrap_or_default();
-                (shards, String::new())
-            },
-        );
+        let mut st =
+            JobStatus::new(retro_games::JobKind::Levels, &self.job, &self.plan_hash, phase, self.workers as usize)
+                .with_roster(&s.roster, |id| {
+                    let shards = index(id)
+                        .map(|i| (0..self.shards).filter(|k| k % self.workers == i).collect())
+                        .unwrap_or_default();
+                    (shards, String::new())
+                });
         st.levels = s
             .manifest
             .positions

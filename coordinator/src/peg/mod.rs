@@ -10,6 +10,7 @@ pub use retro_results::peg::{ledger, oeis, problems};
 
 use crate::plan::Plan;
 use retro_engine::durable::write_atomic;
+use retro_games::GameKind;
 use retro_games::peg::class::feasible;
 use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
 use serde::Serialize;
@@ -20,7 +21,7 @@ use std::time::Instant;
 #[derive(Clone, Debug, Serialize)]
 pub struct LedgerSummary {
     /// Always `peg`.
-    pub game: &'static str,
+    pub game: GameKind,
     /// Job name.
     pub job: String,
     /// The ledger: `board`, `vacancy`, `levels[]`, `solutions_by_hole`.
@@ -131,7 +132,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
     let computed = levels::run(&board, start, &opts)?;
     let seconds_levels = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    let ledger = ledger::ledger(&board, start, &computed.levels, threads)?;
+    let ledger = ledger::ledger(&board, start, &computed.levels, threads).map_err(|e| e.to_string())?;
     let seconds_ledger = began.elapsed().as_secs_f64();
     let central = board.kind() == BoardKind::English && vacancy_name == "d4";
     let totals = Totals {
@@ -145,7 +146,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
     let finishing_holes =
         (0..64u8).filter(|&h| board.has_hole(h) && feasible(start, h)).map(hole_name).collect::<Vec<_>>();
     let summary = LedgerSummary {
-        game: "peg",
+        game: GameKind::Peg,
         job: plan.job.name.clone(),
         oeis: if central { oeis::check(&ledger) } else { Vec::new() },
         ledger,
@@ -167,7 +168,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
 #[derive(Clone, Debug, Serialize)]
 pub struct ProblemsSummary {
     /// Always `peg`.
-    pub game: &'static str,
+    pub game: GameKind,
     /// Always `problems`.
     pub task: &'static str,
     /// Job name.
@@ -185,10 +186,16 @@ pub const PROBLEM_BUDGET: u64 = 100_000_000;
 pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, String> {
     let mut boards = Vec::new();
     for kind in problems::plan_boards(plan.job.board.as_deref()) {
-        boards.push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads())?);
+        boards
+            .push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads()).map_err(|e| e.to_string())?);
     }
-    let summary =
-        ProblemsSummary { game: "peg", task: "problems", job: plan.job.name.clone(), budget: PROBLEM_BUDGET, boards };
+    let summary = ProblemsSummary {
+        game: GameKind::Peg,
+        task: "problems",
+        job: plan.job.name.clone(),
+        budget: PROBLEM_BUDGET,
+        boards,
+    };
     std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
     let json = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
     write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;

@@ -23,6 +23,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use retro_games::GameKind;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -153,11 +154,11 @@ async fn info(State(state): State<Arc<Shared>>) -> Response {
 }
 
 /// 404 for a route of the Chinese checkers views on another kind of directory.
-fn not_chinese_checkers(kind: &str) -> Option<ApiError> {
+fn not_chinese_checkers(kind: GameKind) -> Option<ApiError> {
     match kind {
-        "peg" => Some(ApiError::not_found(PEG_POSITIONS)),
-        "sylver" => Some(ApiError::not_found(SYLVER_POSITIONS)),
-        _ => None,
+        GameKind::Peg => Some(ApiError::not_found(PEG_POSITIONS)),
+        GameKind::Sylver => Some(ApiError::not_found(SYLVER_POSITIONS)),
+        GameKind::Cc3 | GameKind::Cc2 => None,
     }
 }
 
@@ -202,12 +203,12 @@ async fn witness(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) ->
 }
 
 /// 404 for `/api/witness` on a directory of another kind than `cc3`.
-fn no_witnesses(kind: &str) -> Option<ApiError> {
+fn no_witnesses(kind: GameKind) -> Option<ApiError> {
     let what = match kind {
-        "cc2" => "two-player tablebases have",
-        "peg" => "peg solitaire has",
-        "sylver" => "Sylver coinage has",
-        _ => return None,
+        GameKind::Cc2 => "two-player tablebases have",
+        GameKind::Peg => "peg solitaire has",
+        GameKind::Sylver => "Sylver coinage has",
+        GameKind::Cc3 => return None,
     };
     Some(ApiError::not_found(format!("{what} no witnesses (three-player only)")))
 }

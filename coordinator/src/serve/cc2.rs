@@ -5,6 +5,7 @@ use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
 use retro_engine::tablebase::{VALUE_LOSS, VALUE_WIN};
+use retro_games::GameKind;
 use retro_games::cc2::{Outcome, PLAYER_NAMES, Position, children};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -33,7 +34,7 @@ pub use retro_probe::cc2::Move as Cc2Move;
 #[derive(Clone, Debug, Serialize)]
 pub struct Cc2View {
     /// Always `cc2`.
-    pub kind: &'static str,
+    pub kind: GameKind,
     /// The position.
     pub position: Cc2Report,
     /// Each player's cells.
@@ -74,7 +75,7 @@ impl Cc2Explorer {
             })
             .collect();
         json!({
-            "kind": "cc2",
+            "kind": GameKind::Cc2,
             "title": format!(
                 "Two-player Chinese checkers, {0} x {0} diamond, {1} piece{2} each",
                 b.size, b.pieces, if b.pieces == 1 { "" } else { "s" }
@@ -138,7 +139,7 @@ impl Cc2Explorer {
         } else {
             (None, None)
         };
-        Ok(Cc2View { kind: "cc2", position, pieces, plies, depth_note, moves })
+        Ok(Cc2View { kind: GameKind::Cc2, position, pieces, plies, depth_note, moves })
     }
 }
 

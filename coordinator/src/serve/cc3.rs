@@ -10,6 +10,7 @@ use crate::probe::{PositionReport, Prober};
 use crate::witness::{self, WitnessKind};
 use clap::ValueEnum;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
+use retro_games::GameKind;
 use retro_games::cc3::{Outcome, PLAYER_NAMES, Position, children};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -70,7 +71,7 @@ pub struct MoveView {
 #[derive(Clone, Debug, Serialize)]
 pub struct PositionView {
     /// Always `cc3`.
-    pub kind: &'static str,
+    pub kind: GameKind,
     /// The 12 answers, category and outcome.
     pub position: PositionReport,
     /// Each player's cells.
@@ -108,7 +109,7 @@ impl Cc3Explorer {
             })
             .collect();
         json!({
-            "kind": "cc3",
+            "kind": GameKind::Cc3,
             "title": format!(
                 "Three-player Chinese checkers, star of order {} ({} cells, {} piece{} each)",
                 s.n, s.cells(), s.k, if s.k == 1 { "" } else { "s" }
@@ -163,7 +164,7 @@ impl Cc3Explorer {
             })
             .collect();
         let depth = self.depths(&pos, stop)?;
-        Ok(PositionView { kind: "cc3", position: probe.position, pieces, depth, moves })
+        Ok(PositionView { kind: GameKind::Cc3, position: probe.position, pieces, depth, moves })
     }
 
     /// Plies to the end of every decided solo answer and forced enable.

@@ -34,6 +34,7 @@ pub mod wire;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use limits::{Limits, Slots};
+use retro_games::GameKind;
 use serde_json::Value;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -102,13 +103,13 @@ pub enum Explorer {
 }
 
 impl Explorer {
-    /// `cc3`, `cc2`, `peg` or `sylver`, as `/api/info` names it.
-    pub fn kind(&self) -> &'static str {
+    /// The game, as `/api/info` names it.
+    pub fn kind(&self) -> GameKind {
         match self {
-            Explorer::Cc3(_) => "cc3",
-            Explorer::Cc2(_) => "cc2",
-            Explorer::Peg(_) => "peg",
-            Explorer::Sylver => "sylver",
+            Explorer::Cc3(_) => GameKind::Cc3,
+            Explorer::Cc2(_) => GameKind::Cc2,
+            Explorer::Peg(_) => GameKind::Peg,
+            Explorer::Sylver => GameKind::Sylver,
         }
     }
 
@@ -145,7 +146,7 @@ impl Explorer {
 /// peg explorer (whose ledger and problem table are in memory).
 pub struct Opened {
     /// `cc3`, `cc2`, `peg` or `sylver`.
-    pub kind: &'static str,
+    pub kind: GameKind,
     /// The `/api/info` answer (a Sylver directory's table list as found when
     /// it was opened).
     pub info: Value,

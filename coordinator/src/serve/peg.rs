@@ -13,6 +13,7 @@
 use super::ApiError;
 use super::limits::Stop;
 use crate::peg::ledger::{HoleCount, LevelRow};
+use retro_games::GameKind;
 use retro_games::peg::class::{PositionClass, class_of, feasible};
 use retro_games::peg::search::{self, Outcome};
 use retro_games::peg::symmetry::apply;
@@ -160,7 +161,7 @@ pub struct Finish {
 #[derive(Clone, Debug, Serialize)]
 pub struct PegView {
     /// Always `peg`.
-    pub kind: &'static str,
+    pub kind: GameKind,
     /// `english` or `european`.
     pub board: &'static str,
     /// The position as a one-line picture (rows 7 to 1, `o` peg, `.` hole).
@@ -233,7 +234,7 @@ impl PegExplorer {
             // Other jobs write summary.json too (or a file may be half written
             // by hand): only a file that says it is a peg summary counts.
             let Ok(head) = serde_json::from_slice::<Head>(&bytes) else { continue };
-            if head.game.as_deref() != Some("peg") {
+            if crate::summary::game_named(head.game.as_deref()) != Some(GameKind::Peg) {
                 continue;
             }
             let bad = |e: serde_json::Error| format!("{}: not a peg summary this explorer reads: {e}", path.display());
@@ -312,7 +313,7 @@ impl PegExplorer {
         }
         let b = self.board(kind);
         json!({
-            "kind": "peg",
+            "kind": GameKind::Peg,
             "title": format!("Peg solitaire: {}", parts.join("; ")),
             "board": kind.name(),
             "start": b.picture_line(b.single_vacancy(self.default_vacancy(kind))),
@@ -458,7 +459,7 @@ impl PegExplorer {
         };
         let n = pegs.count_ones();
         Ok(PegView {
-            kind: "peg",
+            kind: GameKind::Peg,
             board: kind.name(),
             position: b.picture_line(pegs),
             pegs: n,

@@ -22,6 +22,7 @@ use super::ApiError;
 use super::limits::{Halt, Stop};
 use axum::http::StatusCode;
 use retro_engine::sylver::{ClassSolver, SolveError};
+use retro_games::GameKind;
 use retro_games::sylver::theory::{known_p, set_text};
 use retro_games::sylver::{Apery, parse_numbers};
 use serde::{Deserialize, Serialize};
@@ -129,7 +130,7 @@ pub fn tables(dir: &Path) -> Vec<(String, Vec<Value>)> {
         .filter_map(|path| {
             let bytes = std::fs::read(&path).ok()?;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
-            (head.game.as_deref() == Some("sylver")).then(|| {
+            (crate::summary::game_named(head.game.as_deref()) == Some(GameKind::Sylver)).then(|| {
                 let job = head.job.unwrap_or_else(|| path.display().to_string());
                 (job, head.rows)
             })
@@ -145,7 +146,7 @@ pub fn has_tables(dir: &Path) -> bool {
 /// `/api/info` for a directory of Sylver tables.
 pub fn info(dir: &Path) -> Value {
     let jobs: Vec<String> = tables(dir).into_iter().map(|(job, _)| job).collect();
-    serde_json::json!({ "kind": "sylver", "title": "Sylver coinage", "tables": jobs })
+    serde_json::json!({ "kind": GameKind::Sylver, "title": "Sylver coinage", "tables": jobs })
 }
 
 fn unprocessable(message: String) -> ApiError {

@@ -436,15 +436,21 @@ impl<'g> Bfs<'g> {
 
     /// Sets the depth and adds `ranks` (which must all have player `depth % 3`
     /// to move) to the current frontier and to the visited set.
-    pub fn seed(&mut self, depth: u32, ranks: &[u64]) -> Result<(), String> {
+    pub fn seed(&mut self, depth: u32, ranks: &[u64]) -> Result<(), crate::ResultsError> {
         let turn = (depth % 3) as u64;
         if self.frontier_len > 0 && depth != self.depth {
-            return Err(format!("the frontier is at depth {}, not {depth}", self.depth));
+            return Err(crate::ResultsError::Unsupported(format!(
+                "the frontier is at depth {}, not {depth}",
+                self.depth
+            )));
         }
         self.depth = depth;
         for &r in ranks {
             if r / self.third != turn {
-                return Err(format!("rank {r} does not have player {} to move", PLAYER_NAMES[turn as usize]));
+                return Err(crate::ResultsError::Unsupported(format!(
+                    "rank {r} does not have player {} to move",
+                    PLAYER_NAMES[turn as usize]
+                )));
             }
             let i = r - turn * self.third;
             let (w, bit) = ((i / 64) as usize, 1u64 << (i % 64));

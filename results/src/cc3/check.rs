@@ -5,6 +5,8 @@
 //! cannot answer, makes the command fail, so a long run's claim "reproduces
 //! every published number" is one repeatable command.
 
+use crate::ResultsError;
+use retro_games::GameKind;
 use serde_json::Value;
 
 /// The published three-player numbers (key, value, note), as in the tests.
@@ -39,14 +41,21 @@ pub struct Line {
 }
 
 /// Compares a cc3 `summary.json` with the published lines of its stage.
-pub fn check_cc3(summary: &Value) -> Result<Vec<Line>, String> {
-    if summary["game"] != "cc3" {
-        return Err(format!("the summary is of game {}, not cc3 (three-player Chinese checkers)", summary["game"]));
+pub fn check_cc3(summary: &Value) -> Result<Vec<Line>, ResultsError> {
+    if summary["game"] != GameKind::Cc3.as_str() {
+        return Err(ResultsError::Unsupported(format!(
+            "the summary is of game {}, not cc3 (three-player Chinese checkers)",
+            summary["game"]
+        )));
     }
     let stage = match summary["order"].as_u64() {
         Some(1) => "stage1",
         Some(2) => "stage2",
-        other => return Err(format!("no published numbers for order {other:?} (stage 1 is order 1, stage 2 order 2)")),
+        other => {
+            return Err(ResultsError::Unsupported(format!(
+                "no published numbers for order {other:?} (stage 1 is order 1, stage 2 order 2)"
+            )));
+        }
     };
     // Stage 1's per-player and category counts are over the positions
     // reachable from the start, stage 2's over the whole space.

@@ -10,6 +10,7 @@
 //! sorted order ([`Prober::values`]).
 
 use super::analysis;
+use crate::ResultsError;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::RetroGame;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, children};
@@ -99,7 +100,7 @@ const BATCH: usize = 1 << 21;
 const CYCLE_LIMIT: usize = 50_000_000;
 
 /// Finds a witness of `kind`, searching at most `max_depth` plies from the start.
-pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Result<Witness, String> {
+pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Result<Witness, ResultsError> {
     let mut w = Witness {
         kind: kind.name().to_string(),
         none: None,
@@ -151,7 +152,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
             fill_line(prober, &mut w, &line)?;
             for child in [first, second] {
                 let mv = move_text(&prober.game, &end, &child);
-                w.moves.push(MoveReport { mv, child: prober.report(&child).map_err(|e| e.to_string())? });
+                w.moves.push(MoveReport { mv, child: prober.report(&child)? });
             }
         }
         WitnessKind::DrawCycle => {
@@ -168,7 +169,10 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
             let mut line = search.levels.line_to(&prober.game, depth, rank)?;
             let spoiler = line[line.len() - 1];
             let s = solos(prober, &[spoiler])?[0];
-            let x = s.iter().position(|&v| v == VALUE_DRAW).ok_or("the spoiler-draw position lost its draw")?;
+            let x = s
+                .iter()
+                .position(|&v| v == VALUE_DRAW)
+                .ok_or_else(|| ResultsError::Inconsistent("the spoiler-draw position lost its draw".into()))?;
             w.player = Some(PLAYER_NAMES[x].to_string());
             let spoiler_text = prober.game.format(&spoiler);
             let Cycle { lead_in, cycle } = find_cycle(
@@ -181,7 +185,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
                     let values = solo_of(prober, &flat, x)?;
                     let game = &prober.game;
                     let mut at = 0;
-                    Ok::<_, String>(
+                    Ok::<_, ResultsError>(
                         kids.iter()
                             .map(|k| {
                                 let kept = k
@@ -199,11 +203,11 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
                 CYCLE_LIMIT,
             )?
             .ok_or_else(|| {
-                format!(
+                ResultsError::Inconsistent(format!(
                     "solo({}) is DRAW at {spoiler_text} but no cycle of draws was found from it \
                      (a dead end means inconsistent tablebases; or over {CYCLE_LIMIT} positions)",
                     PLAYER_NAMES[x]
-                )
+                ))
             })?;
             let game = &prober.game;
             line.extend(lead_in.iter().skip(1).map(|&r| game.unrank(r)));
@@ -212,7 +216,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
             for &r in cycle.iter().skip(1) {
                 let pos = prober.game.unrank(r);
                 let mv = Some(move_text(&prober.game, &prev, &pos));
-                w.cycle.push(Step { mv, position: prober.report(&pos).map_err(|e| e.to_string())? });
+                w.cycle.push(Step { mv, position: prober.report(&pos)? });
                 prev = pos;
             }
         }
@@ -221,11 +225,11 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
 }
 
 /// Sets `w`'s line, depth and position from a line of positions.
-fn fill_line(prober: &Prober, w: &mut Witness, line: &[Position]) -> Result<(), String> {
+fn fill_line(prober: &Prober, w: &mut Witness, line: &[Position]) -> Result<(), ResultsError> {
     let mut prev: Option<Position> = None;
     for pos in line {
         let mv = prev.map(|p| move_text(&prober.game, &p, pos));
-        w.line.push(Step { mv, position: prober.report(pos).map_err(|e| e.to_string())? });
+        w.line.push(Step { mv, position: prober.report(pos)? });
         prev = Some(*pos);
     }
     w.depth = Some(line.len() as u32 - 1);
@@ -249,20 +253,20 @@ pub fn move_text(game: &Cc3, from: &Position, to: &Position) -> String {
 const SOLO_ROTATION: [usize; 3] = [0, 2, 1];
 
 /// solo(A), solo(B), solo(C) at each position (three lookups each).
-fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, String> {
+fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, ResultsError> {
     let mut requests = Vec::with_capacity(3 * positions.len());
     for pos in positions {
         let r = analysis::rotation_ranks(&prober.game, pos);
         requests.extend(SOLO_ROTATION.map(|j| (0, r[j])));
     }
-    let v = prober.values(&requests).map_err(|e| e.to_string())?;
+    let v = prober.values(&requests)?;
     Ok(v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
 }
 
 /// The first position of a batch in the solo-win category (`want` = WIN) or
 /// the spoiler-draw category (`want` = DRAW): the game is on and some solo is
 /// `want`, and for a draw no solo is WIN.
-fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Found<()>, String> {
+fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Found<()>, ResultsError> {
     let solos = solos(prober, batch)?;
     Ok(batch
         .iter()
@@ -276,15 +280,15 @@ fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Foun
 }
 
 /// solo(`player`) at each position.
-fn solo_of(prober: &Prober, positions: &[Position], player: usize) -> Result<Vec<u8>, String> {
+fn solo_of(prober: &Prober, positions: &[Position], player: usize) -> Result<Vec<u8>, ResultsError> {
     let requests: Vec<(usize, u64)> =
         positions.iter().map(|pos| (0, analysis::rotation_ranks(&prober.game, pos)[SOLO_ROTATION[player]])).collect();
-    prober.values(&requests).map_err(|e| e.to_string())
+    Ok(prober.values(&requests)?)
 }
 
 /// The first kingmaker witness of a batch (see [`WitnessKind::Kingmaker`]):
 /// its index and the two children that hand the win to M+1 and to M+2.
-fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, Position)>, String> {
+fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, Position)>, ResultsError> {
     let solos = solos(prober, batch)?;
     let candidates: Vec<usize> = (0..batch.len())
         .filter(|&i| {
@@ -300,7 +304,7 @@ fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, 
         let r = analysis::rotation_ranks(&prober.game, &batch[i])[SOLO_ROTATION[batch[i].turn as usize]];
         requests.extend([(1, r), (2, r)]);
     }
-    let enables = prober.values(&requests).map_err(|e| e.to_string())?;
+    let enables = prober.values(&requests)?;
     let candidates: Vec<usize> = candidates
         .iter()
         .zip(enables.chunks_exact(2))
@@ -316,7 +320,7 @@ fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, 
             requests.extend([(0, r[SOLO_ROTATION[(m + 1) % 3]]), (0, r[SOLO_ROTATION[(m + 2) % 3]])]);
         }
     }
-    let values = prober.values(&requests).map_err(|e| e.to_string())?;
+    let values = prober.values(&requests)?;
     let mut at = 0;
     for (&i, k) in candidates.iter().zip(&kids) {
         let v = &values[at..at + 2 * k.len()];
@@ -349,8 +353,8 @@ struct Search<T> {
 fn search<T>(
     prober: &Prober,
     max_depth: Option<u32>,
-    mut test: impl FnMut(&Prober, &[Position]) -> Result<Found<T>, String>,
-) -> Result<Search<T>, String> {
+    mut test: impl FnMut(&Prober, &[Position]) -> Result<Found<T>, ResultsError>,
+) -> Result<Search<T>, ResultsError> {
     let mut levels = Levels::new(&prober.game);
     let mut searched = 0u64;
     loop {
@@ -439,7 +443,7 @@ impl Levels {
 
     /// A shortest line from the start to `target` (at `depth`): each position's
     /// parent is its lowest-ranked predecessor one depth up.
-    fn line_to(&self, game: &Cc3, depth: u32, target: u64) -> Result<Vec<Position>, String> {
+    fn line_to(&self, game: &Cc3, depth: u32, target: u64) -> Result<Vec<Position>, ResultsError> {
         let mut line = vec![game.unrank(target)];
         let mut cur = target;
         for d in (0..depth as usize).rev() {
@@ -452,7 +456,9 @@ impl Levels {
                 .find(|&p| {
                     self.depths[d].binary_search(&p).is_ok() && children(&game.star, &game.unrank(p)).contains(&child)
                 })
-                .ok_or_else(|| format!("no parent of {} at depth {d}", game.format(&child)))?;
+                .ok_or_else(|| {
+                    ResultsError::Inconsistent(format!("no parent of {} at depth {d}", game.format(&child)))
+                })?;
             line.push(game.unrank(parent));
             cur = parent;
         }

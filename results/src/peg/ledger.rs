@@ -9,6 +9,7 @@
 //! itself. So it is a lookup of complement(P) in the level with the matching
 //! peg count, never a backward search.
 
+use crate::ResultsError;
 use retro_engine::levels::LevelShard;
 use retro_engine::levels::{self, Level};
 use retro_engine::levels::{LevelGame, next_level};
@@ -82,7 +83,7 @@ impl LevelGame for Dual<'_> {
     }
 }
 
-fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, String> {
+fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, ResultsError> {
     let mut p = Partial::default();
     let mut dual_keys = duals.map_or(&[][..], |d| &d.keys[..]).iter().peekable();
     for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
@@ -90,7 +91,9 @@ fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> R
         // Every member of the orbit is reached by the same number of sequences,
         // so the orbit total must divide exactly; anything else is a bug.
         if !weight.is_multiple_of(u128::from(orbit)) {
-            return Err(format!("sequence count {weight} of {key:#x} is not divisible by its orbit size {orbit}"));
+            return Err(ResultsError::Inconsistent(format!(
+                "sequence count {weight} of {key:#x} is not divisible by its orbit size {orbit}"
+            )));
         }
         p.positions += orbit;
         if board.is_dead_end(key) {
@@ -106,11 +109,11 @@ fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> R
 }
 
 /// Builds the ledger from the levels of `start` (a single-vacancy position).
-pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, String> {
+pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, ResultsError> {
     let start_pegs = start.count_ones();
     let vacancy = board.complement(start);
     if vacancy.count_ones() != 1 {
-        return Err("the ledger needs a single-vacancy start".into());
+        return Err(ResultsError::Unsupported("the ledger needs a single-vacancy start".into()));
     }
     let mut rows = Vec::with_capacity(all.len());
     for (n, level) in all.iter().enumerate() {
@@ -119,12 +122,12 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
         // all, lies in level start_pegs - 1 - n.
         let partner = (start_pegs as usize).checked_sub(1 + n).and_then(|m| all.get(m));
         let duals = match partner {
-            Some(m) => Some(next_level(&Dual(board), m, threads).map_err(|e| e.to_string())?.0),
+            Some(m) => Some(next_level(&Dual(board), m, threads).map_err(|e| ResultsError::Levels(e.to_string()))?.0),
             None => None,
         };
         let duals = duals.as_deref();
         let cursor = std::sync::atomic::AtomicUsize::new(0);
-        let partials: Vec<Result<Partial, String>> = std::thread::scope(|scope| {
+        let partials: Vec<Result<Partial, ResultsError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads.max(1))
                 .map(|_| {
                     scope.spawn(|| {
@@ -160,11 +163,10 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
             row.winnable += p.winnable;
             row.winnable_up_to_symmetry += p.winnable_reps;
         }
-        row.sequences = level
-            .iter()
-            .flat_map(|s| &s.weights)
-            .try_fold(0u128, |acc, &w| acc.checked_add(w))
-            .ok_or(format!("the number of jump sequences after {n} jumps overflows 128 bits"))?;
+        row.sequences =
+            level.iter().flat_map(|s| &s.weights).try_fold(0u128, |acc, &w| acc.checked_add(w)).ok_or_else(|| {
+                ResultsError::Overflow(format!("the number of jump sequences after {n} jumps overflows 128 bits"))
+            })?;
         rows.push(row);
     }
     let mut solutions_by_hole = Vec::new();
@@ -177,7 +179,10 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
             let total = levels::weight(last, canonical(lone));
             let orbit = u128::from(orbit_size(lone));
             if !total.is_multiple_of(orbit) {
-                return Err(format!("solutions ending on {} do not divide by its orbit size", hole_name(hole)));
+                return Err(ResultsError::Inconsistent(format!(
+                    "solutions ending on {} do not divide by its orbit size",
+                    hole_name(hole)
+                )));
             }
             if total > 0 {
                 solutions_by_hole.push(HoleCount { hole: hole_name(hole), solutions: total / orbit });

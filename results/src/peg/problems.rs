@@ -6,6 +6,7 @@
 //! the others (and replayed move by move on each, so a mapping error cannot
 //! pass unnoticed).
 
+use crate::ResultsError;
 use retro_games::peg::class::feasible;
 use retro_games::peg::search::{Outcome, replay, solve};
 use retro_games::peg::symmetry::{apply, images};
@@ -101,7 +102,7 @@ pub fn searches_needed(board: &Board) -> Vec<(u8, u8)> {
 }
 
 /// Decides every single-vacancy problem of `board`, `budget` positions per search.
-pub fn decide_all(board: &Board, budget: u64, threads: usize) -> Result<BoardProblems, String> {
+pub fn decide_all(board: &Board, budget: u64, threads: usize) -> Result<BoardProblems, ResultsError> {
     let began = Instant::now();
     let holes: Vec<u8> = (0..64u8).filter(|&h| board.has_hole(h)).collect();
     let work = searches_needed(board);
@@ -151,20 +152,23 @@ pub fn decide_all(board: &Board, budget: u64, threads: usize) -> Result<BoardPro
             if row.class_feasible {
                 let (pair, g) = canonical_pair(s, f);
                 starts.insert(canonical_pair(s, s).0.0, ());
-                let (outcome, positions) = results.get(&pair).ok_or("a feasible problem was not searched")?;
+                let (outcome, positions) = results
+                    .get(&pair)
+                    .ok_or_else(|| ResultsError::Inconsistent("a feasible problem was not searched".into()))?;
                 row.positions = *positions;
                 row.searched_as = format!("{}->{}", hole_name(pair.0), hole_name(pair.1));
                 row.status = match outcome {
                     Outcome::Solved(jumps) => {
                         let back = inverse(g);
                         let mapped: Vec<Jump> = jumps.iter().map(|&j| map_jump(back, j)).collect();
-                        let end = replay(board, start, &mapped)
-                            .map_err(|e| format!("solution of {}->{}: {e}", row.start, row.finish))?;
+                        let end = replay(board, start, &mapped).map_err(|e| {
+                            ResultsError::Inconsistent(format!("solution of {}->{}: {e}", row.start, row.finish))
+                        })?;
                         if end != 1 << f {
-                            return Err(format!(
+                            return Err(ResultsError::Inconsistent(format!(
                                 "solution of {}->{} does not end on {}",
                                 row.start, row.finish, row.finish
-                            ));
+                            )));
                         }
                         row.solution = Some(jumps_text(&mapped));
                         "solvable"
