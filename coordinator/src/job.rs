@@ -164,17 +164,19 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         );
     }
     let manifest_path = opts.checkpoints.join("coordinator.json");
-    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
+    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)
+        .map_err(|e| e.to_string())?
+    {
         Some(m) => {
             tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
             m
         }
         None => Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions),
     };
-    for note in manifest.claim_output(&opts.output)? {
+    for note in manifest.claim_output(&opts.output).map_err(|e| e.to_string())? {
         tracing::info!("{note}");
     }
-    manifest.save(&manifest_path)?;
+    manifest.save(&manifest_path).map_err(|e| e.to_string())?;
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
     if manifest.workers.len() > expected {
         return Err(format!(

@@ -2,19 +2,21 @@
 //! rounds, merges their shards into tablebase files and summarises them.
 //!
 //! - [`plan`]: the TOML plan and its validation.
-//! - [`scheduler`]: the state machine every registration, pull and upload goes through.
+//! - [`scheduler`]: the state machine every join, pull and upload of a retrograde job goes through.
 //! - [`manifest`]: the coordinator's durable state.
-//! - [`service`] / [`inproc`]: the gRPC face and the in-process link of the scheduler.
+//! - [`service`] / [`inproc`]: the gRPC services (one join for every kind of job) and
+//!   the in-process link of the scheduler.
 //! - [`merge`]: uploaded blocks to tablebase files.
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
-//! - [`status`]: `/healthz` and `/status` over HTTP.
+//! - [`status`]: `/healthz`, `/status` and `/metrics` over HTTP, for every kind of job.
 //! - [`peg`]: peg solitaire: the breadth-first ledger and the single-vacancy problems.
 //! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
 //! - [`probe`]: answers for one position from the tablebase files.
 //! - [`witness`]: positions that show each category, with the line that reaches them.
-//! - [`serve`]: the position explorer in the browser (`coordinator serve`).
 //! - [`estimate`]: exact sizes for any order.
+//!
+//! The position explorer (`coordinator serve`) is its own crate, retro-explorer.
 //! - [`bench`]: throughput of the kernel's building blocks.
 //! - [`sylver`] / [`sylver_job`]: Sylver coinage positions, and the table job
 //!   (`[job] game = "sylver"`) that solves rows `{m, n}` by m-class.
@@ -30,7 +32,6 @@ pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod scheduler;
-pub mod serve;
 pub mod service;
 pub mod status;
 pub mod summary;

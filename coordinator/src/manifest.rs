@@ -4,10 +4,35 @@
 
 use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
 use retro_engine::kernel::InitStats;
-use retro_engine::tablebase::{TablebaseReader, sha256_file};
+use retro_engine::tablebase::{TablebaseError, TablebaseReader, sha256_file};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// Why checkpoints or their tablebases cannot be used. Each message says
+/// what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The manifest file could not be read or written, or fails its checksum.
+    #[error(transparent)]
+    Durable(#[from] DurableError),
+    /// A tablebase file could not be opened or read.
+    #[error(transparent)]
+    Tablebase(#[from] TablebaseError),
+    /// A tablebase file is not the file the job wrote: another layer, plan,
+    /// rank order, size or digest.
+    #[error("{0}")]
+    NotTheJobsFile(String),
+    /// The checkpoints belong to another job, manifest format or rank order.
+    #[error("{0}")]
+    OtherCheckpoints(String),
+    /// A finished layer's tablebase is missing, or its only copy unusable.
+    #[error("{0}")]
+    Missing(String),
+    /// A file operation on the output directory failed.
+    #[error("{0}")]
+    Io(String),
+}
 
 /// Version of the manifest format.
 pub const MANIFEST_FORMAT_VERSION: u32 = 1;
@@ -51,43 +76,45 @@ impl TablebaseEntry {
         question: &str,
         plan_hash: &str,
         rank_order: u32,
-    ) -> Result<TablebaseReader, String> {
+    ) -> Result<TablebaseReader, ManifestError> {
         let path = dir.join(&self.file);
         let shown = path.display();
         let restore = "restore the file the job wrote, or solve the plan again into a fresh checkpoint directory";
         // Structure first: a damaged file says what is damaged.
-        let reader = TablebaseReader::open(&path).map_err(|e| e.to_string())?;
+        let reader = TablebaseReader::open(&path)?;
         let header = reader.header();
         if header.layer != question {
-            return Err(format!(
+            return Err(ManifestError::NotTheJobsFile(format!(
                 "tablebase {shown} holds layer {}, but the job wrote layer {question} under this name; {restore}",
                 header.layer
-            ));
+            )));
         }
         if header.plan_hash != plan_hash {
-            return Err(format!(
+            return Err(ManifestError::NotTheJobsFile(format!(
                 "tablebase {shown} was written by a job with plan {}, not this job (plan {plan_hash}); {restore}",
                 header.plan_hash
-            ));
+            )));
         }
-        retro_probe::check_rank_order(&reader, rank_order).map_err(|e| e.to_string())?;
-        let len = std::fs::metadata(&path).map_err(|e| format!("tablebase {shown} of layer {question}: {e}"))?.len();
+        retro_probe::check_rank_order(&reader, rank_order).map_err(|e| ManifestError::NotTheJobsFile(e.to_string()))?;
+        let len = std::fs::metadata(&path)
+            .map_err(|e| ManifestError::Io(format!("tablebase {shown} of layer {question}: {e}")))?
+            .len();
         if len != self.bytes {
-            return Err(format!(
+            return Err(ManifestError::NotTheJobsFile(format!(
                 "tablebase {shown} holds {len} bytes, but the job wrote {} bytes for layer {question}: it is not \
                  the job's file; {restore}",
                 self.bytes
-            ));
+            )));
         }
         // The same digest means the same bytes as the file the writer made,
         // so every block and whole-file checksum holds without a second pass.
-        let sha = sha256_file(&path).map_err(|e| format!("tablebase {shown}: {e}"))?;
+        let sha = sha256_file(&path).map_err(|e| ManifestError::Io(format!("tablebase {shown}: {e}")))?;
         if sha != self.sha256 {
-            return Err(format!(
+            return Err(ManifestError::NotTheJobsFile(format!(
                 "tablebase {shown} has sha256 {sha}, but the job recorded {} for layer {question}: the file was \
                  changed after the job wrote it; {restore}",
                 self.sha256
-            ));
+            )));
         }
         Ok(reader)
     }
@@ -172,36 +199,36 @@ impl Manifest {
     }
 
     /// Loads the manifest at `path`, checking that it belongs to this plan.
-    pub fn load(path: &Path, job: &str, plan_hash: &str, rank_order: u32) -> Result<Option<Manifest>, String> {
-        let mut m: Option<Manifest> = read_checked_json(path).map_err(|e: DurableError| e.to_string())?;
+    pub fn load(path: &Path, job: &str, plan_hash: &str, rank_order: u32) -> Result<Option<Manifest>, ManifestError> {
+        let mut m: Option<Manifest> = read_checked_json(path)?;
         if let Some(m) = &mut m {
             // Whose checkpoints these are comes first: another job's manifest
             // also differs in everything else, and the user must hear that it
             // is another job, not another program.
             if m.plan_hash != plan_hash || m.job != job {
-                return Err(format!(
+                return Err(ManifestError::OtherCheckpoints(format!(
                     "{}: these checkpoints belong to job {} with plan {}, but this plan is job {job} with plan \
                      {plan_hash}; give this run its own checkpoint directory (--checkpoints DIR or the plan's \
                      [output] checkpoints), or remove this one if that job is no longer wanted",
                     path.display(),
                     m.job,
                     m.plan_hash
-                ));
+                )));
             }
             if m.format_version != MANIFEST_FORMAT_VERSION {
-                return Err(format!(
+                return Err(ManifestError::OtherCheckpoints(format!(
                     "{}: manifest format {} (this build reads {MANIFEST_FORMAT_VERSION})",
                     path.display(),
                     m.format_version
-                ));
+                )));
             }
             match m.rank_order {
                 Some(r) if r != rank_order => {
-                    return Err(format!(
+                    return Err(ManifestError::OtherCheckpoints(format!(
                         "{}: these checkpoints were written with rank order {r}, this program uses {rank_order}; \
                          finish the job with the program that started it, or remove the checkpoints",
                         path.display()
-                    ));
+                    )));
                 }
                 Some(_) => {}
                 None => m.rank_order = Some(rank_order),
@@ -217,8 +244,9 @@ impl Manifest {
     /// from the recorded directory (checked, copied atomically) and says so;
     /// a file that is missing everywhere, or a different file under the name,
     /// is an error that names it. Returns what was done, to be logged.
-    pub fn claim_output(&mut self, output: &Path) -> Result<Vec<String>, String> {
-        let here = std::fs::canonicalize(output).map_err(|e| format!("output directory {}: {e}", output.display()))?;
+    pub fn claim_output(&mut self, output: &Path) -> Result<Vec<String>, ManifestError> {
+        let here = std::fs::canonicalize(output)
+            .map_err(|e| ManifestError::Io(format!("output directory {}: {e}", output.display())))?;
         let recorded = self.output.clone().filter(|old| *old != here);
         let rank_order = self.rank_order.unwrap_or_default();
         let mut notes = Vec::new();
@@ -231,20 +259,20 @@ impl Manifest {
                 continue;
             }
             let Some(old) = &recorded else {
-                return Err(format!(
+                return Err(ManifestError::Missing(format!(
                     "tablebase {} of the finished layer {q} is missing; restore it (sha256 {}), or solve the plan \
                      again into a fresh checkpoint directory",
                     target.display(),
                     entry.sha256
-                ));
+                )));
             };
             entry.open_checked(old, q, &self.plan_hash, rank_order).map_err(|e| {
-                format!(
+                ManifestError::Missing(format!(
                     "these checkpoints wrote their finished layers to {}, and its copy of layer {q} is unusable \
                      ({e}); run with --output {} or give this run its own --checkpoints DIR",
                     old.display(),
                     old.display()
-                )
+                ))
             })?;
             copy_atomic(&old.join(&entry.file), &target)?;
             entry.open_checked(&here, q, &self.plan_hash, rank_order)?;
@@ -262,17 +290,19 @@ impl Manifest {
     }
 
     /// Writes the manifest atomically.
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        write_checked_json(path, self).map_err(|e| e.to_string())
+    pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
+        Ok(write_checked_json(path, self)?)
     }
 }
 
 /// Copies `from` to `to` through a temporary file, synced, then renamed: a
 /// crash leaves either no file or the whole file at `to`.
-fn copy_atomic(from: &Path, to: &Path) -> Result<(), String> {
+fn copy_atomic(from: &Path, to: &Path) -> Result<(), ManifestError> {
     use retro_engine::durable::{fsync_parent_dir, tmp_path};
     let tmp = tmp_path(to);
-    let err = |what: &str, e: std::io::Error| format!("copying {} to {}: {what}: {e}", from.display(), to.display());
+    let err = |what: &str, e: std::io::Error| {
+        ManifestError::Io(format!("copying {} to {}: {what}: {e}", from.display(), to.display()))
+    };
     std::fs::copy(from, &tmp).map_err(|e| err("copy", e))?;
     std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| err("sync", e))?;
     std::fs::rename(&tmp, to).map_err(|e| err("rename", e))?;

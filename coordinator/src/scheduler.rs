@@ -343,7 +343,7 @@ impl Scheduler {
         if st.phase == Phase::Joining && st.manifest.workers.len() == self.expected_workers {
             self.assign_shards(&mut st);
             if let Err(e) = st.manifest.save(&self.manifest_path) {
-                st.phase = Phase::Failed(e);
+                st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
             } else {
                 st.phase = resume_phase(&st.manifest);
             }

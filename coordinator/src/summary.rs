@@ -98,7 +98,8 @@ pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
     }
     let load = |(want, tb): &(&str, &crate::manifest::TablebaseEntry)| -> Result<Vec<u8>, String> {
         let started = std::time::Instant::now();
-        let mut r = tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER)?;
+        let mut r =
+            tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER).map_err(|e| e.to_string())?;
         let packed = r.read_all().map_err(|e| e.to_string())?;
         tracing::info!(
             "loaded {} ({} bytes) in {:.1}s",

@@ -81,7 +81,9 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         .find(|l| l.question == "solo(1)")
         .ok_or_else(|| "the plan does not compute solo(1), which the two-player summary needs".to_string())?;
     let tb = rec.tablebase.as_ref().ok_or_else(|| "layer solo(1) has no tablebase yet".to_string())?;
-    let mut reader = tb.open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)?;
+    let mut reader = tb
+        .open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)
+        .map_err(|e| e.to_string())?;
     let packed = reader.read_all().map_err(|e| e.to_string())?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];

@@ -941,7 +941,7 @@ struct InProcess {
 }
 
 impl InProcess {
-    fn start(dir: &Path, limits: retro_coordinator::serve::limits::Limits) -> InProcess {
+    fn start(dir: &Path, limits: retro_explorer::limits::Limits) -> InProcess {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
         let dir = dir.to_path_buf();
@@ -953,7 +953,7 @@ impl InProcess {
                 let stop = async {
                     let _ = shutdown_rx.await;
                 };
-                retro_coordinator::serve::serve_with_limits(dir, limits, listener, stop).await.unwrap();
+                retro_explorer::serve_with_limits(dir, limits, listener, stop).await.unwrap();
             });
         });
         InProcess { addr: addr_rx.recv_timeout(Duration::from_secs(30)).unwrap(), shutdown: Some(shutdown) }
@@ -1037,7 +1037,7 @@ fn every_error_is_json_even_those_hyper_answers_itself() {
 
 #[test]
 fn searches_stop_at_their_deadline_and_when_the_client_leaves() {
-    use retro_coordinator::serve::limits::Limits;
+    use retro_explorer::limits::Limits;
     let dir = TempDir::new("explorer-stop");
     let one_slot = |deadline| Limits { slots: 1, queue_wait: Duration::from_millis(100), deadline };
     let slow = InProcess::start(&dir.0, one_slot(Duration::from_secs(120)));

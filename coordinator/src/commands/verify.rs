@@ -59,7 +59,7 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
                     retro_games::cc3::RANK_ORDER
                 };
             let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
-            entry.open_checked(dir, question, plan_hash, rank_order).err()
+            entry.open_checked(dir, question, plan_hash, rank_order).err().map(|e| e.to_string())
         });
         match mismatch {
             None => println!("ok  {}  {}  {}", sha, header.layer, path.display()),

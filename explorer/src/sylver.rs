@@ -130,7 +130,7 @@ pub fn tables(dir: &Path) -> Vec<(String, Vec<Value>)> {
         .filter_map(|path| {
             let bytes = std::fs::read(&path).ok()?;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
-            (crate::summary::game_named(head.game.as_deref()) == Some(GameKind::Sylver)).then(|| {
+            (head.game.as_deref().and_then(|g| g.parse::<GameKind>().ok()) == Some(GameKind::Sylver)).then(|| {
                 let job = head.job.unwrap_or_else(|| path.display().to_string());
                 (job, head.rows)
             })

@@ -1,7 +1,7 @@
-//! `coordinator serve`: a position explorer in the browser. One page (plain
+//! The position explorer (`coordinator serve`): a position explorer in the browser. One page (plain
 //! HTML, CSS and JavaScript with SVG, built into the binary) and a small JSON
 //! API over a directory of tablebase files, read through the same code as
-//! `coordinator probe` ([`crate::probe::Prober`], [`crate::witness`]).
+//! `coordinator probe` ([`retro_probe::cc3::Prober`], [`retro_results::cc3::witness`]).
 //!
 //! The game kind comes from the files: `solo_A.tb` (with `enable_A_B.tb` and
 //! `enable_A_C.tb`) is a three-player job, `solo_1.tb` a two-player one.
@@ -115,9 +115,9 @@ impl Explorer {
 
     /// Opens the tablebases in `dir`, choosing the game by the files there.
     pub fn open(dir: &Path) -> Result<Explorer, String> {
-        let has = |q: &str| dir.join(crate::scheduler::tablebase_file_name(q)).exists();
-        if has(crate::analysis::COMPUTED_LAYERS[0]) {
-            return crate::probe::Prober::open(dir)
+        let has = |q: &str| dir.join(retro_engine::tablebase::layer_file_name(q)).exists();
+        if has(retro_results::cc3::analysis::COMPUTED_LAYERS[0]) {
+            return retro_probe::cc3::Prober::open(dir)
                 .map(|p| Explorer::Cc3(Cc3Explorer::new(p)))
                 .map_err(|e| e.to_string());
         }

@@ -5,13 +5,13 @@
 use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
-use crate::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
-use crate::probe::{PositionReport, Prober};
-use crate::witness::{self, WitnessKind};
 use clap::ValueEnum;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::GameKind;
 use retro_games::cc3::{Outcome, PLAYER_NAMES, Position, children};
+use retro_probe::cc3::{PositionReport, Prober};
+use retro_results::cc3::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
+use retro_results::cc3::witness::{self, WitnessKind};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};

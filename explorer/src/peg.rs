@@ -12,12 +12,12 @@
 
 use super::ApiError;
 use super::limits::Stop;
-use crate::peg::ledger::{HoleCount, LevelRow};
 use retro_games::GameKind;
 use retro_games::peg::class::{PositionClass, class_of, feasible};
 use retro_games::peg::search::{self, Outcome};
 use retro_games::peg::symmetry::apply;
 use retro_games::peg::{Board, BoardKind, Jump, Pegs, hole_name, parse_hole};
+use retro_results::peg::ledger::{HoleCount, LevelRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -38,7 +38,7 @@ struct Head {
     task: Option<String>,
 }
 
-/// The parts of a ledger summary the page shows (`crate::peg::LedgerSummary`).
+/// The parts of a ledger summary the page shows (retro-coordinator's `peg::LedgerSummary`).
 #[derive(Clone, Debug, Deserialize)]
 struct LedgerFile {
     job: String,
@@ -61,7 +61,7 @@ struct OeisFile {
     mismatches: Vec<(usize, u128, u128)>,
 }
 
-/// The parts of a problems summary the page shows (`crate::peg::ProblemsSummary`).
+/// The parts of a problems summary the page shows (retro-coordinator's `peg::ProblemsSummary`).
 #[derive(Clone, Debug, Deserialize)]
 struct ProblemsFile {
     job: String,
@@ -209,7 +209,7 @@ fn class_words(c: PositionClass) -> PegClass {
 
 /// Writes jumps as `from-to` hole names.
 fn jumps_text(jumps: &[Jump]) -> String {
-    crate::peg::problems::jumps_text(jumps)
+    retro_results::peg::problems::jumps_text(jumps)
 }
 
 /// `DIR/summary.json`, then `DIR/*/summary.json` in name order.
@@ -234,7 +234,7 @@ impl PegExplorer {
             // Other jobs write summary.json too (or a file may be half written
             // by hand): only a file that says it is a peg summary counts.
             let Ok(head) = serde_json::from_slice::<Head>(&bytes) else { continue };
-            if crate::summary::game_named(head.game.as_deref()) != Some(GameKind::Peg) {
+            if head.game.as_deref().and_then(|g| g.parse::<GameKind>().ok()) != Some(GameKind::Peg) {
                 continue;
             }
             let bad = |e: serde_json::Error| format!("{}: not a peg summary this explorer reads: {e}", path.display());
@@ -580,7 +580,7 @@ impl PegExplorer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peg::ledger::Ledger;
+    use retro_results::peg::ledger::Ledger;
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("retro-serve-peg-{name}-{}", std::process::id()));
