@@ -229,6 +229,9 @@ pub enum LevelError {
     /// A level file could not be read or written.
     #[error(transparent)]
     Io(#[from] DurableError),
+    /// A parcel (a shard on the wire) failed its checks.
+    #[error("{0}")]
+    BadParcel(String),
     /// A level file failed its checks.
     #[error(
         "level file {path} is damaged: {problem}; delete that level's directory and run the same command again to recompute it"
@@ -432,17 +435,18 @@ pub fn encode_shard(shard: &LevelShard) -> (u64, u32, Vec<u8>) {
 }
 
 /// Decodes a parcel made by [`encode_shard`], checking size, checksum and key order.
-pub fn decode_shard(entries: u64, crc: u32, packed: &[u8]) -> Result<LevelShard, String> {
+pub fn decode_shard(entries: u64, crc: u32, packed: &[u8]) -> Result<LevelShard, LevelError> {
+    let bad = LevelError::BadParcel;
     if entries > MAX_PARCEL_ENTRIES {
-        return Err(format!("parcel claims {entries} entries (at most {MAX_PARCEL_ENTRIES})"));
+        return Err(bad(format!("parcel claims {entries} entries (at most {MAX_PARCEL_ENTRIES})")));
     }
     let size = entries as usize * 24;
-    let raw = zstd::bulk::decompress(packed, size).map_err(|e| format!("parcel does not decompress: {e}"))?;
+    let raw = zstd::bulk::decompress(packed, size).map_err(|e| bad(format!("parcel does not decompress: {e}")))?;
     if raw.len() != size {
-        return Err(format!("parcel holds {} bytes, {size} expected", raw.len()));
+        return Err(bad(format!("parcel holds {} bytes, {size} expected", raw.len())));
     }
     if crc32fast::hash(&raw) != crc {
-        return Err("parcel checksum mismatch".into());
+        return Err(bad("parcel checksum mismatch".into()));
     }
     let mut shard =
         LevelShard { keys: Vec::with_capacity(entries as usize), weights: Vec::with_capacity(entries as usize) };
@@ -451,7 +455,7 @@ pub fn decode_shard(entries: u64, crc: u32, packed: &[u8]) -> Result<LevelShard,
         shard.weights.push(u128::from_le_bytes(e[8..].try_into().expect("16 bytes")));
     }
     if shard.keys.windows(2).any(|w| w[0] >= w[1]) {
-        return Err("parcel keys are not strictly increasing".into());
+        return Err(bad("parcel keys are not strictly increasing".into()));
     }
     Ok(shard)
 }

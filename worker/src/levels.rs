@@ -9,6 +9,7 @@
 //! same bytes.
 
 use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::run::WorkerError;
 use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
 use retro_engine::levels::{self, LevelShard, decode_shard, encode_shard, expand_owned, merge_shards};
@@ -54,8 +55,8 @@ fn part_path(data: &Path, level: u32) -> PathBuf {
     data.join("levels").join(format!("level-{level:03}.bin"))
 }
 
-fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, String> {
-    let channel = endpoint_with(&opts.connect, opts.tls.as_ref()).map_err(|e| e.to_string())?.connect_lazy();
+fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, WorkerError> {
+    let channel = endpoint_with(&opts.connect, opts.tls.as_ref())?.connect_lazy();
     Ok(LevelsClient::new(channel)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
@@ -63,8 +64,9 @@ fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, String> {
 
 /// Works for the level job the worker joined (`reply`) until the
 /// coordinator says FINISH.
-pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), String> {
-    let place = reply.level.ok_or("the coordinator's join reply names no place in its level job")?;
+pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), WorkerError> {
+    let place =
+        reply.level.ok_or_else(|| WorkerError::Refused("the join reply names no place in the level job".into()))?;
     let job = LevelJob {
         worker_id: reply.worker_id,
         job: reply.job,
@@ -75,27 +77,31 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Strin
         shards: place.shards,
     };
     if job.workers == 0 || job.index >= job.workers {
-        return Err(format!("the coordinator placed this worker at {} of {} workers", job.index, job.workers));
+        return Err(WorkerError::Refused(format!(
+            "the coordinator placed this worker at {} of {} workers",
+            job.index, job.workers
+        )));
     }
-    let _lock = DirLock::acquire(&opts.data).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(opts.data.join("levels")).map_err(|e| format!("{}: {e}", opts.data.display()))?;
-    if let Some(k) = crate::join::data_identity(&opts.data).map_err(|e| e.to_string())?
+    let _lock = DirLock::acquire(&opts.data)?;
+    std::fs::create_dir_all(opts.data.join("levels"))
+        .map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
+    if let Some(k) = crate::join::data_identity(&opts.data)?
         && k.plan_hash != reply.plan_hash
     {
-        return Err(format!(
+        return Err(WorkerError::Refused(format!(
             "{} belongs to job {} but the coordinator runs {}; use another --data directory",
             opts.data.display(),
             k.plan_hash,
             reply.plan_hash
-        ));
+        )));
     }
     let identity =
         Identity { job: job.job.clone(), worker_id: job.worker_id.clone(), plan_hash: reply.plan_hash.clone() };
-    write_identity(&opts.data, &identity).map_err(|e| e.to_string())?;
+    write_identity(&opts.data, &identity)?;
     let mut c = client(&opts)?;
     let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));
-    let kind =
-        BoardKind::parse(&job.board).ok_or_else(|| format!("coordinator names unknown board {:?}", job.board))?;
+    let kind = BoardKind::parse(&job.board)
+        .ok_or_else(|| WorkerError::Refused(format!("the job's board {:?} is unknown to this worker", job.board)))?;
     let board = Board::new(kind);
     tracing::info!("joined level job {} as worker {} of {} ({})", job.job, job.index, job.workers, job.worker_id);
     let mut done = (LevelStepKind::LevelStepUnspecified, 0u32, 0u64);
@@ -130,8 +136,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Strin
                 });
                 let (next, part) = with_heartbeat(expand, &c, &opts.token, &job.worker_id, heartbeat)
                     .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| WorkerError::Other(format!("the expansion thread failed: {e}")))??;
                 held = Some((level, part));
                 let parcels: Vec<LevelParcel> =
                     next.iter().enumerate().map(|(shard, s)| parcel(&job, level + 1, shard as u32, s)).collect();
@@ -161,7 +166,10 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Strin
                         }
                     };
                     if p.shard % job.workers != job.index {
-                        return Err(format!("coordinator sent shard {} that this worker does not own", p.shard));
+                        return Err(WorkerError::Refused(format!(
+                            "the coordinator sent shard {} that this worker does not own",
+                            p.shard
+                        )));
                     }
                     let shard = decode_shard(p.entries, p.crc32, &p.zstd)?;
                     got.entry(p.shard).or_default().push(shard);
@@ -174,13 +182,13 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Strin
                 for k in owned(&job) {
                     let parts = got.remove(&k).unwrap_or_default();
                     if parts.len() != job.workers as usize {
-                        return Err(format!(
+                        return Err(WorkerError::Other(format!(
                             "level {level} shard {k}: {} parcels, {} expected",
                             parts.len(),
                             job.workers
-                        ));
+                        )));
                     }
-                    part.push((k, merge_shards(parts).map_err(|e| e.to_string())?));
+                    part.push((k, merge_shards(parts)?));
                 }
                 let keys = save(&opts.data, level, &part)?;
                 held = Some((level, part));
@@ -256,41 +264,42 @@ async fn send(
 /// went away or moved on (it restarted, and resumes from its last committed
 /// level), the step is simply not reported and the worker asks for the
 /// current one; any other refusal ends the worker with the reason.
-fn step_lost(e: tonic::Status) -> Result<(LevelStepKind, u32, u64), String> {
+fn step_lost(e: tonic::Status) -> Result<(LevelStepKind, u32, u64), WorkerError> {
     if e.code() == tonic::Code::FailedPrecondition || crate::link::passes(&e) {
         tracing::warn!("the step was lost ({}); asking the coordinator for the current one", e.message());
         Ok((LevelStepKind::LevelStepUnspecified, 0, 0))
     } else {
-        Err(format!("the coordinator refused this worker's parcels: {}", e.message()))
+        Err(WorkerError::Refused(format!("{} (while taking this worker's parcels)", e.message())))
     }
 }
 
-fn save(data: &Path, level: u32, part: &Part) -> Result<u64, String> {
+fn save(data: &Path, level: u32, part: &Part) -> Result<u64, WorkerError> {
     let refs: Vec<(u32, &LevelShard)> = part.iter().map(|(k, s)| (*k, s)).collect();
-    levels::write_part(&part_path(data, level), &refs).map_err(|e| e.to_string())?;
+    levels::write_part(&part_path(data, level), &refs)?;
     Ok(part.iter().map(|(_, s)| s.len() as u64).sum())
 }
 
-fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, String> {
-    let part = levels::read_part(&part_path(data, level)).map_err(|e| e.to_string())?;
+fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, WorkerError> {
+    let part = levels::read_part(&part_path(data, level))?;
     let expected: Vec<u32> = owned(job).collect();
     let found: Vec<u32> = part.iter().map(|(k, _)| *k).collect();
     if found != expected {
-        return Err(format!("{} does not hold this worker's shards", part_path(data, level).display()));
+        return Err(WorkerError::Other(format!(
+            "{} does not hold this worker's shards",
+            part_path(data, level).display()
+        )));
     }
     Ok(part)
 }
 
 /// Retries a call while the coordinator is unreachable (it may be restarting);
 /// a refusal becomes an error that says so.
-async fn call<T, F, Fut>(address: &str, doing: &str, f: F) -> Result<T, String>
+async fn call<T, F, Fut>(address: &str, doing: &str, f: F) -> Result<T, WorkerError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, tonic::Status>>,
 {
-    retry_unreachable(address, doing, f)
-        .await
-        .map_err(|s| format!("the coordinator refused this worker: {}", s.message()))
+    retry_unreachable(address, doing, f).await.map_err(|s| WorkerError::Refused(s.message().to_string()))
 }
 
 /// Retries a call while the coordinator at `address` is unreachable; returns

@@ -151,7 +151,7 @@ async fn main() -> std::process::ExitCode {
                 data: opts.data.clone(),
                 threads,
             };
-            exit_code(retro_worker::levels::run(level_opts, reply).await)
+            exit_code(retro_worker::levels::run(level_opts, reply).await.map_err(|e| e.to_string()))
         }
         Ok(JobKind::Tasks) => {
             drop(peer);
@@ -161,9 +161,9 @@ async fn main() -> std::process::ExitCode {
             // service when it joins again.
             let rejoin = || {
                 let (link, opts) = (link.clone(), opts.clone());
-                async move { join_with_retry(link.as_ref(), &opts, "").await.map_err(|e| e.to_string()) }
+                async move { join_with_retry(link.as_ref(), &opts, "").await }
             };
-            exit_code(retro_worker::tasks::run(task_opts, reply, rejoin).await)
+            exit_code(retro_worker::tasks::run(task_opts, reply, rejoin).await.map_err(|e| e.to_string()))
         }
         _ => exit_code(Err(format!(
             "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",

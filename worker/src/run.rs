@@ -103,6 +103,15 @@ pub enum WorkerError {
     /// The data directory is locked by another process, or unusable.
     #[error(transparent)]
     Common(#[from] retro_common::CommonError),
+    /// A level file or parcel of a level job failed.
+    #[error(transparent)]
+    Levels(#[from] retro_engine::levels::LevelError),
+    /// The coordinator's address is unusable.
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// The data directory's identity file is unreadable.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// Anything else (I/O at start-up, bad plan JSON).
     #[error("{0}")]
     Other(String),

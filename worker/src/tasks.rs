@@ -10,6 +10,7 @@
 use crate::fault::Fault;
 use crate::levels::retry_unreachable;
 use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::run::WorkerError;
 use retro_engine::sylver::table::{ClassUnit, SOLVER_STACK, solve_class};
 use retro_games::GameKind;
 use retro_proto::tasks_client::TasksClient;
@@ -33,24 +34,24 @@ pub struct TaskWorkerOptions {
     pub fault: Option<Fault>,
 }
 
-fn client(opts: &TaskWorkerOptions) -> Result<TasksClient<Channel>, String> {
-    let channel = endpoint_with(&opts.connect, opts.tls.as_ref()).map_err(|e| e.to_string())?.connect_lazy();
+fn client(opts: &TaskWorkerOptions) -> Result<TasksClient<Channel>, WorkerError> {
+    let channel = endpoint_with(&opts.connect, opts.tls.as_ref())?.connect_lazy();
     Ok(TasksClient::new(channel)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES))
 }
 
-fn refused(s: tonic::Status) -> String {
-    format!("the coordinator refused this worker: {}", s.message())
+fn refused(s: tonic::Status) -> WorkerError {
+    WorkerError::Refused(s.message().to_string())
 }
 
 /// Solves classes of the task job the worker joined (`reply`) until the
 /// coordinator says FINISH. A coordinator restarted in between forgets this
 /// worker's id; the worker then joins again through `rejoin`.
-pub async fn run<J, F>(opts: TaskWorkerOptions, reply: JoinReply, mut rejoin: J) -> Result<(), String>
+pub async fn run<J, F>(opts: TaskWorkerOptions, reply: JoinReply, mut rejoin: J) -> Result<(), WorkerError>
 where
     J: FnMut() -> F,
-    F: std::future::Future<Output = Result<JoinReply, String>>,
+    F: std::future::Future<Output = Result<JoinReply, WorkerError>>,
 {
     let c = client(&opts)?;
     let mut reported = 0u32;

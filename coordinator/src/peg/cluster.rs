@@ -419,7 +419,8 @@ impl Levels for LevelService {
         let mut stream = req.into_inner();
         let mut count = 0;
         while let Some(p) = stream.message().await? {
-            let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(Status::invalid_argument)?;
+            let shard =
+                decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let mut s = self.0.lock();
             let index = self.0.heard(&mut s, &p.worker_id)?;
             if p.shard % self.0.workers != index || p.shard >= self.0.shards {
