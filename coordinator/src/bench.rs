@@ -3,6 +3,7 @@
 //! pass, a reference round and a routed round on a slice of the space), and
 //! the peak resident memory.
 
+use crate::CoordinatorError;
 use retro_engine::layout::Layout;
 use retro_engine::{kernel, routed};
 use retro_games::cc3::{Cc3, children, move_count};
@@ -57,10 +58,10 @@ pub fn peak_rss_bytes() -> u64 {
 
 /// Runs the benchmarks: `samples` random positions for the per-position
 /// figures, a contiguous slice of `slice` positions for the init pass and a round.
-pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, String> {
-    let g = Cc3::new(order).map_err(|e| e.to_string())?;
+pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, CoordinatorError> {
+    let g = Cc3::new(order)?;
     if !g.ranker.fits_u64() {
-        return Err(format!("order {order} does not fit u64 ranks"));
+        return Err(CoordinatorError::Job(format!("order {order} does not fit u64 ranks")));
     }
     let n = g.position_count();
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
@@ -109,7 +110,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     let q = Question::solo(0);
     let mut bytes = vec![0u8; slice as usize];
     let t = Instant::now();
-    kernel::count_moves(&g, start, &mut bytes, threads).map_err(|e| e.to_string())?;
+    kernel::count_moves(&g, start, &mut bytes, threads)?;
     figures.push(figure("init: move counts, once per job (positions)", slice, t));
     let counts = bytes.clone();
     let t = Instant::now();
@@ -143,8 +144,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
         .collect();
     own.sort_unstable();
     let t = Instant::now();
-    kernel::apply(&g, q, &layout, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)
-        .map_err(|e| e.to_string())?;
+    kernel::apply(&g, q, &layout, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)?;
     figures.push(figure("round: apply (updates, remapped into the slice)", own.len() as u64, t));
     drop(own);
 
@@ -169,7 +169,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     figures.push(figure("routed round: records made (children of slice positions)", records.len() as u64, t));
     let shard = layout.shard_of(start);
     let t = Instant::now();
-    let grouped = routed::route(&g, &layout, shard, &[&records], threads).map_err(|e| e.to_string())?;
+    let grouped = routed::route(&g, &layout, shard, &[&records], threads)?;
     figures.push(figure("routed round: route (records)", records.len() as u64, t));
     let mut preds = 0u64;
     for &k in &records {
@@ -177,7 +177,7 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     }
     let mut bytes = init_state;
     let t = Instant::now();
-    routed::apply_routed(&g, q, 1, &mut bytes, &grouped, threads).map_err(|e| e.to_string())?;
+    routed::apply_routed(&g, q, 1, &mut bytes, &grouped, threads)?;
     figures.push(figure("routed round: apply (records)", records.len() as u64, t));
     figures.push(Figure {
         what: "routed round: apply (predecessors in the slice, same run)".into(),

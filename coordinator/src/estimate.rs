@@ -2,6 +2,7 @@
 //! solving it costs in memory and disk, for any star order (u128 arithmetic;
 //! stage 3 and the standard board do not fit a u64 rank).
 
+use crate::CoordinatorError;
 use crate::plan::Plan;
 use retro_games::GameKind;
 use retro_games::RetroGame;
@@ -42,13 +43,14 @@ pub struct Estimate {
 }
 
 /// Computes the estimate of a plan.
-pub fn estimate(plan: &Plan) -> Result<Estimate, String> {
+pub fn estimate(plan: &Plan) -> Result<Estimate, CoordinatorError> {
     let (positions, cells, pieces_each, canonical, solvable) = if plan.job.game == GameKind::Cc2 {
-        let g = Cc2::new(plan.job.size.unwrap_or(0), plan.job.pieces.unwrap_or(0)).map_err(|e| e.to_string())?;
+        let g = Cc2::new(plan.job.size.unwrap_or(0), plan.job.pieces.unwrap_or(0))
+            .map_err(|e| CoordinatorError::Mismatch(e.to_string()))?;
         let n = g.position_count() as u128;
         (n, g.board.cells, g.board.pieces as usize, n, true)
     } else {
-        let g = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+        let g = Cc3::new(plan.job.order)?;
         let n = g.ranker.positions();
         (n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
     };

@@ -3,6 +3,7 @@
 //! scheduler drives the same worker code; the job resumes from the manifest
 //! and the workers' checkpoints when the same command is run again.
 
+use crate::CoordinatorError;
 use crate::inproc::InProcessLink;
 use crate::manifest::Manifest;
 use crate::plan::Plan;
@@ -51,15 +52,22 @@ pub const DEFAULT_CHECKPOINT_SECS: u64 = 300;
 
 /// Creates `dir` (and its parents) for use as the `what` directory; a path
 /// that names a file gets an error saying so, not the bare "File exists".
-pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), String> {
+pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), CoordinatorError> {
     if dir.exists() && !dir.is_dir() {
-        return Err(format!("the {what} directory {} is a file, not a directory; choose a directory", dir.display()));
+        return Err(CoordinatorError::Io(format!(
+            "the {what} directory {} is a file, not a directory; choose a directory",
+            dir.display()
+        )));
     }
     std::fs::create_dir_all(dir).map_err(|e| {
         let blocked = dir.ancestors().skip(1).find(|a| a.is_file());
         match blocked {
-            Some(f) => format!("cannot create the {what} directory {}: {} is a file", dir.display(), f.display()),
-            None => format!("cannot create the {what} directory {}: {e}", dir.display()),
+            Some(f) => CoordinatorError::Io(format!(
+                "cannot create the {what} directory {}: {} is a file",
+                dir.display(),
+                f.display()
+            )),
+            None => CoordinatorError::Io(format!("cannot create the {what} directory {}: {e}", dir.display())),
         }
     })
 }
@@ -117,12 +125,12 @@ pub enum JobReport {
 
 impl JobReport {
     /// The summary as pretty JSON (what `summary.json` holds).
-    pub fn to_json(&self) -> Result<String, String> {
+    pub fn to_json(&self) -> Result<String, CoordinatorError> {
         match self {
             JobReport::Cc3(s) => serde_json::to_string_pretty(s),
             JobReport::Cc2(s) => serde_json::to_string_pretty(s),
         }
-        .map_err(|e| e.to_string())
+        .map_err(CoordinatorError::from)
     }
 
     /// The short human table.
@@ -136,22 +144,18 @@ impl JobReport {
 
 /// Runs the plan to the end and returns the summary (also written to
 /// `output/summary.json`).
-pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
+pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, CoordinatorError> {
     let spec = job_spec(plan);
-    let game = spec.game().map_err(|e| e.to_string())?;
+    let game = spec.game()?;
     let layout = spec.layout(game.position_count());
     ensure_dir(&opts.output, "output")?;
     ensure_dir(&opts.checkpoints, "checkpoint")?;
-    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints).map_err(|e| e.to_string())?;
+    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints)?;
     let embedded = opts.listen.is_none();
     let needs = coordinator_needs(&spec, layout.positions, embedded);
     let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
     let have = retro_common::resources::Available::measure(&opts.checkpoints);
-    tracing::info!(
-        "{}",
-        retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)
-            .map_err(|e| e.to_string())?
-    );
+    tracing::info!("{}", retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
     if !embedded {
         // Each worker checks its own share when its first layer starts.
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
@@ -164,27 +168,25 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         );
     }
     let manifest_path = opts.checkpoints.join("coordinator.json");
-    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)
-        .map_err(|e| e.to_string())?
-    {
+    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
         Some(m) => {
             tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
             m
         }
         None => Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions),
     };
-    for note in manifest.claim_output(&opts.output).map_err(|e| e.to_string())? {
+    for note in manifest.claim_output(&opts.output)? {
         tracing::info!("{note}");
     }
-    manifest.save(&manifest_path).map_err(|e| e.to_string())?;
+    manifest.save(&manifest_path)?;
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
     if manifest.workers.len() > expected {
-        return Err(format!(
+        return Err(CoordinatorError::Job(format!(
             "{}: the job started with {} workers; run it with --expect-workers {}",
             manifest_path.display(),
             manifest.workers.len(),
             manifest.workers.len()
-        ));
+        )));
     }
     tracing::info!(
         "job {} (plan {}): {} positions in {} shards, {} layers, {}",
@@ -223,9 +225,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         worker_task = Some(tokio::spawn(run_worker(link, wopts)));
     } else {
         let addr = opts.listen.expect("cluster mode has an address");
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| CoordinatorError::Io(format!("cannot listen on {addr}: {e}")))?;
+        let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
         tracing::info!("coordinator listening on {bound}; waiting for {expected} workers");
         if let Some(f) = opts.on_listen {
             f(bound);
@@ -242,9 +245,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         }));
     }
     if let Some(addr) = opts.status_listen {
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot serve the status on {addr}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| CoordinatorError::Io(format!("cannot serve the status on {addr}: {e}")))?;
+        let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
         tracing::info!("status on http://{bound}/status (and /healthz)");
         let mut rx = stop_rx.clone();
         tokio::spawn(crate::status::serve_http(scheduler.clone(), listener, async move {
@@ -274,24 +278,23 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
                 let threads = plan.threads();
                 let spec = spec.clone();
                 let result = tokio::task::spawn_blocking(move || {
-                    let report = match spec.game().map_err(|e| e.to_string())? {
+                    let report = match spec.game()? {
                         retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(&game, &out, &m, threads)?),
                         retro_games::AnyGame::Cc2(game) => JobReport::Cc2(twoplayer::compute(&game, &out, &m)?),
                     };
                     let json = report.to_json()?;
-                    write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())
-                        .map_err(|e| e.to_string())?;
-                    Ok::<JobReport, String>(report)
+                    write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;
+                    Ok::<JobReport, CoordinatorError>(report)
                 })
                 .await
-                .map_err(|e| format!("analysis failed: {e}"))
+                .map_err(|e| CoordinatorError::Job(format!("analysis failed: {e}")))
                 .and_then(|r| r);
-                scheduler.finish(result.as_ref().map(|_| ()).map_err(|e| e.clone()));
+                scheduler.finish(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
                 break result;
             }
-            Phase::Failed(m) => break Err(m),
+            Phase::Failed(m) => break Err(CoordinatorError::Job(m)),
             Phase::Done => {
-                break Err("job ended without a summary".into());
+                break Err(CoordinatorError::Job("job ended without a summary".into()));
             }
             _ => {}
         }
@@ -300,8 +303,8 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, String> {
         {
             let w = worker_task.take().expect("checked");
             match w.await {
-                Ok(Err(e)) => break Err(format!("embedded worker failed: {e}")),
-                Err(e) => break Err(format!("embedded worker crashed: {e}")),
+                Ok(Err(e)) => break Err(CoordinatorError::Job(format!("embedded worker failed: {e}"))),
+                Err(e) => break Err(CoordinatorError::Job(format!("embedded worker crashed: {e}"))),
                 Ok(Ok(())) => {}
             }
         }

@@ -22,6 +22,7 @@
 //!   (`[job] game = "sylver"`) that solves rows `{m, n}` by m-class.
 
 pub mod bench;
+mod error;
 pub mod estimate;
 pub mod inproc;
 pub mod job;
@@ -39,6 +40,8 @@ pub mod sylver;
 pub mod sylver_cluster;
 pub mod sylver_job;
 pub mod twoplayer;
+
+pub use error::CoordinatorError;
 
 // Game results live in retro-results; these names keep the coordinator's
 // modules (summary, the explorer, the commands) reading as before.

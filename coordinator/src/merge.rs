@@ -2,6 +2,7 @@
 //! coordinator stages them durably and, when every worker has uploaded, writes
 //! the layer's tablebase file in block order.
 
+use crate::CoordinatorError;
 use crate::manifest::TablebaseEntry;
 use crate::scheduler::{Scheduler, entry, tablebase_file_name};
 use retro_engine::durable::write_atomic;
@@ -15,9 +16,9 @@ pub fn staging_dir(s: &Scheduler, layer: u32) -> PathBuf {
 }
 
 /// Stores one worker's blocks (atomically, replacing an earlier attempt).
-pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, String> {
+pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, CoordinatorError> {
     let dir = staging_dir(s, layer);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
     let mut buf = Vec::new();
     for b in blocks {
         buf.extend_from_slice(&b.block_index.to_le_bytes());
@@ -26,23 +27,23 @@ pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUplo
         buf.extend_from_slice(&b.compressed);
     }
     let path = dir.join(format!("{worker}.blocks"));
-    write_atomic(&path, &buf).map_err(|e| e.to_string())?;
+    write_atomic(&path, &buf)?;
     Ok(blocks.len() as u64)
 }
 
 /// Writes the tablebase of `layer` from the staged blocks.
-pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, String> {
+pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, CoordinatorError> {
     let dir = staging_dir(s, layer);
     let total = s.layout.blocks();
     let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
-    let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let entries = std::fs::read_dir(&dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
     for e in entries.flatten() {
         let path = e.path();
         if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
             continue;
         }
-        let data = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let bad = || format!("{}: staged upload is damaged", path.display());
+        let data = std::fs::read(&path).map_err(|e| CoordinatorError::Job(format!("{}: {e}", path.display())))?;
+        let bad = || CoordinatorError::Job(format!("{}: staged upload is damaged", path.display()));
         let mut at = 0usize;
         while at < data.len() {
             let head = data.get(at..at + 20).ok_or_else(bad)?;
@@ -52,14 +53,14 @@ pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, Stri
             let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
             let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
             if slot.is_some() {
-                return Err(format!("block {idx} was uploaded twice ({})", path.display()));
+                return Err(CoordinatorError::Job(format!("block {idx} was uploaded twice ({})", path.display())));
             }
             *slot = Some((crc, body.to_vec()));
             at += 20 + len;
         }
     }
     if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
-        return Err(format!("block {missing} of {total} was never uploaded"));
+        return Err(CoordinatorError::Job(format!("block {missing} of {total} was never uploaded")));
     }
     let question = &s.spec.questions[layer as usize];
     let header = TablebaseHeader::new(
@@ -70,13 +71,13 @@ pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, Stri
         s.layout.block_positions,
         s.spec.plan_hash.clone(),
     );
-    std::fs::create_dir_all(&s.output).map_err(|e| format!("{}: {e}", s.output.display()))?;
+    std::fs::create_dir_all(&s.output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", s.output.display())))?;
     let file = tablebase_file_name(question);
-    let mut w = TablebaseWriter::create(&s.output.join(&file), header).map_err(|e| e.to_string())?;
+    let mut w = TablebaseWriter::create(&s.output.join(&file), header)?;
     for (i, b) in blocks.into_iter().enumerate() {
         let (crc, data) = b.expect("checked above");
-        w.push_compressed_block(i as u64, &data, crc).map_err(|e| e.to_string())?;
+        w.push_compressed_block(i as u64, &data, crc)?;
     }
-    let info = w.finish().map_err(|e| e.to_string())?;
+    let info = w.finish()?;
     Ok(entry(file, info.bytes, info.sha256))
 }

@@ -760,7 +760,7 @@ impl Scheduler {
                 return Err(format!("not exporting layer {} now ({:?})", first.layer, st.phase));
             }
         }
-        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks)
+        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks).map_err(|e| e.to_string())
     }
 
     /// Marks workers silent for longer than the heartbeat timeout as lost

@@ -3,6 +3,7 @@
 //! Coordinator service (a thin shell over the [`Scheduler`]), and the server
 //! they all run in.
 
+use crate::CoordinatorError;
 use crate::scheduler::Scheduler;
 use retro_common::auth::check_token;
 use retro_proto::cluster_server::{Cluster, ClusterServer};
@@ -197,12 +198,12 @@ pub async fn serve_until(
     tls: Option<ServerTls>,
     listener: tokio::net::TcpListener,
     over: impl Fn() -> bool + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), CoordinatorError> {
     let shutdown = async move {
         while !over() {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     };
-    serve_routes(routes, tls, listener, shutdown).await.map_err(|e| e.to_string())
+    Ok(serve_routes(routes, tls, listener, shutdown).await?)
 }

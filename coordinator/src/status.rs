@@ -5,6 +5,7 @@
 //! in one [`JobStatus`] through [`StatusSource`]; the sections that belong to
 //! one kind are empty for the others.
 
+use crate::CoordinatorError;
 use retro_common::roster::{MemberView, Roster};
 use retro_games::JobKind;
 use serde::Serialize;
@@ -231,11 +232,13 @@ pub async fn spawn_until<S: StatusSource>(
     source: Arc<S>,
     addr: Option<std::net::SocketAddr>,
     over: impl Fn() -> bool + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), CoordinatorError> {
     let Some(addr) = addr else { return Ok(()) };
-    let listener =
-        tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot serve the status on {addr}: {e}"))?;
-    tracing::info!("status on http://{}/status", listener.local_addr().map_err(|e| e.to_string())?);
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| CoordinatorError::Io(format!("cannot serve the status on {addr}: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
+    tracing::info!("status on http://{bound}/status");
     tokio::spawn(serve_http(source, listener, async move {
         while !over() {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;

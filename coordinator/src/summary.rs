@@ -2,6 +2,7 @@
 //! files themselves (so the embedded and the cluster run are summarised by
 //! the same code from the same bytes), and the short human table.
 
+use crate::CoordinatorError;
 use crate::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
 use crate::manifest::Manifest;
 use retro_games::GameKind;
@@ -85,22 +86,22 @@ pub struct Summary {
 /// Loads the three computed layers from `dir` (every block verified), one
 /// thread per layer: decompressing is most of the time (3.7 GB per layer at
 /// order 2, 11.1 GB held in all).
-pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
+pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, CoordinatorError> {
     let mut files = Vec::new();
     for want in analysis::COMPUTED_LAYERS {
-        let rec = manifest
-            .layers
-            .iter()
-            .find(|l| l.question == want)
-            .ok_or_else(|| format!("the plan does not compute {want}, which the analysis needs"))?;
-        let tb = rec.tablebase.as_ref().ok_or_else(|| format!("layer {want} has no tablebase yet"))?;
+        let rec = manifest.layers.iter().find(|l| l.question == want).ok_or_else(|| {
+            CoordinatorError::Job(format!("the plan does not compute {want}, which the analysis needs"))
+        })?;
+        let tb = rec
+            .tablebase
+            .as_ref()
+            .ok_or_else(|| CoordinatorError::Job(format!("layer {want} has no tablebase yet")))?;
         files.push((want, tb));
     }
-    let load = |(want, tb): &(&str, &crate::manifest::TablebaseEntry)| -> Result<Vec<u8>, String> {
+    let load = |(want, tb): &(&str, &crate::manifest::TablebaseEntry)| -> Result<Vec<u8>, CoordinatorError> {
         let started = std::time::Instant::now();
-        let mut r =
-            tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER).map_err(|e| e.to_string())?;
-        let packed = r.read_all().map_err(|e| e.to_string())?;
+        let mut r = tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER)?;
+        let packed = r.read_all()?;
         tracing::info!(
             "loaded {} ({} bytes) in {:.1}s",
             r.path().display(),
@@ -109,17 +110,21 @@ pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, String> {
         );
         Ok(packed)
     };
-    let packed: Vec<Result<Vec<u8>, String>> = std::thread::scope(|s| {
+    let packed: Vec<Result<Vec<u8>, CoordinatorError>> = std::thread::scope(|s| {
         let handles: Vec<_> = files.iter().map(|f| s.spawn(move || load(f))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a layer loader panicked".into()))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(CoordinatorError::Job("a layer loader panicked".into()))))
+            .collect()
     });
     let packed = packed.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let [a, b, c]: [Vec<u8>; 3] = packed.try_into().map_err(|_| "three layers expected".to_string())?;
+    let [a, b, c]: [Vec<u8>; 3] =
+        packed.try_into().map_err(|_| CoordinatorError::Job("three layers expected".to_string()))?;
     Ok(Layers { packed: [a, b, c] })
 }
 
 /// Computes the summary from the tablebases listed in `manifest`.
-pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> Result<Summary, String> {
+pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> Result<Summary, CoordinatorError> {
     let started = std::time::Instant::now();
     let layers = load_layers(dir, manifest)?;
     let t = std::time::Instant::now();

@@ -9,6 +9,7 @@
 //! killed and started again reads its row checkpoints and hands out what is
 //! missing; workers retry until it is back.
 
+use crate::CoordinatorError;
 use retro_games::GameKind;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -252,11 +253,11 @@ impl Tasks for TaskService {
         let mut s = j.lock();
         j.heard(&mut s, &req.worker_id)?;
         if let Some(row) = row {
-            s.progress.check(&j.plan, &row).map_err(Status::invalid_argument)?;
+            s.progress.check(&j.plan, &row).map_err(|e| Status::invalid_argument(e.to_string()))?;
             // A correct answer counts whoever holds the class now: rows do not
             // depend on who solved them.
             if let Err(e) = s.progress.record(row) {
-                return Err(j.fail(&mut s, e));
+                return Err(j.fail(&mut s, e.to_string()));
             }
             if TaskJobState::over(&s) {
                 j.changed.notify_waiters();
@@ -298,7 +299,7 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     tls: Option<ServerTls>,
     status: Option<std::net::SocketAddr>,
-) -> Result<Summary, String> {
+) -> Result<Summary, CoordinatorError> {
     let progress = Progress::open(plan, checkpoints, opts)?;
     let done_at_start = progress.done();
     let queue = progress.pending_units(plan);
@@ -343,7 +344,7 @@ pub async fn run(
     crate::service::serve_until(routes, tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
-        Some(e) => Err(e.clone()),
+        Some(e) => Err(CoordinatorError::Job(e.clone())),
         None => s.progress.finish(plan, output),
     }
 }

@@ -22,6 +22,7 @@
 //! threads = 1                   # classes solved at once; 0 = all cores
 //! ```
 
+use crate::CoordinatorError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -318,9 +319,10 @@ pub struct Progress {
 impl Progress {
     /// Reads the row checkpoints of `plan` under `checkpoints` (a damaged or
     /// stale one is logged and its row solved again).
-    pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<Progress, String> {
+    pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<Progress, CoordinatorError> {
         let rows_dir = checkpoints.join("rows");
-        std::fs::create_dir_all(&rows_dir).map_err(|e| format!("{}: {e}", rows_dir.display()))?;
+        std::fs::create_dir_all(&rows_dir)
+            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", rows_dir.display())))?;
         let mut results = BTreeMap::new();
         for &(m, n) in &plan.rows {
             let path = row_path(&rows_dir, m, n);
@@ -368,18 +370,21 @@ impl Progress {
     }
 
     /// Checks that `row` answers a row of `plan` the way the plan asks.
-    pub fn check(&self, plan: &SylverPlan, row: &RowResult) -> Result<(), String> {
+    pub fn check(&self, plan: &SylverPlan, row: &RowResult) -> Result<(), CoordinatorError> {
         if !self.wanted.contains(&(row.m, row.n)) {
-            return Err(format!("row {{{}, {}}} is not part of job {}", row.m, row.n, plan.name));
+            return Err(CoordinatorError::Job(format!(
+                "row {{{}, {}}} is not part of job {}",
+                row.m, row.n, plan.name
+            )));
         }
         if row.question != plan.question || row.cap != plan.cap {
-            return Err(format!(
+            return Err(CoordinatorError::Job(format!(
                 "row {{{}, {}}} answers {:?} under cap {}; the job asks {:?} under cap {}",
                 row.m, row.n, row.question, row.cap, plan.question, plan.cap
-            ));
+            )));
         }
         if row.t != row.m * row.n - row.m - row.n {
-            return Err(format!("row {{{}, {}}} reports t = {}", row.m, row.n, row.t));
+            return Err(CoordinatorError::Job(format!("row {{{}, {}}} reports t = {}", row.m, row.n, row.t)));
         }
         Ok(())
     }
@@ -387,11 +392,11 @@ impl Progress {
     /// Checkpoints a finished row (a row already done is ignored: answers do
     /// not depend on who computed them). Fails when the checkpoint cannot be
     /// written, or at the fault hook.
-    pub fn record(&mut self, row: RowResult) -> Result<(), String> {
+    pub fn record(&mut self, row: RowResult) -> Result<(), CoordinatorError> {
         if self.has(row.m, row.n) {
             return Ok(());
         }
-        write_checked_json(&row_path(&self.rows_dir, row.m, row.n), &row).map_err(|e| e.to_string())?;
+        write_checked_json(&row_path(&self.rows_dir, row.m, row.n), &row)?;
         tracing::info!(
             "row {{{}, {}}} t = {}: {:?}, {} positions, {:.2} s{} ({} of {} rows done)",
             row.m,
@@ -411,14 +416,14 @@ impl Progress {
         self.results.insert((row.m, row.n), (row, false));
         self.written += 1;
         if self.stop_after.is_some_and(|k| self.written >= k) {
-            return Err(format!("stopped after {} rows (fault hook)", self.written));
+            return Err(CoordinatorError::Job(format!("stopped after {} rows (fault hook)", self.written)));
         }
         Ok(())
     }
 
     /// Writes `table.tsv` and `summary.json` into `output`.
-    pub fn finish(&self, plan: &SylverPlan, output: &Path) -> Result<Summary, String> {
-        std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+    pub fn finish(&self, plan: &SylverPlan, output: &Path) -> Result<Summary, CoordinatorError> {
+        std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
         let summary = summarize(plan, self.results.clone());
         write_outputs(output, &summary)?;
         Ok(summary)
@@ -427,8 +432,13 @@ impl Progress {
 
 /// Runs the plan on this machine's threads: solves the rows without a
 /// checkpoint, then writes the table and `summary.json`.
-pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptions) -> Result<Summary, String> {
-    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
+pub fn run(
+    plan: &SylverPlan,
+    output: &Path,
+    checkpoints: &Path,
+    opts: &RunOptions,
+) -> Result<Summary, CoordinatorError> {
+    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
     let mut progress = Progress::open(plan, checkpoints, opts)?;
     let units = progress.pending_units(plan);
     let todo: usize = units.iter().map(|u| u.ns.len()).sum();
@@ -464,7 +474,7 @@ pub fn run(plan: &SylverPlan, output: &Path, checkpoints: &Path, opts: &RunOptio
                     }
                 }
             })
-            .map_err(|e| format!("cannot start a solver thread: {e}"))?;
+            .map_err(|e| CoordinatorError::Job(format!("cannot start a solver thread: {e}")))?;
         handles.push(h);
     }
     drop(tx);
@@ -533,16 +543,16 @@ pub fn table_tsv(s: &Summary) -> String {
     out
 }
 
-fn write_outputs(dir: &Path, s: &Summary) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
-    write_atomic(&dir.join("table.tsv"), table_tsv(s).as_bytes()).map_err(|e| e.to_string())?;
-    write_atomic(&dir.join("summary.json"), json.as_bytes()).map_err(|e| e.to_string())
+fn write_outputs(dir: &Path, s: &Summary) -> Result<(), CoordinatorError> {
+    let json = serde_json::to_string_pretty(s)?;
+    write_atomic(&dir.join("table.tsv"), table_tsv(s).as_bytes())?;
+    Ok(write_atomic(&dir.join("summary.json"), json.as_bytes())?)
 }
 
 /// Prints a finished table (or its `summary.json` with `json`) for `coordinator --plan P`.
-pub fn print_summary(s: &Summary, output: &Path, json: bool) -> Result<(), String> {
+pub fn print_summary(s: &Summary, output: &Path, json: bool) -> Result<(), CoordinatorError> {
     if json {
-        println!("{}", serde_json::to_string_pretty(s).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(s)?);
     } else {
         print!("{}", table_tsv(s));
         println!(

@@ -2,6 +2,7 @@
 //! positions over the whole space and by side to move, counted from the
 //! tablebase file itself, and the value of the start position.
 
+use crate::CoordinatorError;
 use crate::manifest::Manifest;
 use crate::summary::{LayerSummary, TablebaseSummary};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
@@ -73,18 +74,17 @@ pub struct TwoPlayerSummary {
 }
 
 /// Computes the summary from the `solo(1)` tablebase listed in `manifest`.
-pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerSummary, String> {
+pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerSummary, CoordinatorError> {
     let started = std::time::Instant::now();
-    let rec = manifest
-        .layers
-        .iter()
-        .find(|l| l.question == "solo(1)")
-        .ok_or_else(|| "the plan does not compute solo(1), which the two-player summary needs".to_string())?;
-    let tb = rec.tablebase.as_ref().ok_or_else(|| "layer solo(1) has no tablebase yet".to_string())?;
-    let mut reader = tb
-        .open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)
-        .map_err(|e| e.to_string())?;
-    let packed = reader.read_all().map_err(|e| e.to_string())?;
+    let rec = manifest.layers.iter().find(|l| l.question == "solo(1)").ok_or_else(|| {
+        CoordinatorError::Job("the plan does not compute solo(1), which the two-player summary needs".to_string())
+    })?;
+    let tb = rec
+        .tablebase
+        .as_ref()
+        .ok_or_else(|| CoordinatorError::Job("layer solo(1) has no tablebase yet".to_string()))?;
+    let mut reader = tb.open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)?;
+    let packed = reader.read_all()?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];
     // Folded by colour symmetry, the file holds player 1 to move only; the
@@ -98,7 +98,9 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
                 VALUE_LOSS => &mut counts.losses,
                 VALUE_DRAW => &mut counts.draws,
                 VALUE_ILLEGAL => &mut counts.illegal,
-                other => return Err(format!("rank {rank}: value {other} is not a tablebase value")),
+                other => {
+                    return Err(CoordinatorError::Job(format!("rank {rank}: value {other} is not a tablebase value")));
+                }
             };
             *c += 1;
             counts.positions += 1;
@@ -117,7 +119,11 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         all.illegal += s.illegal;
     }
     if all.positions != 2 * per_turn {
-        return Err(format!("counted {} positions, the game has {}", all.positions, 2 * per_turn));
+        return Err(CoordinatorError::Job(format!(
+            "counted {} positions, the game has {}",
+            all.positions,
+            2 * per_turn
+        )));
     }
     let start = game.start();
     let value = retro_probe::value_word(unpack_value(&packed, game.rank(&start)));

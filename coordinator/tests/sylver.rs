@@ -101,7 +101,7 @@ fn table_matches_published_rows_and_resumes() {
     // Killed after three rows (the fault hook), then run again.
     let dir = TempDir::new("resume");
     let (out, ck) = (dir.0.join("out"), dir.0.join("ck"));
-    let e = run(&p, &out, &ck, &RunOptions { stop_after: Some(3) }).unwrap_err();
+    let e = run(&p, &out, &ck, &RunOptions { stop_after: Some(3) }).unwrap_err().to_string();
     assert!(e.contains("stopped after 3 rows"), "{e}");
     let kept = std::fs::read_dir(ck.join("rows"))
         .unwrap()

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// Runs `estimate` on the plan at `plan` (the built-in one when `None`).
 pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
     let p = not_peg(load_plan(plan)?)?;
-    let e = estimate(&p)?;
+    let e = estimate(&p).map_err(|e| e.to_string())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
     } else {

@@ -32,7 +32,9 @@ pub fn run(
         &plan.hash(),
         retro_games::cc3::RANK_ORDER,
     ) {
-        Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&dir, &m)?),
+        Ok(Some(m)) if dir.join("summary.json").exists() => {
+            Some(summary::load_layers(&dir, &m).map_err(|e| e.to_string())?)
+        }
         _ => None,
     };
     let reach = analysis::explore(&game, layers.as_ref(), depth, threads);

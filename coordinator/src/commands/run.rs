@@ -114,9 +114,9 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),
     };
     let output = opts.output.clone();
-    let s = job::run(&plan, opts).await?;
+    let s = job::run(&plan, opts).await.map_err(|e| e.to_string())?;
     if args.json {
-        println!("{}", s.to_json()?);
+        println!("{}", s.to_json().map_err(|e| e.to_string())?);
     } else {
         print!("{}", s.human_table());
         println!("tablebases and summary.json in {}", output.display());
@@ -131,8 +131,8 @@ async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunAr
     use retro_coordinator::sylver_job;
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
-    job::ensure_dir(&output, "output")?;
-    job::ensure_dir(&checkpoints, "checkpoint")?;
+    job::ensure_dir(&output, "output").map_err(|e| e.to_string())?;
+    job::ensure_dir(&checkpoints, "checkpoint").map_err(|e| e.to_string())?;
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
@@ -141,7 +141,8 @@ async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunAr
         let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
         let opts = sylver_job::RunOptions::default();
         retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls, args.status)
-            .await?
+            .await
+            .map_err(|e| e.to_string())?
     } else {
         embedded_has_no_status(args.status)?;
         let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
@@ -149,9 +150,10 @@ async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunAr
             sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())
         })
         .await
-        .map_err(|e| e.to_string())??
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?
     };
-    sylver_job::print_summary(&summary, &output, args.json)
+    sylver_job::print_summary(&summary, &output, args.json).map_err(|e| e.to_string())
 }
 
 /// Peg and Sylver plans run embedded without the job service that `/status`
@@ -170,8 +172,8 @@ fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), String> {
 async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
-    job::ensure_dir(&output, "output")?;
-    job::ensure_dir(&checkpoints, "checkpoint")?;
+    job::ensure_dir(&output, "output").map_err(|e| e.to_string())?;
+    job::ensure_dir(&checkpoints, "checkpoint").map_err(|e| e.to_string())?;
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
@@ -183,7 +185,8 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     if problems {
         let summary = tokio::task::spawn_blocking(move || peg::run_problems(&plan2, &out2))
             .await
-            .map_err(|e| e.to_string())??;
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
         } else {
@@ -202,13 +205,16 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
         let listener = bind_listener(args.listen, &plan.cluster).await?;
-        let (_, start) = peg::plan_start(plan)?;
+        let (_, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
         let tls = server_tls(&plan.cluster)?;
-        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), tls, args.status).await?;
+        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), tls, args.status)
+            .await
+            .map_err(|e| e.to_string())?;
     }
     let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
         .await
-        .map_err(|e| e.to_string())??;
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
     } else {

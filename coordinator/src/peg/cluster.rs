@@ -9,6 +9,7 @@
 //! by the same code.
 
 use super::levels::LevelsIdentity;
+use crate::CoordinatorError;
 use crate::plan::Plan;
 use crate::service::Joinable;
 use crate::status::{JobStatus, LevelStatus, StatusSource};
@@ -447,20 +448,24 @@ pub async fn run(
     token: Option<String>,
     tls: Option<crate::service::ServerTls>,
     status: Option<std::net::SocketAddr>,
-) -> Result<(), String> {
-    std::fs::create_dir_all(&checkpoints).map_err(|e| format!("{}: {e}", checkpoints.display()))?;
+) -> Result<(), CoordinatorError> {
+    std::fs::create_dir_all(&checkpoints)
+        .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
     let manifest_path = checkpoints.join("levels-cluster.json");
-    let mut manifest: Manifest = read_checked_json(&manifest_path).map_err(|e| e.to_string())?.unwrap_or_default();
+    let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
     if manifest.plan_hash.is_empty() {
         manifest.plan_hash = plan.hash();
     } else if manifest.plan_hash != plan.hash() {
-        return Err(format!("{} belongs to another plan; use another checkpoint directory", checkpoints.display()));
+        return Err(CoordinatorError::Job(format!(
+            "{} belongs to another plan; use another checkpoint directory",
+            checkpoints.display()
+        )));
     }
     if manifest.workers.len() > workers {
-        return Err(format!(
+        return Err(CoordinatorError::Job(format!(
             "this job was started with {} workers; run it with the same number",
             manifest.workers.len()
-        ));
+        )));
     }
     if let Some(last) = manifest.written {
         tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
@@ -512,7 +517,7 @@ pub async fn run(
     crate::service::serve_until(routes, tls, listener, over).await?;
     let s = state.lock();
     match &s.error {
-        Some(e) => Err(e.clone()),
+        Some(e) => Err(CoordinatorError::Job(e.clone())),
         None => Ok(()),
     }
 }

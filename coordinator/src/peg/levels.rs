@@ -4,6 +4,7 @@
 //! complete. A killed run reloads the complete
 //! levels and recomputes from the first incomplete one.
 
+use crate::CoordinatorError;
 use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{self, LevelShard};
@@ -53,36 +54,36 @@ fn level_path(root: &Path, n: usize) -> PathBuf {
 }
 
 /// Computes every level reachable from `start`, resuming from checkpoints.
-pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, String> {
+pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, CoordinatorError> {
     let shards = opts.shards.max(1);
     let identity = LevelsIdentity { board: board.kind().name().into(), start, shards };
     let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0 };
     if let Some(root) = &opts.checkpoints {
-        std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        std::fs::create_dir_all(root).map_err(|e| CoordinatorError::Job(format!("{}: {e}", root.display())))?;
         let id_path = root.join("levels.json");
-        match read_checked_json::<LevelsIdentity>(&id_path).map_err(|e| e.to_string())? {
+        match read_checked_json::<LevelsIdentity>(&id_path)? {
             Some(found) if found != identity => {
-                return Err(format!(
+                return Err(CoordinatorError::Job(format!(
                     "{} belongs to another job ({} start {:#x}, {} shards); use another checkpoint directory or delete it",
                     root.display(),
                     found.board,
                     found.start,
                     found.shards
-                ));
+                )));
             }
             Some(_) => {}
-            None => write_checked_json(&id_path, &identity).map_err(|e| e.to_string())?,
+            None => write_checked_json(&id_path, &identity)?,
         }
         while level_path(root, out.levels.len()).exists() {
             let n = out.levels.len();
             let path = level_path(root, n);
-            let parts = levels::read_part(&path).map_err(|e| e.to_string())?;
+            let parts = levels::read_part(&path)?;
             let complete = parts.len() == shards && parts.iter().enumerate().all(|(k, (i, _))| *i as usize == k);
             if !complete {
-                return Err(format!(
+                return Err(CoordinatorError::Job(format!(
                     "{} does not hold shards 0..{shards} in order; delete it to recompute",
                     path.display()
-                ));
+                )));
             }
             out.levels.push(parts.into_iter().map(|(_, s)| s).collect());
             out.seconds.push(0.0);
@@ -105,8 +106,7 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, St
         let n = out.levels.len();
         let began = Instant::now();
         let current = out.levels.last().expect("level 0 exists");
-        let (next, _) =
-            levels::next_level_reusing(board, current, opts.threads, &mut scratch).map_err(|e| e.to_string())?;
+        let (next, _) = levels::next_level_reusing(board, current, opts.threads, &mut scratch)?;
         let size: usize = next.iter().map(LevelShard::len).sum();
         if size == 0 {
             break;
@@ -120,10 +120,10 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, St
     Ok(out)
 }
 
-fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> Result<(), String> {
+fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> Result<(), CoordinatorError> {
     let Some(root) = &opts.checkpoints else { return Ok(()) };
     // A kill here leaves the level unwritten: the resumed run recomputes it.
     Fault::check(fault, "peg-mid-level", 0, n as u32);
     let parts: Vec<(u32, &LevelShard)> = level.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
-    levels::write_part(&level_path(root, n), &parts).map_err(|e| e.to_string())
+    Ok(levels::write_part(&level_path(root, n), &parts)?)
 }

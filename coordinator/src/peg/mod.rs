@@ -8,6 +8,7 @@ pub mod levels;
 // The ledger, its OEIS check and the problem table live in retro-results.
 pub use retro_results::peg::{ledger, oeis, problems};
 
+use crate::CoordinatorError;
 use crate::plan::Plan;
 use retro_engine::durable::write_atomic;
 use retro_games::GameKind;
@@ -101,25 +102,25 @@ impl LedgerSummary {
 }
 
 /// The board a peg plan names.
-pub fn plan_board(plan: &Plan) -> Result<Board, String> {
+pub fn plan_board(plan: &Plan) -> Result<Board, CoordinatorError> {
     let name = plan.job.board.as_deref().unwrap_or("english");
-    BoardKind::parse(name).map(Board::new).ok_or_else(|| format!("unknown peg board {name:?}"))
+    BoardKind::parse(name).map(Board::new).ok_or_else(|| CoordinatorError::Job(format!("unknown peg board {name:?}")))
 }
 
 /// The board and the single-vacancy start a ledger plan names.
-pub fn plan_start(plan: &Plan) -> Result<(Board, retro_games::peg::Pegs), String> {
+pub fn plan_start(plan: &Plan) -> Result<(Board, retro_games::peg::Pegs), CoordinatorError> {
     let board = plan_board(plan)?;
     let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
-    let vacancy = parse_hole(vacancy_name)
-        .filter(|&h| board.has_hole(h))
-        .ok_or_else(|| format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))?;
+    let vacancy = parse_hole(vacancy_name).filter(|&h| board.has_hole(h)).ok_or_else(|| {
+        CoordinatorError::Job(format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))
+    })?;
     let start = board.single_vacancy(vacancy);
     Ok((board, start))
 }
 
 /// Runs a peg ledger plan embedded: levels (checkpointed in `checkpoints`),
 /// ledger, OEIS check; writes `summary.json` into `output`.
-pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, String> {
+pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, CoordinatorError> {
     let (board, start) = plan_start(plan)?;
     let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
     let threads = plan.threads();
@@ -132,7 +133,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
     let computed = levels::run(&board, start, &opts)?;
     let seconds_levels = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    let ledger = ledger::ledger(&board, start, &computed.levels, threads).map_err(|e| e.to_string())?;
+    let ledger = ledger::ledger(&board, start, &computed.levels, threads)?;
     let seconds_ledger = began.elapsed().as_secs_f64();
     let central = board.kind() == BoardKind::English && vacancy_name == "d4";
     let totals = Totals {
@@ -158,9 +159,9 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         seconds_levels,
         seconds_ledger,
     };
-    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
-    let json = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
-    write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+    let json = serde_json::to_vec_pretty(&summary)?;
+    write_atomic(&output.join("summary.json"), &json)?;
     Ok(summary)
 }
 
@@ -183,11 +184,10 @@ pub struct ProblemsSummary {
 pub const PROBLEM_BUDGET: u64 = 100_000_000;
 
 /// Runs a peg problems plan embedded; writes `summary.json` and `problems.md` into `output`.
-pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, String> {
+pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, CoordinatorError> {
     let mut boards = Vec::new();
     for kind in problems::plan_boards(plan.job.board.as_deref()) {
-        boards
-            .push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads()).map_err(|e| e.to_string())?);
+        boards.push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads())?);
     }
     let summary = ProblemsSummary {
         game: GameKind::Peg,
@@ -196,11 +196,11 @@ pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, Strin
         budget: PROBLEM_BUDGET,
         boards,
     };
-    std::fs::create_dir_all(output).map_err(|e| format!("{}: {e}", output.display()))?;
-    let json = serde_json::to_vec_pretty(&summary).map_err(|e| e.to_string())?;
-    write_atomic(&output.join("summary.json"), &json).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+    let json = serde_json::to_vec_pretty(&summary)?;
+    write_atomic(&output.join("summary.json"), &json)?;
     let tables: String = summary.boards.iter().map(|b| b.markdown() + "\n").collect();
-    write_atomic(&output.join("problems.md"), tables.as_bytes()).map_err(|e| e.to_string())?;
+    write_atomic(&output.join("problems.md"), tables.as_bytes())?;
     Ok(summary)
 }
 
