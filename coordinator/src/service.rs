@@ -177,6 +177,36 @@ pub async fn serve_routes(
         .await
 }
 
+/// A level or task job as its service runs it: joinable, with a status, a
+/// heartbeat sweep, and an end it decides itself (the retrograde job's end is
+/// the scheduler's phase, watched by `job::run`).
+pub trait ServedJob: Joinable + crate::status::StatusSource {
+    /// Whether the job is over (finished or failed).
+    fn over(&self) -> bool;
+    /// Finds the workers silent past the heartbeat timeout and does what the
+    /// kind of job does with them.
+    fn sweep(&self);
+}
+
+/// Runs a level or task job's service: its status on `status` (if any), the
+/// heartbeat sweep every second, and `routes` on `listener` until the job is
+/// over. The one runtime both kinds share.
+pub async fn run_served<J: ServedJob>(
+    job: Arc<J>,
+    routes: tonic::service::Routes,
+    tls: Option<ServerTls>,
+    listener: tokio::net::TcpListener,
+    status: Option<std::net::SocketAddr>,
+) -> Result<(), CoordinatorError> {
+    let over = |j: Arc<J>| move || j.over();
+    crate::status::spawn_until(job.clone(), status, over(job.clone())).await?;
+    every_second_until(over(job.clone()), {
+        let job = job.clone();
+        move || job.sweep()
+    });
+    serve_until(routes, tls, listener, over(job)).await
+}
+
 /// Runs `tick` every second in the background until `over()` turns true:
 /// the heartbeat sweep of the level and task jobs, so that a silent worker
 /// is found lost (and its unit handed to another) even when nobody calls.

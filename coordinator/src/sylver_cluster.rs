@@ -130,7 +130,7 @@ impl TaskJobState {
 
     /// Takes back the classes of workers silent for longer than the heartbeat
     /// timeout (run every second, and before a class is handed out).
-    fn sweep(&self, s: &mut State) {
+    fn sweep_locked(&self, s: &mut State) {
         for id in s.roster.sweep().newly_lost {
             tracing::warn!("worker {id} has been silent for over {}s: presumed lost", self.heartbeat.as_secs());
         }
@@ -140,7 +140,7 @@ impl TaskJobState {
     /// Takes back the classes of lost workers, and any class `worker` still
     /// holds (it asks for a new one only when done with the last).
     fn reclaim(&self, s: &mut State, worker: &str) {
-        self.sweep(s);
+        self.sweep_locked(s);
         self.release_where(s, |l, _| l.worker == worker);
     }
 
@@ -158,8 +158,18 @@ impl TaskJobState {
         Status::internal(e)
     }
 
-    fn over(s: &State) -> bool {
+    fn is_over(s: &State) -> bool {
         s.progress.is_complete() || s.error.is_some()
+    }
+}
+
+impl crate::service::ServedJob for TaskJobState {
+    fn over(&self) -> bool {
+        TaskJobState::is_over(&self.lock())
+    }
+
+    fn sweep(&self) {
+        self.sweep_locked(&mut self.lock());
     }
 }
 
@@ -204,7 +214,7 @@ impl Tasks for TaskService {
             {
                 let mut s = j.lock();
                 j.heard(&mut s, &worker)?;
-                if TaskJobState::over(&s) {
+                if TaskJobState::is_over(&s) {
                     return Ok(Response::new(TaskGrant {
                         kind: TaskGrantKind::TaskFinish as i32,
                         ..Default::default()
@@ -259,7 +269,7 @@ impl Tasks for TaskService {
             if let Err(e) = s.progress.record(row) {
                 return Err(j.fail(&mut s, e.to_string()));
             }
-            if TaskJobState::over(&s) {
+            if TaskJobState::is_over(&s) {
                 j.changed.notify_waiters();
             }
         }
@@ -274,7 +284,7 @@ impl Tasks for TaskService {
             }
             _ => false,
         };
-        Ok(Response::new(TaskAck { keep_going: held && !TaskJobState::over(&s) }))
+        Ok(Response::new(TaskAck { keep_going: held && !TaskJobState::is_over(&s) }))
     }
 }
 
@@ -334,14 +344,7 @@ pub async fn run(
         retro_common::auth::check_token(plan.cluster.token()),
     );
     let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
-    let over = |state: Arc<TaskJobState>| move || TaskJobState::over(&state.lock());
-    crate::status::spawn_until(state.clone(), status, over(state.clone())).await?;
-    crate::service::every_second_until(over(state.clone()), {
-        let state = state.clone();
-        move || state.sweep(&mut state.lock())
-    });
-    let over = over(state.clone());
-    crate::service::serve_until(routes, tls, listener, over).await?;
+    crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(CoordinatorError::Job(e.clone())),

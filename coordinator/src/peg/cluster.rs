@@ -157,7 +157,7 @@ impl LevelJobState {
 
     /// Logs workers that fell silent; the job waits for them (their parts
     /// of the levels are on their disks).
-    fn sweep(&self, s: &mut State) {
+    fn sweep_locked(&self, s: &mut State) {
         let sweep = s.roster.sweep();
         for id in sweep.newly_lost {
             tracing::warn!(
@@ -271,6 +271,17 @@ impl StatusSource for LevelJobState {
     }
 }
 
+impl crate::service::ServedJob for LevelJobState {
+    fn over(&self) -> bool {
+        let s = self.lock();
+        s.phase == Phase::Finish || s.error.is_some()
+    }
+
+    fn sweep(&self) {
+        self.sweep_locked(&mut self.lock());
+    }
+}
+
 impl Joinable for LevelJobState {
     fn plan_hash(&self) -> String {
         self.plan_hash.clone()
@@ -335,7 +346,7 @@ impl Levels for LevelService {
         {
             let mut s = j.lock();
             let index = j.index_of(&s, &req.worker_id)?;
-            j.sweep(&mut s);
+            j.sweep_locked(&mut s);
             let done = LevelStepKind::try_from(req.done).unwrap_or(LevelStepKind::LevelStepUnspecified);
             // Only a report of the current phase counts; a repeated or stale one is ignored.
             let current = matches!((done, s.phase), (LevelStepKind::LevelStart, Phase::Start))
@@ -502,19 +513,7 @@ pub async fn run(
         .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
     let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token.clone()));
     let routes = crate::service::cluster_routes(state.clone(), token).add_service(svc);
-    let over = |state: Arc<LevelJobState>| {
-        move || {
-            let s = state.lock();
-            s.phase == Phase::Finish || s.error.is_some()
-        }
-    };
-    crate::status::spawn_until(state.clone(), status, over(state.clone())).await?;
-    crate::service::every_second_until(over(state.clone()), {
-        let state = state.clone();
-        move || state.sweep(&mut state.lock())
-    });
-    let over = over(state.clone());
-    crate::service::serve_until(routes, tls, listener, over).await?;
+    crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(CoordinatorError::Job(e.clone())),
