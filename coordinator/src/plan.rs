@@ -38,10 +38,18 @@ const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
 /// Default `cluster.heartbeat_timeout_secs`.
 const DEFAULT_HEARTBEAT_SECS: u64 = 30;
-/// What a `peg` plan computes.
-const PEG_TASKS: [&str; 2] = ["ledger", "problems"];
 /// Default `job.questions` of `cc2`: player 1 plays to win (three-valued).
 const DEFAULT_QUESTIONS_CC2: [&str; 1] = ["solo(1)"];
+
+/// What a `peg` plan computes (`[job] task`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PegTask {
+    /// The breadth-first ledger of one single-vacancy start (the default).
+    Ledger,
+    /// The table of every single-vacancy start and single-survivor finish.
+    Problems,
+}
 
 /// A plan of any game, read once: its `[job] game` decides which plan type
 /// validates the rest.
@@ -119,7 +127,7 @@ pub struct JobSection {
     /// `peg`: `ledger` (levels from one start) or `problems` (every
     /// single-vacancy start and single-survivor finish decided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<String>,
+    pub task: Option<PegTask>,
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -550,14 +558,16 @@ impl Plan {
                     );
                 }
             }
-            let task = r.string("job", "task")?.unwrap_or_else(|| "ledger".into());
-            if !PEG_TASKS.contains(&task.as_str()) {
-                return Err(r.invalid("job.task", format!("must be one of {PEG_TASKS:?}, got {task:?}")));
-            }
+            let task = match r.get("job", "task") {
+                None => PegTask::Ledger,
+                Some(v) => v.clone().try_deserialize().map_err(|_| {
+                    r.invalid("job.task", format!("must be \"ledger\" or \"problems\", got {}", v.kind))
+                })?,
+            };
             let board = r.string("job", "board")?;
             // The problems task covers both boards unless the plan names one.
             let board = match board {
-                None if task == "problems" => None,
+                None if task == PegTask::Problems => None,
                 b => Some(b.unwrap_or_else(|| "english".into())),
             };
             let kind = match &board {
@@ -568,7 +578,7 @@ impl Plan {
             };
             let vacancy = r.string("job", "vacancy")?;
             if let Some(v) = &vacancy {
-                if task != "ledger" {
+                if task != PegTask::Ledger {
                     return Err(r.invalid("job.vacancy", "is for the ledger task (problems try every vacancy)"));
                 }
                 let board_holes = PegBoard::new(kind.unwrap_or(BoardKind::English));
@@ -579,7 +589,7 @@ impl Plan {
                     ));
                 }
             }
-            let vacancy = (task == "ledger").then(|| vacancy.unwrap_or_else(|| "d4".into()));
+            let vacancy = (task == PegTask::Ledger).then(|| vacancy.unwrap_or_else(|| "d4".into()));
             (kind.map(|k| k.name().to_owned()), vacancy, Some(task))
         } else {
             (None, None, None)
@@ -743,8 +753,8 @@ mod tests {
         let peg = "[job]\nname = \"p\"\ngame = \"peg\"\n";
         let p = ok(peg);
         assert_eq!(
-            (p.job.board.as_deref(), p.job.vacancy.as_deref(), p.job.task.as_deref()),
-            (Some("english"), Some("d4"), Some("ledger"))
+            (p.job.board.as_deref(), p.job.vacancy.as_deref(), p.job.task),
+            (Some("english"), Some("d4"), Some(PegTask::Ledger))
         );
         assert!(p.job.questions.is_empty());
         let p = ok(&format!("{peg}task = \"problems\"\n"));

@@ -177,7 +177,7 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let plan2 = plan.clone();
     let (out2, ck2) = (output.clone(), checkpoints.clone());
-    let problems = plan.job.task.as_deref() == Some("problems");
+    let problems = plan.job.task == Some(retro_coordinator::plan::PegTask::Problems);
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     if problems || !cluster {
         embedded_has_no_status(args.status)?;
