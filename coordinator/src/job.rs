@@ -244,17 +244,8 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
             .await
         }));
     }
-    if let Some(addr) = opts.status_listen {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| CoordinatorError::Io(format!("cannot serve the status on {addr}: {e}")))?;
-        let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
-        tracing::info!("status on http://{bound}/status (and /healthz)");
-        let mut rx = stop_rx.clone();
-        tokio::spawn(crate::status::serve_http(scheduler.clone(), listener, async move {
-            let _ = rx.changed().await;
-        }));
-    }
+    let stopped = stop_rx.clone();
+    crate::status::spawn_until(scheduler.clone(), opts.status_listen, move || *stopped.borrow()).await?;
     // Heartbeat monitor.
     {
         let s = scheduler.clone();

@@ -201,7 +201,7 @@ impl Scheduler {
 
     /// The job's progress for `/status`.
     pub fn status(&self) -> crate::status::JobStatus {
-        use crate::status::{JobStatus, LayerStatus, WorkerStatus};
+        use crate::status::{JobStatus, LayerStatus};
         let st = self.state.lock().expect("state lock");
         let m = &st.manifest;
         let phase = match &st.phase {
@@ -214,21 +214,6 @@ impl Scheduler {
             Phase::Done => "done".to_string(),
             Phase::Failed(why) => format!("failed: {why}"),
         };
-        let workers = st
-            .roster
-            .views()
-            .into_iter()
-            .map(|member| {
-                let slot = st.slots.get(&member.id);
-                WorkerStatus {
-                    shards: m.workers.get(&member.id).cloned().unwrap_or_default(),
-                    address: slot.map(|s| s.address.clone()).unwrap_or_default(),
-                    traffic: slot.map(|s| s.traffic).unwrap_or_default(),
-                    last_round_traffic: slot.map(|s| s.last_traffic).unwrap_or_default(),
-                    member,
-                }
-            })
-            .collect();
         let layers: Vec<LayerStatus> = m
             .layers
             .iter()
@@ -246,13 +231,18 @@ impl Scheduler {
                     .map(|r| (r.win + r.loss) as f64 / r.seconds),
             })
             .collect();
-        let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
-        let layers_left = layers.len() - solved.len();
+        let layers_left = layers.iter().filter(|l| !l.solved).count();
         let mut status =
-            JobStatus::new(retro_games::JobKind::Retrograde, &m.job, &m.plan_hash, phase, self.expected_workers);
-        status.workers = workers;
-        status.worker_joins = st.roster.joins();
-        status.worker_losses = st.roster.losses();
+            JobStatus::new(retro_games::JobKind::Retrograde, &m.job, &m.plan_hash, phase, self.expected_workers)
+                .with_roster(&st.roster, |id| {
+                    let address = st.slots.get(id).map(|s| s.address.clone()).unwrap_or_default();
+                    (m.workers.get(id).cloned().unwrap_or_default(), address)
+                });
+        for w in &mut status.workers {
+            if let Some(slot) = st.slots.get(&w.member.id) {
+                (w.traffic, w.last_round_traffic) = (slot.traffic, slot.last_traffic);
+            }
+        }
         status.positions = self.layout.positions;
         status.layers = layers;
         status.layers_left = layers_left;

@@ -159,8 +159,9 @@ impl JobStatus {
         }
     }
 
-    /// Fills the workers from `roster`, `extra` giving the shards and
-    /// address of each (the traffic stays zero; retrograde jobs fill it).
+    /// Fills the workers, joins and losses from `roster`, `extra` giving the
+    /// shards and address of each (the traffic stays zero; the scheduler fills
+    /// it from its slots).
     pub fn with_roster(mut self, roster: &Roster, extra: impl Fn(&str) -> (Vec<u32>, String)) -> JobStatus {
         self.workers = roster
             .views()
@@ -226,8 +227,8 @@ pub async fn serve_http<S: StatusSource>(
 }
 
 /// Serves the status of `source` on `addr` (if any) in the background until
-/// `over()` turns true; for the level and task jobs, whose services decide
-/// their own end. Binds before returning, so a bad address is an error now.
+/// `over()` turns true (checked every 200 ms). Binds before returning, so a
+/// bad address is an error now.
 pub async fn spawn_until<S: StatusSource>(
     source: Arc<S>,
     addr: Option<std::net::SocketAddr>,

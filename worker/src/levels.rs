@@ -8,7 +8,7 @@
 //! replaces the old one, a re-merged level overwrites its file with the
 //! same bytes.
 
-use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::link::with_token;
 use crate::run::WorkerError;
 use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
@@ -36,12 +36,13 @@ struct LevelJob {
 /// How a level worker runs.
 #[derive(Clone, Debug)]
 pub struct LevelWorkerOptions {
-    /// Coordinator address.
+    /// Coordinator address (named in retry warnings).
     pub connect: String,
     /// Cluster token.
     pub token: Option<String>,
-    /// TLS settings for the coordinator link.
-    pub tls: Option<ClientTls>,
+    /// The channel to the coordinator the worker joined through
+    /// ([`crate::link::GrpcLink::channel`]; TLS, keepalive and timeouts set).
+    pub channel: Channel,
     /// Data directory.
     pub data: PathBuf,
     /// Expansion threads.
@@ -55,11 +56,10 @@ fn part_path(data: &Path, level: u32) -> PathBuf {
     data.join("levels").join(format!("level-{level:03}.bin"))
 }
 
-fn client(opts: &LevelWorkerOptions) -> Result<LevelsClient<Channel>, WorkerError> {
-    let channel = endpoint_with(&opts.connect, opts.tls.as_ref())?.connect_lazy();
-    Ok(LevelsClient::new(channel)
+fn client(opts: &LevelWorkerOptions) -> LevelsClient<Channel> {
+    LevelsClient::new(opts.channel.clone())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
 /// Works for the level job the worker joined (`reply`) until the
@@ -98,7 +98,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
     let identity =
         Identity { job: job.job.clone(), worker_id: job.worker_id.clone(), plan_hash: reply.plan_hash.clone() };
     write_identity(&opts.data, &identity)?;
-    let mut c = client(&opts)?;
+    let mut c = client(&opts);
     let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));
     let kind = BoardKind::parse(&job.board)
         .ok_or_else(|| WorkerError::Refused(format!("the job's board {:?} is unknown to this worker", job.board)))?;

@@ -147,14 +147,9 @@ impl GrpcLink {
     }
 
     /// The channel to the coordinator, for the services of the other kinds
-    /// of job (levels, tasks).
+    /// of job (levels, tasks): one connection for the join and the job.
     pub fn channel(&self) -> Channel {
         self.channel.clone()
-    }
-
-    /// The cluster token the calls carry.
-    pub fn token(&self) -> &Option<String> {
-        &self.token
     }
 }
 

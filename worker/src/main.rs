@@ -147,7 +147,7 @@ async fn main() -> std::process::ExitCode {
             let level_opts = retro_worker::levels::LevelWorkerOptions {
                 connect: args.connect,
                 token,
-                tls,
+                channel: link.channel(),
                 data: opts.data.clone(),
                 threads,
             };
@@ -155,8 +155,12 @@ async fn main() -> std::process::ExitCode {
         }
         Ok(JobKind::Tasks) => {
             drop(peer);
-            let task_opts =
-                retro_worker::tasks::TaskWorkerOptions { connect: args.connect, token, tls, fault: opts.fault.clone() };
+            let task_opts = retro_worker::tasks::TaskWorkerOptions {
+                connect: args.connect,
+                token,
+                channel: link.channel(),
+                fault: opts.fault.clone(),
+            };
             // A task job keeps nothing on this worker: it announces no Peer
             // service when it joins again.
             let rejoin = || {

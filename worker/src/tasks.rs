@@ -9,7 +9,7 @@
 
 use crate::fault::Fault;
 use crate::levels::retry_unreachable;
-use crate::link::{ClientTls, endpoint_with, with_token};
+use crate::link::with_token;
 use crate::run::WorkerError;
 use retro_engine::sylver::table::{ClassUnit, SOLVER_STACK, solve_class};
 use retro_games::GameKind;
@@ -23,22 +23,22 @@ use tonic::transport::Channel;
 /// How a task worker runs.
 #[derive(Clone, Debug)]
 pub struct TaskWorkerOptions {
-    /// Coordinator address.
+    /// Coordinator address (named in retry warnings).
     pub connect: String,
     /// Cluster token.
     pub token: Option<String>,
-    /// TLS settings for the coordinator link.
-    pub tls: Option<ClientTls>,
+    /// The channel to the coordinator the worker joined through
+    /// ([`crate::link::GrpcLink::channel`]; TLS, keepalive and timeouts set).
+    pub channel: Channel,
     /// Fault point (tests): `task-after-rows:0:N` kills the worker right
     /// after its N-th reported row.
     pub fault: Option<Fault>,
 }
 
-fn client(opts: &TaskWorkerOptions) -> Result<TasksClient<Channel>, WorkerError> {
-    let channel = endpoint_with(&opts.connect, opts.tls.as_ref())?.connect_lazy();
-    Ok(TasksClient::new(channel)
+fn client(opts: &TaskWorkerOptions) -> TasksClient<Channel> {
+    TasksClient::new(opts.channel.clone())
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES))
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
 fn refused(s: tonic::Status) -> WorkerError {
@@ -53,7 +53,7 @@ where
     J: FnMut() -> F,
     F: std::future::Future<Output = Result<JoinReply, WorkerError>>,
 {
-    let c = client(&opts)?;
+    let c = client(&opts);
     let mut reported = 0u32;
     let mut job = reply;
     loop {

@@ -146,14 +146,17 @@ async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunAr
     } else {
         embedded_has_no_status(args.status)?;
         let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
-        tokio::task::spawn_blocking(move || {
-            sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?
+        blocking(move || sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())).await?
     };
     sylver_job::print_summary(&summary, &output, args.json).map_err(|e| e.to_string())
+}
+
+/// Runs a long computation off the async threads; its error, or the
+/// thread's failure, as the text the command prints.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, retro_coordinator::CoordinatorError> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
 }
 
 /// Peg and Sylver plans run embedded without the job service that `/status`
@@ -183,10 +186,7 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         embedded_has_no_status(args.status)?;
     }
     if problems {
-        let summary = tokio::task::spawn_blocking(move || peg::run_problems(&plan2, &out2))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+        let summary = blocking(move || peg::run_problems(&plan2, &out2)).await?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
         } else {
@@ -211,10 +211,7 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
             .await
             .map_err(|e| e.to_string())?;
     }
-    let summary = tokio::task::spawn_blocking(move || peg::run_ledger(&plan2, &out2, &ck2))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    let summary = blocking(move || peg::run_ledger(&plan2, &out2, &ck2)).await?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
     } else {
