@@ -6,9 +6,9 @@
 //! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion;
 //! `count`: only the orbit count over SAMPLES ranks of A to move).
 
-use retro_coordinator::analysis::{Bfs, LayerValues, Tally, answers, category, count_orbits};
 use retro_games::cc3::{Cc3, children};
 use retro_games::sample::XorShift;
+use retro_results::cc3::analysis::{Bfs, LayerValues, Tally, answers, category, count_orbits};
 use std::time::Instant;
 
 /// Pseudo-random layer values: DRAW, WIN or LOSS by a hash of (layer, rank).
@@ -48,7 +48,7 @@ fn pull(g: &Cc3, threads: usize) {
         rate(&format!("pull, unvisited positions, frontier density {density} ({threads} threads)"), positions, t);
         println!("  found {found} ({:.1}%)", found as f64 * 100.0 / positions as f64);
     }
-    println!("peak RSS {:.0} MB", retro_coordinator::bench::peak_rss_bytes() as f64 / 1e6);
+    println!("peak RSS {:.0} MB", retro_engine::process::peak_rss_bytes() as f64 / 1e6);
 }
 
 fn main() {
@@ -133,5 +133,5 @@ fn main() {
         bfs.step(None::<&Hashed>, false, threads);
     }
     std::hint::black_box(sink);
-    println!("peak RSS {:.0} MB", retro_coordinator::bench::peak_rss_bytes() as f64 / 1e6);
+    println!("peak RSS {:.0} MB", retro_engine::process::peak_rss_bytes() as f64 / 1e6);
 }

@@ -5,6 +5,7 @@
 
 use crate::CoordinatorError;
 use retro_engine::layout::Layout;
+use retro_engine::process::peak_rss_bytes;
 use retro_engine::{kernel, routed};
 use retro_games::cc3::{Cc3, children, move_count};
 use retro_games::sample::XorShift;
@@ -41,19 +42,6 @@ pub struct BenchReport {
 fn figure(what: &str, items: u64, started: Instant) -> Figure {
     let seconds = started.elapsed().as_secs_f64();
     Figure { what: what.into(), items, seconds, per_second: items as f64 / seconds.max(1e-9) }
-}
-
-/// Peak resident memory of this process (Linux VmHWM), 0 where unknown.
-pub fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(0)
 }
 
 /// Runs the benchmarks: `samples` random positions for the per-position

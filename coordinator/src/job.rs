@@ -8,12 +8,12 @@ use crate::inproc::InProcessLink;
 use crate::manifest::Manifest;
 use crate::plan::Plan;
 use crate::scheduler::{Phase, Scheduler};
-use crate::summary::{self, Summary};
-use crate::twoplayer::{self, TwoPlayerSummary};
 use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
 use retro_games::GameKind;
 use retro_games::RetroGame;
+use retro_results::cc2::summary::{self as twoplayer, TwoPlayerSummary};
+use retro_results::cc3::summary::{self, Summary};
 use retro_worker::run::{WorkerOptions, run_worker};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -270,8 +270,12 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let spec = spec.clone();
                 let result = tokio::task::spawn_blocking(move || {
                     let report = match spec.game()? {
-                        retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(&game, &out, &m, threads)?),
-                        retro_games::AnyGame::Cc2(game) => JobReport::Cc2(twoplayer::compute(&game, &out, &m)?),
+                        retro_games::AnyGame::Cc3(game) => {
+                            JobReport::Cc3(summary::compute(&game, &out, &m.solved(), threads)?)
+                        }
+                        retro_games::AnyGame::Cc2(game) => {
+                            JobReport::Cc2(twoplayer::compute(&game, &out, &m.solved())?)
+                        }
                     };
                     let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;

@@ -8,41 +8,31 @@
 //!   the in-process link of the scheduler.
 //! - [`merge`]: uploaded blocks to tablebase files.
 //! - [`job`]: running a plan, embedded or as a cluster.
-//! - [`analysis`] / [`summary`]: the 12 answers, categories, reachability, summary.json.
 //! - [`status`]: `/healthz`, `/status` and `/metrics` over HTTP, for every kind of job.
-//! - [`peg`]: peg solitaire: the breadth-first ledger and the single-vacancy problems.
-//! - [`twoplayer`]: summary.json of a two-player (`cc2`) job.
-//! - [`probe`]: answers for one position from the tablebase files.
-//! - [`witness`]: positions that show each category, with the line that reaches them.
-//! - [`estimate`]: exact sizes for any order.
-//!
-//! The position explorer (`coordinator serve`) is its own crate, retro-explorer.
+//! - [`progress`]: the per-round progress line and the time left.
+//! - [`peg`]: peg solitaire jobs: breadth-first levels, embedded ([`peg::levels`])
+//!   or across workers ([`peg::cluster`]), and the problem table.
+//! - [`sylver_job`] / [`sylver_cluster`]: the Sylver coinage table job
+//!   (`[job] game = "sylver"`), its rows solved by m-class on threads or workers.
 //! - [`bench`]: throughput of the kernel's building blocks.
-//! - [`sylver`] / [`sylver_job`]: Sylver coinage positions, and the table job
-//!   (`[job] game = "sylver"`) that solves rows `{m, n}` by m-class.
+//!
+//! What the results mean (analysis, summaries, witnesses, the published-number
+//! check, estimates, ledgers, Sylver positions) is computed in retro-results,
+//! a position is probed with retro-probe, and the explorer is retro-explorer.
 
 pub mod bench;
 mod error;
-pub mod estimate;
 pub mod inproc;
 pub mod job;
 pub mod manifest;
 pub mod merge;
 pub mod peg;
 pub mod plan;
-pub mod probe;
 pub mod progress;
 pub mod scheduler;
 pub mod service;
 pub mod status;
-pub mod summary;
-pub mod sylver;
 pub mod sylver_cluster;
 pub mod sylver_job;
-pub mod twoplayer;
 
 pub use error::CoordinatorError;
-
-// Game results live in retro-results; these names keep the coordinator's
-// modules (summary, the explorer, the commands) reading as before.
-pub use retro_results::cc3::{analysis, check, witness};

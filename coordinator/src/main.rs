@@ -2,7 +2,7 @@
 //! questions about plans and tablebases (estimate, explore, probe, board, verify, serve).
 
 use clap::{Parser, Subcommand};
-use retro_coordinator::witness::WitnessKind;
+use retro_results::cc3::witness::WitnessKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -133,7 +133,7 @@ enum Command {
         search_seconds: u64,
     },
     /// Sylver coinage: one position (t, nameable numbers, ender, winning moves) or the first-move table.
-    Sylver(retro_coordinator::sylver::SylverArgs),
+    Sylver(commands::sylver::SylverArgs),
     /// Compares a three-player summary.json with every published number of its
     /// stage (built in); fails on a mismatch or a number the summary lacks.
     Check {
@@ -172,7 +172,7 @@ fn main() -> ExitCode {
         Some(Command::Serve { tablebase, listen, search_seconds }) => {
             commands::serve::run(tablebase, listen, search_seconds)
         }
-        Some(Command::Sylver(args)) => retro_coordinator::sylver::run(args),
+        Some(Command::Sylver(args)) => commands::sylver::run(args),
         Some(Command::Bench { order, samples, slice, threads, json }) => {
             commands::bench::run(order, samples, slice, threads, json)
         }

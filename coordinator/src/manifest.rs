@@ -4,7 +4,10 @@
 
 use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
 use retro_engine::kernel::InitStats;
-use retro_engine::tablebase::{TablebaseError, TablebaseReader, sha256_file};
+use retro_engine::tablebase::TablebaseError;
+use retro_probe::ProbeError;
+pub use retro_probe::TablebaseEntry;
+use retro_results::solved::{LayerSummary, SolvedJob, SolvedLayer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,8 +24,8 @@ pub enum ManifestError {
     Tablebase(#[from] TablebaseError),
     /// A tablebase file is not the file the job wrote: another layer, plan,
     /// rank order, size or digest.
-    #[error("{0}")]
-    NotTheJobsFile(String),
+    #[error(transparent)]
+    NotTheJobsFile(#[from] ProbeError),
     /// The checkpoints belong to another job, manifest format or rank order.
     #[error("{0}")]
     OtherCheckpoints(String),
@@ -50,74 +53,6 @@ pub struct RoundLog {
     pub frontier: u64,
     /// Wall time of the round.
     pub seconds: f64,
-}
-
-/// A finished tablebase file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TablebaseEntry {
-    /// File name inside the output directory.
-    pub file: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// SHA-256 of the file (as `sha256sum` prints it).
-    pub sha256: String,
-}
-
-impl TablebaseEntry {
-    /// Opens the file this entry names in `dir` and proves it is the very file
-    /// the job wrote for `question`: its size and SHA-256 are the recorded ones,
-    /// its header names this layer, this plan and `rank_order`, and every
-    /// checksum holds. Each file is self-consistent on its own, so without the
-    /// recorded digest a valid tablebase of another layer (or job) copied over
-    /// this name would be read as this layer and give a wrong answer silently.
-    pub fn open_checked(
-        &self,
-        dir: &Path,
-        question: &str,
-        plan_hash: &str,
-        rank_order: u32,
-    ) -> Result<TablebaseReader, ManifestError> {
-        let path = dir.join(&self.file);
-        let shown = path.display();
-        let restore = "restore the file the job wrote, or solve the plan again into a fresh checkpoint directory";
-        // Structure first: a damaged file says what is damaged.
-        let reader = TablebaseReader::open(&path)?;
-        let header = reader.header();
-        if header.layer != question {
-            return Err(ManifestError::NotTheJobsFile(format!(
-                "tablebase {shown} holds layer {}, but the job wrote layer {question} under this name; {restore}",
-                header.layer
-            )));
-        }
-        if header.plan_hash != plan_hash {
-            return Err(ManifestError::NotTheJobsFile(format!(
-                "tablebase {shown} was written by a job with plan {}, not this job (plan {plan_hash}); {restore}",
-                header.plan_hash
-            )));
-        }
-        retro_probe::check_rank_order(&reader, rank_order).map_err(|e| ManifestError::NotTheJobsFile(e.to_string()))?;
-        let len = std::fs::metadata(&path)
-            .map_err(|e| ManifestError::Io(format!("tablebase {shown} of layer {question}: {e}")))?
-            .len();
-        if len != self.bytes {
-            return Err(ManifestError::NotTheJobsFile(format!(
-                "tablebase {shown} holds {len} bytes, but the job wrote {} bytes for layer {question}: it is not \
-                 the job's file; {restore}",
-                self.bytes
-            )));
-        }
-        // The same digest means the same bytes as the file the writer made,
-        // so every block and whole-file checksum holds without a second pass.
-        let sha = sha256_file(&path).map_err(|e| ManifestError::Io(format!("tablebase {shown}: {e}")))?;
-        if sha != self.sha256 {
-            return Err(ManifestError::NotTheJobsFile(format!(
-                "tablebase {shown} has sha256 {sha}, but the job recorded {} for layer {question}: the file was \
-                 changed after the job wrote it; {restore}",
-                self.sha256
-            )));
-        }
-        Ok(reader)
-    }
 }
 
 /// Progress of one layer.
@@ -287,6 +222,36 @@ impl Manifest {
         }
         self.output = Some(here);
         Ok(notes)
+    }
+
+    /// What the game's summary needs of this job: per layer the rounds that
+    /// decided something, the time, the positions without a move and the
+    /// recorded tablebase file.
+    pub fn solved(&self) -> SolvedJob {
+        SolvedJob {
+            job: self.job.clone(),
+            plan_hash: self.plan_hash.clone(),
+            program_commit: retro_proto::BUILD_COMMIT.into(),
+            layers: self
+                .layers
+                .iter()
+                .map(|l| SolvedLayer {
+                    summary: LayerSummary {
+                        question: l.question.clone(),
+                        rounds: l.deciding_rounds(),
+                        seconds: l.seconds,
+                        decided_per_round: l
+                            .rounds
+                            .iter()
+                            .filter(|r| r.win + r.loss > 0)
+                            .map(|r| r.win + r.loss)
+                            .collect(),
+                    },
+                    no_move: l.init.map_or(0, |i| i.no_move),
+                    tablebase: l.tablebase.clone(),
+                })
+                .collect(),
+        }
     }
 
     /// Writes the manifest atomically.

@@ -4,7 +4,7 @@
 //! same estimate in `/status`.
 
 use crate::manifest::LayerRecord;
-use crate::summary::thousands;
+use retro_results::report::thousands;
 
 /// Recent rounds the trend estimate looks at.
 const TREND_ROUNDS: usize = 3;

@@ -6,8 +6,8 @@
 
 mod common;
 use common::*;
-use retro_coordinator::probe::Prober;
 use retro_games::cc3::{Cc3, Position, children};
+use retro_probe::cc3::Prober;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;

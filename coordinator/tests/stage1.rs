@@ -77,7 +77,7 @@ fn probe_shows_the_start_and_its_moves() {
     // A kingmaker's choice is visible: there is a position where the player to
     // move cannot win, one move hands the first opponent a forced win and
     // another move hands it to the second.
-    let prober = retro_coordinator::probe::Prober::open(&dir.join("tb")).unwrap();
+    let prober = retro_probe::cc3::Prober::open(&dir.join("tb")).unwrap();
     let game = retro_games::cc3::Cc3::new(1).unwrap();
     let names = ["A", "B", "C"];
     let found = (0..game.ranker.positions() as u64).any(|r| {

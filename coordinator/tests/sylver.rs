@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use retro_coordinator::sylver::position_report;
 use retro_coordinator::sylver_job::{Question, RowStatus, RunOptions, SylverPlan, run};
+use retro_results::sylver::position::position_report;
 
 /// A fresh directory under the system temp dir, removed when dropped.
 struct TempDir(PathBuf);
@@ -95,7 +95,7 @@ fn table_matches_published_rows_and_resumes() {
     for key in ["m", "n", "t", "winning", "positions", "seconds", "status"] {
         assert!(json["rows"][0].get(key).is_some(), "{key}");
     }
-    let ledger = retro_coordinator::summary::ledger_markdown(&json);
+    let ledger = retro_results::report::ledger_markdown(&json);
     assert!(ledger.contains("| 10 | 11 | 89 | solved | 24 28 47 |"), "{ledger}");
 
     // Killed after three rows (the fault hook), then run again.
@@ -165,13 +165,13 @@ fn positions_from_the_command() {
         ("66 65 67", "position {65, 66, 67}: reference number m = 65"),
         ("3 1000", "at most 255 a class"),
     ] {
-        let e = position_report(text, 1000, 10, false).unwrap_err();
+        let e = position_report(text, 1000, 10, false).unwrap_err().to_string();
         assert!(e.contains(needle), "{text:?}: {e}");
     }
     // The limits come first, named by their flags.
-    let e = position_report("5 14", 0, 10, false).unwrap_err();
+    let e = position_report("5 14", 0, 10, false).unwrap_err().to_string();
     assert!(e.starts_with("--cap 0:") && e.contains("1..=4294967296"), "{e}");
-    let e = position_report("1048575 1048576", 1000, 1 << 40, false).unwrap_err();
+    let e = position_report("1048575 1048576", 1000, 1 << 40, false).unwrap_err().to_string();
     assert!(e.starts_with("--bound 1099511627776:") && e.contains("1048576"), "{e}");
 }
 
@@ -305,7 +305,7 @@ fn help_names_the_limits() {
     for (what, limit) in [
         ("--cap", retro_engine::sylver::MAX_CAP),
         ("--bound", retro_engine::sylver::theory::MAX_BOUND),
-        ("--openings", retro_coordinator::sylver::MAX_OPENINGS),
+        ("--openings", retro_results::sylver::position::MAX_OPENINGS),
         ("--position", retro_games::sylver::MAX_NUMBER),
         ("--position", retro_engine::sylver::MAX_M as u64),
         ("--position", retro_engine::sylver::MAX_K),

@@ -4,10 +4,10 @@
 
 mod common;
 use common::*;
-use retro_coordinator::analysis::{Category, category};
-use retro_coordinator::probe::Prober;
 use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 use retro_games::cc3::{Cc3, Outcome, Position, children};
+use retro_probe::cc3::Prober;
+use retro_results::cc3::analysis::{Category, category};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::Path;

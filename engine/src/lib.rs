@@ -17,6 +17,7 @@
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
+//! - [`process`] reads this process's peak memory for the figures runs print.
 //! - [`sylver`] solves Sylver coinage positions by memoised minimax, one memo
 //!   per m-class.
 //!
@@ -28,6 +29,7 @@ pub mod kernel;
 pub mod layout;
 pub mod levels;
 pub mod memsolve;
+pub mod process;
 pub mod routed;
 pub mod shardfile;
 pub mod sylver;

@@ -15,8 +15,10 @@
 pub mod cc2;
 pub mod cc3;
 mod layer;
+pub mod recorded;
 
 pub use layer::Layer;
+pub use recorded::TablebaseEntry;
 
 use retro_engine::tablebase::{TablebaseError, TablebaseReader};
 use std::path::Path;

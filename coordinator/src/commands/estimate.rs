@@ -2,13 +2,22 @@
 //! plan needs.
 
 use super::{load_plan, not_peg};
-use retro_coordinator::estimate::{bytes_human, estimate};
+use retro_results::estimate::{Job, bytes_human, estimate};
 use std::path::PathBuf;
 
 /// Runs `estimate` on the plan at `plan` (the built-in one when `None`).
 pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
     let p = not_peg(load_plan(plan)?)?;
-    let e = estimate(&p).map_err(|e| e.to_string())?;
+    let e = estimate(&Job {
+        game: p.job.game,
+        order: p.job.order,
+        size: p.job.size.unwrap_or(0),
+        pieces: p.job.pieces.unwrap_or(0),
+        layers: p.job.questions.len(),
+        shards: p.shards.count,
+        block_positions: p.shards.block_positions,
+    })
+    .map_err(|e| e.to_string())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
     } else {

@@ -2,8 +2,8 @@
 //! per depth (and their categories when the plan's tablebases exist).
 
 use super::{load_plan, not_peg};
-use retro_coordinator::{analysis, summary};
 use retro_games::cc3::Cc3;
+use retro_results::cc3::{analysis, summary};
 use std::path::PathBuf;
 
 /// Runs `explore`.
@@ -33,7 +33,7 @@ pub fn run(
         retro_games::cc3::RANK_ORDER,
     ) {
         Ok(Some(m)) if dir.join("summary.json").exists() => {
-            Some(summary::load_layers(&dir, &m).map_err(|e| e.to_string())?)
+            Some(summary::load_layers(&dir, &m.solved()).map_err(|e| e.to_string())?)
         }
         _ => None,
     };

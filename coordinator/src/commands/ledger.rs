@@ -13,6 +13,6 @@ pub fn run(summary: &Path) -> Result<(), String> {
         _ => format!("{}: {e}", summary.display()),
     })?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", summary.display()))?;
-    print!("{}", retro_coordinator::summary::ledger_markdown(&v));
+    print!("{}", retro_results::report::ledger_markdown(&v));
     Ok(())
 }

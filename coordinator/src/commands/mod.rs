@@ -11,6 +11,7 @@ pub mod peg;
 pub mod probe;
 pub mod run;
 pub mod serve;
+pub mod sylver;
 pub mod verify;
 
 use retro_coordinator::plan::{AnyPlan, DEFAULT_PLAN, Plan};

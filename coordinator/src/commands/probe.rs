@@ -2,8 +2,8 @@
 //! category, or (`--batch`) positions read one per line from stdin and
 //! answered as JSON lines. Everything is read through the probe library.
 
-use retro_coordinator::witness::{self, WitnessKind};
 use retro_probe::{Tablebases, cc2, cc3};
+use retro_results::cc3::witness::{self, WitnessKind};
 use std::io::{BufRead, Write};
 use std::path::Path;
 

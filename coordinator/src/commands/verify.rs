@@ -47,13 +47,13 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
             };
             seen.push(name.clone());
             // The same identity checks a job makes before it reads a layer.
-            let entry = retro_coordinator::manifest::TablebaseEntry {
+            let entry = retro_probe::TablebaseEntry {
                 file: name.clone(),
                 bytes: t["bytes"].as_u64().unwrap_or(u64::MAX),
                 sha256: t["sha256"].as_str().unwrap_or_default().to_string(),
             };
             let rank_order =
-                if retro_coordinator::summary::game_named(v["game"].as_str()) == Some(retro_games::GameKind::Cc2) {
+                if retro_results::report::game_named(v["game"].as_str()) == Some(retro_games::GameKind::Cc2) {
                     retro_games::cc2::RANK_ORDER
                 } else {
                     retro_games::cc3::RANK_ORDER

@@ -2,9 +2,9 @@
 //! positions over the whole space and by side to move, counted from the
 //! tablebase file itself, and the value of the start position.
 
-use crate::CoordinatorError;
-use crate::manifest::Manifest;
-use crate::summary::{LayerSummary, TablebaseSummary};
+use crate::ResultsError;
+use crate::report::{program_of, thousands};
+use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
 use retro_games::GameKind;
 use retro_games::cc2::{Cc2, PLAYER_NAMES};
@@ -73,17 +73,10 @@ pub struct TwoPlayerSummary {
     pub analysis_seconds: f64,
 }
 
-/// Computes the summary from the `solo(1)` tablebase listed in `manifest`.
-pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerSummary, CoordinatorError> {
+/// Computes the summary from the `solo(1)` tablebase `job` recorded.
+pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSummary, ResultsError> {
     let started = std::time::Instant::now();
-    let rec = manifest.layers.iter().find(|l| l.question == "solo(1)").ok_or_else(|| {
-        CoordinatorError::Job("the plan does not compute solo(1), which the two-player summary needs".to_string())
-    })?;
-    let tb = rec
-        .tablebase
-        .as_ref()
-        .ok_or_else(|| CoordinatorError::Job("layer solo(1) has no tablebase yet".to_string()))?;
-    let mut reader = tb.open_checked(dir, "solo(1)", &manifest.plan_hash, retro_games::cc2::RANK_ORDER)?;
+    let mut reader = job.open(dir, "solo(1)", retro_games::cc2::RANK_ORDER)?;
     let packed = reader.read_all()?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];
@@ -99,7 +92,9 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
                 VALUE_DRAW => &mut counts.draws,
                 VALUE_ILLEGAL => &mut counts.illegal,
                 other => {
-                    return Err(CoordinatorError::Job(format!("rank {rank}: value {other} is not a tablebase value")));
+                    return Err(ResultsError::Inconsistent(format!(
+                        "rank {rank}: value {other} is not a tablebase value"
+                    )));
                 }
             };
             *c += 1;
@@ -119,7 +114,7 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
         all.illegal += s.illegal;
     }
     if all.positions != 2 * per_turn {
-        return Err(CoordinatorError::Job(format!(
+        return Err(ResultsError::Inconsistent(format!(
             "counted {} positions, the game has {}",
             all.positions,
             2 * per_turn
@@ -128,19 +123,19 @@ pub fn compute(game: &Cc2, dir: &Path, manifest: &Manifest) -> Result<TwoPlayerS
     let start = game.start();
     let value = retro_probe::value_word(unpack_value(&packed, game.rank(&start)));
     Ok(TwoPlayerSummary {
-        job: manifest.job.clone(),
+        job: job.job.clone(),
         game: GameKind::Cc2,
         size: game.board.size,
         pieces: game.board.pieces,
         colour_symmetry: game.is_folded(),
-        plan_hash: manifest.plan_hash.clone(),
+        plan_hash: job.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
-        program_commit: retro_proto::BUILD_COMMIT.into(),
+        program_commit: job.program_commit.clone(),
         all,
         by_side_to_move: PLAYER_NAMES.iter().map(|p| p.to_string()).zip(sides).collect(),
         start: StartValue { position: game.format(&start), value: value.into() },
-        layers: crate::summary::layer_summaries(manifest),
-        tablebases: crate::summary::tablebase_summaries(manifest),
+        layers: job.layer_summaries(),
+        tablebases: job.tablebase_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
 }
@@ -168,7 +163,7 @@ pub fn human_table(s: &TwoPlayerSummary) -> String {
 
 /// The Markdown ledger of a two-player summary.json (`coordinator ledger`).
 pub fn ledger_markdown(v: &serde_json::Value) -> String {
-    let n = |x: &serde_json::Value| x.as_u64().map(crate::summary::thousands).unwrap_or_else(|| x.to_string());
+    let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
     let mut out = format!(
         "## {} — two-player Chinese checkers, {} x {}, {} per player\n\nProduced by `coordinator ledger` from the \
          run's summary.json (plan {}, program {}{}).\n\n",
@@ -177,7 +172,7 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         v["size"],
         v["pieces"],
         v["plan_hash"].as_str().unwrap_or("?"),
-        crate::summary::program_of(v),
+        program_of(v),
         if v["colour_symmetry"] == true { "; player 1 to move stored, the other half by colour symmetry" } else { "" }
     );
     out.push_str("| side to move | positions | won for player 1 | won for player 2 | draws | illegal |\n");

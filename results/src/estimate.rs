@@ -1,9 +1,8 @@
-//! `coordinator estimate`: exact sizes of a plan's position space and what
-//! solving it costs in memory and disk, for any star order (u128 arithmetic;
-//! stage 3 and the standard board do not fit a u64 rank).
+//! Exact sizes of a job's position space and what solving it costs in memory
+//! and disk, for any star order (u128 arithmetic; stage 3 and the standard
+//! board do not fit a u64 rank).
 
-use crate::CoordinatorError;
-use crate::plan::Plan;
+use crate::ResultsError;
 use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_games::cc2::Cc2;
@@ -42,27 +41,51 @@ pub struct Estimate {
     pub positions_per_shard: u128,
 }
 
-/// Computes the estimate of a plan.
-pub fn estimate(plan: &Plan) -> Result<Estimate, CoordinatorError> {
-    let (positions, cells, pieces_each, canonical, solvable) = if plan.job.game == GameKind::Cc2 {
-        let g = Cc2::new(plan.job.size.unwrap_or(0), plan.job.pieces.unwrap_or(0))
-            .map_err(|e| CoordinatorError::Mismatch(e.to_string()))?;
-        let n = g.position_count() as u128;
-        (n, g.board.cells, g.board.pieces as usize, n, true)
-    } else {
-        let g = Cc3::new(plan.job.order)?;
-        let n = g.ranker.positions();
-        (n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
+/// What an estimate is made of: the game and its size, and how the job
+/// cuts it.
+#[derive(Clone, Copy, Debug)]
+pub struct Job {
+    /// Game (`cc3` or `cc2`).
+    pub game: GameKind,
+    /// Star order (`cc3`).
+    pub order: u32,
+    /// Board size, m of m x m (`cc2`).
+    pub size: u32,
+    /// Pieces per player (`cc2`).
+    pub pieces: u32,
+    /// Layers the job computes.
+    pub layers: usize,
+    /// Shards the rank space is cut into.
+    pub shards: u32,
+    /// Positions per block.
+    pub block_positions: u64,
+}
+
+/// Computes the estimate of a job.
+pub fn estimate(job: &Job) -> Result<Estimate, ResultsError> {
+    let unsupported = |e: &dyn std::fmt::Display| ResultsError::Unsupported(e.to_string());
+    let (positions, cells, pieces_each, canonical, solvable) = match job.game {
+        GameKind::Cc2 => {
+            let g = Cc2::new(job.size, job.pieces).map_err(|e| unsupported(&e))?;
+            let n = g.position_count() as u128;
+            (n, g.board.cells, g.board.pieces as usize, n, true)
+        }
+        GameKind::Cc3 => {
+            let g = Cc3::new(job.order).map_err(|e| unsupported(&e))?;
+            let n = g.ranker.positions();
+            (n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
+        }
+        other => return Err(ResultsError::Unsupported(format!("no size estimate for {other} jobs"))),
     };
-    let layers = plan.job.questions.len();
+    let layers = job.layers;
     let per_layer_tb = positions.div_ceil(4);
-    let block = plan.shards.block_positions as u128;
+    let block = (job.block_positions as u128).max(1);
     let blocks = positions.div_ceil(block);
-    let shards = plan.shards.count as u128;
+    let shards = (job.shards as u128).max(1);
     let positions_per_shard = blocks.div_ceil(shards) * block;
     Ok(Estimate {
-        game: plan.job.game,
-        order: plan.job.order,
+        game: job.game,
+        order: job.order,
         cells,
         pieces_each,
         positions,
@@ -72,7 +95,7 @@ pub fn estimate(plan: &Plan) -> Result<Estimate, CoordinatorError> {
         bytes_per_layer_solving: positions,
         bytes_per_layer_tablebase: per_layer_tb,
         bytes_tablebases: per_layer_tb * layers as u128,
-        shards: plan.shards.count,
+        shards: job.shards,
         positions_per_shard: positions_per_shard.min(positions),
     })
 }

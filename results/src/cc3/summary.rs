@@ -2,40 +2,15 @@
 //! files themselves (so the embedded and the cluster run are summarised by
 //! the same code from the same bytes), and the short human table.
 
-use crate::CoordinatorError;
-use crate::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
-use crate::manifest::Manifest;
+use crate::ResultsError;
+use crate::cc3::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
+use crate::report::{program_of, thousands};
+use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
 use retro_games::GameKind;
 use retro_games::cc3::Cc3;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// One layer in the summary.
-#[derive(Clone, Debug, Serialize)]
-pub struct LayerSummary {
-    /// The question.
-    pub question: String,
-    /// Rounds that decided something (the init pass is round 0, not counted).
-    pub rounds: u32,
-    /// Wall time of the layer.
-    pub seconds: f64,
-    /// Positions decided in each round, round 0 (terminal positions) first.
-    pub decided_per_round: Vec<u64>,
-}
-
-/// One tablebase file in the summary.
-#[derive(Clone, Debug, Serialize)]
-pub struct TablebaseSummary {
-    /// The question.
-    pub question: String,
-    /// File name in the output directory.
-    pub file: String,
-    /// Size.
-    pub bytes: u64,
-    /// SHA-256, as `sha256sum` prints it.
-    pub sha256: String,
-}
 
 /// Counts over the whole space and over the reachable positions.
 #[derive(Clone, Debug, Serialize)]
@@ -83,24 +58,13 @@ pub struct Summary {
     pub analysis_seconds: f64,
 }
 
-/// Loads the three computed layers from `dir` (every block verified), one
-/// thread per layer: decompressing is most of the time (3.7 GB per layer at
-/// order 2, 11.1 GB held in all).
-pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, CoordinatorError> {
-    let mut files = Vec::new();
-    for want in analysis::COMPUTED_LAYERS {
-        let rec = manifest.layers.iter().find(|l| l.question == want).ok_or_else(|| {
-            CoordinatorError::Job(format!("the plan does not compute {want}, which the analysis needs"))
-        })?;
-        let tb = rec
-            .tablebase
-            .as_ref()
-            .ok_or_else(|| CoordinatorError::Job(format!("layer {want} has no tablebase yet")))?;
-        files.push((want, tb));
-    }
-    let load = |(want, tb): &(&str, &crate::manifest::TablebaseEntry)| -> Result<Vec<u8>, CoordinatorError> {
+/// Loads the three computed layers from `dir` (every file proven to be the
+/// job's, every block verified), one thread per layer: decompressing is most
+/// of the time (3.7 GB per layer at order 2, 11.1 GB held in all).
+pub fn load_layers(dir: &Path, job: &SolvedJob) -> Result<Layers, ResultsError> {
+    let load = |want: &str| -> Result<Vec<u8>, ResultsError> {
         let started = std::time::Instant::now();
-        let mut r = tb.open_checked(dir, want, &manifest.plan_hash, retro_games::cc3::RANK_ORDER)?;
+        let mut r = job.open(dir, want, retro_games::cc3::RANK_ORDER)?;
         let packed = r.read_all()?;
         tracing::info!(
             "loaded {} ({} bytes) in {:.1}s",
@@ -110,23 +74,23 @@ pub fn load_layers(dir: &Path, manifest: &Manifest) -> Result<Layers, Coordinato
         );
         Ok(packed)
     };
-    let packed: Vec<Result<Vec<u8>, CoordinatorError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files.iter().map(|f| s.spawn(move || load(f))).collect();
+    let packed: Vec<Result<Vec<u8>, ResultsError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = analysis::COMPUTED_LAYERS.iter().map(|want| s.spawn(move || load(want))).collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(CoordinatorError::Job("a layer loader panicked".into()))))
+            .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a layer loader panicked".into()))))
             .collect()
     });
     let packed = packed.into_iter().collect::<Result<Vec<_>, _>>()?;
     let [a, b, c]: [Vec<u8>; 3] =
-        packed.try_into().map_err(|_| CoordinatorError::Job("three layers expected".to_string()))?;
+        packed.try_into().map_err(|_| ResultsError::Inconsistent("three layers expected".to_string()))?;
     Ok(Layers { packed: [a, b, c] })
 }
 
-/// Computes the summary from the tablebases listed in `manifest`.
-pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> Result<Summary, CoordinatorError> {
+/// Computes the summary from the tablebases `job` recorded.
+pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Result<Summary, ResultsError> {
     let started = std::time::Instant::now();
-    let layers = load_layers(dir, manifest)?;
+    let layers = load_layers(dir, job)?;
     let t = std::time::Instant::now();
     let all = analysis::count_all(game, &layers, threads);
     tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
@@ -134,42 +98,27 @@ pub fn compute(game: &Cc3, dir: &Path, manifest: &Manifest, threads: usize) -> R
     let reach = analysis::explore(game, Some(&layers), None, threads);
     tracing::info!("explored from the start in {:.1}s", t.elapsed().as_secs_f64());
     let start = analysis::start_report(game, &layers);
-    let first = &manifest.layers[0];
-    let init = first.init.unwrap_or_default();
     let positions = game.ranker.positions() as u64;
     Ok(Summary {
-        job: manifest.job.clone(),
+        job: job.job.clone(),
         game: GameKind::Cc3,
         order: game.star.n,
-        plan_hash: manifest.plan_hash.clone(),
+        plan_hash: job.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
-        program_commit: retro_proto::BUILD_COMMIT.into(),
+        program_commit: job.program_commit.clone(),
         positions,
         // Rotation changes the player to move, so it has no fixed position:
         // every orbit has exactly three positions (tested at order 1).
         canonical_placements: positions / 3,
         illegal: all.illegal,
-        no_move_positions: init.no_move,
+        no_move_positions: job.layers.first().map_or(0, |l| l.no_move),
         scopes: Scopes { all, reachable: reach.reachable.unwrap_or_default() },
         start,
-        layers: layer_summaries(manifest),
+        layers: job.layer_summaries(),
         bfs_from_start: reach.depths,
-        tablebases: tablebase_summaries(manifest),
+        tablebases: job.tablebase_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// `n` with a comma every three digits.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The short human table printed at the end of a run.
@@ -226,29 +175,8 @@ pub fn depth_categories(d: &Depth) -> BTreeMap<String, u64> {
     d.categories.clone().unwrap_or_default()
 }
 
-/// The program that wrote a summary, as the ledgers print it: its version and,
-/// when recorded, its commit.
-pub fn program_of(v: &serde_json::Value) -> String {
-    let version = v["program_version"].as_str().unwrap_or("?");
-    match v["program_commit"].as_str() {
-        Some(commit) => format!("{version}, commit {commit}"),
-        None => version.to_string(),
-    }
-}
-
-/// The game a summary's (or another file's) `game` field names, if it names one.
-pub fn game_named(name: Option<&str>) -> Option<GameKind> {
-    name?.parse().ok()
-}
-
-/// A Markdown ledger of a summary.json (the file `docs/RESULTS.md` is made of).
+/// The Markdown ledger of a three-player summary.json.
 pub fn ledger_markdown(v: &serde_json::Value) -> String {
-    match game_named(v["game"].as_str()) {
-        Some(GameKind::Cc2) => return crate::twoplayer::ledger_markdown(v),
-        Some(GameKind::Peg) => return crate::peg::ledger_markdown(v),
-        Some(GameKind::Sylver) => return crate::sylver_job::ledger_markdown(v),
-        Some(GameKind::Cc3) | None => {}
-    }
     let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| x.to_string());
     let mut out = String::new();
     out.push_str(&format!(
@@ -326,34 +254,4 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         ));
     }
     out
-}
-
-/// The per-layer part of a summary, from the manifest.
-pub fn layer_summaries(manifest: &Manifest) -> Vec<LayerSummary> {
-    manifest
-        .layers
-        .iter()
-        .map(|l| LayerSummary {
-            question: l.question.clone(),
-            rounds: l.deciding_rounds(),
-            seconds: l.seconds,
-            decided_per_round: l.rounds.iter().filter(|r| r.win + r.loss > 0).map(|r| r.win + r.loss).collect(),
-        })
-        .collect()
-}
-
-/// The tablebase files of a summary, from the manifest.
-pub fn tablebase_summaries(manifest: &Manifest) -> Vec<TablebaseSummary> {
-    manifest
-        .layers
-        .iter()
-        .filter_map(|l| {
-            l.tablebase.as_ref().map(|t| TablebaseSummary {
-                question: l.question.clone(),
-                file: t.file.clone(),
-                bytes: t.bytes,
-                sha256: t.sha256.clone(),
-            })
-        })
-        .collect()
 }
