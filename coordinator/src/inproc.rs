@@ -32,7 +32,7 @@ impl CoordinatorLink for InProcessLink {
                     return Err(LinkError::Rejected("upload ended early".into()));
                 }
                 let head = BlockUpload { compressed: Vec::new(), ..b };
-                let n = self.scheduler.accept_upload(&head, got).map_err(LinkError::Rejected)?;
+                let n = self.scheduler.accept_upload(&head, got).map_err(|e| LinkError::Rejected(e.to_string()))?;
                 return Ok(UploadReply { blocks: n });
             }
             got.push(b);

@@ -10,6 +10,7 @@
 //! idempotent on the workers, so after any restart the coordinator simply
 //! resumes at the first uncommitted step and hands the tasks out again.
 
+use crate::CoordinatorError;
 use crate::manifest::{Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
 use retro_common::fault::Fault;
@@ -740,17 +741,22 @@ impl Scheduler {
     }
 
     /// Stores one worker's uploaded blocks (the EXPORT step); returns the count.
-    pub fn accept_upload(&self, first: &BlockUpload, blocks: Vec<BlockUpload>) -> Result<u64, String> {
+    pub fn accept_upload(&self, first: &BlockUpload, blocks: Vec<BlockUpload>) -> Result<u64, CoordinatorError> {
         {
             let st = self.state.lock().expect("state lock");
             if !st.roster.is_current(&first.worker_id, first.epoch) || first.job != self.spec.name {
-                return Err("upload from an unknown worker or an earlier epoch; join again".into());
+                return Err(CoordinatorError::Mismatch(
+                    "upload from an unknown worker or an earlier epoch; join again".into(),
+                ));
             }
             if st.phase != Phase::Export(first.layer) {
-                return Err(format!("not exporting layer {} now ({:?})", first.layer, st.phase));
+                return Err(CoordinatorError::Mismatch(format!(
+                    "not exporting layer {} now ({:?})",
+                    first.layer, st.phase
+                )));
             }
         }
-        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks).map_err(|e| e.to_string())
+        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks)
     }
 
     /// Marks workers silent for longer than the heartbeat timeout as lost

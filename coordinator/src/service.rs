@@ -113,7 +113,10 @@ impl Coordinator for CoordinatorService {
                     return Err(Status::data_loss("upload ended early"));
                 }
                 let head = first.take().expect("set above");
-                let n = self.scheduler.accept_upload(&head, blocks).map_err(Status::failed_precondition)?;
+                let n = self
+                    .scheduler
+                    .accept_upload(&head, blocks)
+                    .map_err(|e| Status::failed_precondition(e.to_string()))?;
                 return Ok(Response::new(UploadReply { blocks: n }));
             }
             blocks.push(msg);

@@ -7,6 +7,7 @@ use super::limits::Stop;
 use retro_engine::tablebase::{VALUE_LOSS, VALUE_WIN};
 use retro_games::GameKind;
 use retro_games::cc2::{Outcome, PLAYER_NAMES, Position, children};
+use retro_probe::ProbeError;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -51,8 +52,8 @@ pub struct Cc2View {
 
 impl Cc2Explorer {
     /// Opens `solo_1.tb` in `dir`.
-    pub fn open(dir: &Path) -> Result<Cc2Explorer, String> {
-        let prober = retro_probe::cc2::Prober::open(dir).map_err(|e| e.to_string())?;
+    pub fn open(dir: &Path) -> Result<Cc2Explorer, ProbeError> {
+        let prober = retro_probe::cc2::Prober::open(dir)?;
         Ok(Cc2Explorer { prober })
     }
 
@@ -108,8 +109,8 @@ impl Cc2Explorer {
     }
 
     /// The value for player 1 at `pos`.
-    fn value(&self, pos: &Position) -> Result<u8, String> {
-        self.prober.value(pos).map_err(|e| e.to_string())
+    fn value(&self, pos: &Position) -> Result<u8, ProbeError> {
+        self.prober.value(pos)
     }
 
     /// A position with its value, depth and moves (the depth search stops
@@ -164,7 +165,7 @@ impl Forcing for Cc2Forcing<'_> {
         (pos.turn == 0) == (self.target == VALUE_WIN)
     }
 
-    fn forced(&mut self, pos: &Position) -> Result<bool, String> {
+    fn forced(&mut self, pos: &Position) -> Result<bool, ProbeError> {
         Ok(self.ex.value(pos)? == self.target)
     }
 

@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::GameKind;
 use retro_games::cc3::{Outcome, PLAYER_NAMES, Position, children};
+use retro_probe::ProbeError;
 use retro_probe::cc3::{PositionReport, Prober};
 use retro_results::cc3::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
 use retro_results::cc3::witness::{self, WitnessKind};
@@ -275,9 +276,9 @@ impl Forcing for QuestionGame<'_> {
         self.q.max[pos.turn as usize] == (self.q.target == VALUE_WIN)
     }
 
-    fn forced(&mut self, pos: &Position) -> Result<bool, String> {
+    fn forced(&mut self, pos: &Position) -> Result<bool, ProbeError> {
         let rank = analysis::rotation_ranks(&self.prober.game, pos)[self.q.rotation];
-        let v = self.prober.values(&[(self.q.layer, rank)]).map_err(|e| e.to_string())?;
+        let v = self.prober.values(&[(self.q.layer, rank)])?;
         // A draw never counts as forced; the two-valued enable layers store
         // "not forced" as LOSS, which is never a target there.
         Ok(v[0] == self.q.target && v[0] != VALUE_DRAW)

@@ -12,6 +12,7 @@
 //! (deadline, client gone), looked at every [`STOP_EVERY`] positions.
 
 use super::limits::Stop;
+use retro_probe::ProbeError;
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -25,7 +26,7 @@ pub trait Forcing {
     fn forcer_moves(&self, pos: &Self::Pos) -> bool;
     /// True when the forcing side's objective holds at `pos` in the tablebase
     /// (a finished position has reached it, an ongoing one can force it).
-    fn forced(&mut self, pos: &Self::Pos) -> Result<bool, String>;
+    fn forced(&mut self, pos: &Self::Pos) -> Result<bool, ProbeError>;
     /// True when the game is over at `pos`.
     fn finished(&self, pos: &Self::Pos) -> bool;
 }
@@ -58,7 +59,8 @@ struct Search<'a, F: Forcing> {
 enum GiveUp {
     /// The budget ran out, or the request must stop.
     Budget,
-    Error(String),
+    /// The tablebase could not be read.
+    Error(ProbeError),
 }
 
 impl<F: Forcing> Search<'_, F> {
@@ -133,7 +135,7 @@ pub fn plies_to_end<F: Forcing>(
     pos: F::Pos,
     budget: &mut u64,
     stop: &Stop,
-) -> Result<Option<u32>, String> {
+) -> Result<Option<u32>, ProbeError> {
     let mut s = Search { game, memo: HashMap::new(), forced: HashMap::new(), budget: *budget, stop };
     let mut found = None;
     for d in 0..=MAX_PLIES {
@@ -172,7 +174,7 @@ mod tests {
         fn forcer_moves(&self, p: &usize) -> bool {
             self.forcer[*p]
         }
-        fn forced(&mut self, p: &usize) -> Result<bool, String> {
+        fn forced(&mut self, p: &usize) -> Result<bool, ProbeError> {
             Ok(self.forced[*p])
         }
         fn finished(&self, p: &usize) -> bool {

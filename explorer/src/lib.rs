@@ -26,6 +26,7 @@ pub mod api;
 mod cc2;
 mod cc3;
 mod depth;
+mod error;
 pub mod limits;
 pub mod peg;
 pub mod sylver;
@@ -42,6 +43,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use cc2::{Cc2Explorer, Cc2Move, Cc2Report, Cc2View};
 pub use cc3::{Cc3Explorer, DepthLine, MoveView, PositionView};
+pub use error::ExplorerError;
 pub use peg::PegExplorer;
 
 /// An error answered as `{"error": message}` with a 4xx (bad input, nothing
@@ -114,18 +116,19 @@ impl Explorer {
     }
 
     /// Opens the tablebases in `dir`, choosing the game by the files there.
-    pub fn open(dir: &Path) -> Result<Explorer, String> {
+    pub fn open(dir: &Path) -> Result<Explorer, ExplorerError> {
         let has = |q: &str| dir.join(retro_engine::tablebase::layer_file_name(q)).exists();
         if has(retro_results::cc3::analysis::COMPUTED_LAYERS[0]) {
-            return retro_probe::cc3::Prober::open(dir)
-                .map(|p| Explorer::Cc3(Cc3Explorer::new(p)))
-                .map_err(|e| e.to_string());
+            return Ok(Explorer::Cc3(Cc3Explorer::new(retro_probe::cc3::Prober::open(dir)?)));
         }
         if has(cc2::LAYER) {
-            return Cc2Explorer::open(dir).map(Explorer::Cc2);
+            return Ok(Explorer::Cc2(Cc2Explorer::open(dir)?));
         }
         if !dir.is_dir() {
-            return Err(format!("{}: no such directory (solve a plan first, or pass --tablebase DIR)", dir.display()));
+            return Err(ExplorerError::NothingToShow(format!(
+                "{}: no such directory (solve a plan first, or pass --tablebase DIR)",
+                dir.display()
+            )));
         }
         if let Some(peg) = PegExplorer::open(dir)? {
             return Ok(Explorer::Peg(Arc::new(peg)));
@@ -133,12 +136,12 @@ impl Explorer {
         if sylver::has_tables(dir) {
             return Ok(Explorer::Sylver);
         }
-        Err(format!(
+        Err(ExplorerError::NothingToShow(format!(
             "{}: no tablebase here (solo_A.tb for three-player Chinese checkers, solo_1.tb for two-player, \
              summary.json of a peg or sylver plan here or one directory down); solve a plan first, \
              or open /?game=sylver for Sylver coinage",
             dir.display()
-        ))
+        )))
     }
 }
 
@@ -211,7 +214,7 @@ impl Shared {
         // poisoned lock is taken over rather than failing every later request.
         let mut guard = self.explorer.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            let e = Explorer::open(&self.dir).map_err(ApiError::not_found)?;
+            let e = Explorer::open(&self.dir).map_err(|e| ApiError::not_found(e.to_string()))?;
             self.remember(&e);
             *guard = Some(e);
         }
@@ -227,7 +230,7 @@ pub async fn serve(
     dir: PathBuf,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), ExplorerError> {
     serve_state(Arc::new(Shared::new(dir)), listener, shutdown).await
 }
 
@@ -237,7 +240,7 @@ pub async fn serve_with_limits(
     limits: Limits,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), ExplorerError> {
     serve_state(Arc::new(Shared::with_limits(dir, limits)), listener, shutdown).await
 }
 
@@ -245,11 +248,11 @@ async fn serve_state(
     state: Arc<Shared>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
+) -> Result<(), ExplorerError> {
     axum::serve(wire::JsonListener(listener), api::router(state))
         .with_graceful_shutdown(shutdown)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(ExplorerError::Serve)
 }
 
 /// `coordinator serve`: binds `listen`, reports the bound address through
@@ -260,9 +263,10 @@ pub async fn run(
     listen: SocketAddr,
     search_deadline: std::time::Duration,
     on_listen: fn(SocketAddr),
-) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+) -> Result<(), ExplorerError> {
+    let listen_error = |source| ExplorerError::Listen { addr: listen, source };
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
+    let addr = listener.local_addr().map_err(listen_error)?;
     let state = Arc::new(Shared::with_limits(dir, Limits { deadline: search_deadline, ..Limits::default() }));
     if let Err(e) = state.with(|_| Ok(())) {
         // Not fatal: the page shows the same message, and a run that writes

@@ -10,8 +10,8 @@
 //! `DIR/summary.json` and every `DIR/*/summary.json`, so serving either
 //! directory, or `tablebases/` above both, works.
 
-use super::ApiError;
 use super::limits::Stop;
+use super::{ApiError, ExplorerError};
 use retro_games::GameKind;
 use retro_games::peg::class::{PositionClass, class_of, feasible};
 use retro_games::peg::search::{self, Outcome};
@@ -226,7 +226,7 @@ pub(super) fn candidates(dir: &Path) -> Vec<PathBuf> {
 impl PegExplorer {
     /// The peg summaries in `dir` (see the module docs); `Ok(None)` when there
     /// is none, an error when a peg summary cannot be read.
-    pub fn open(dir: &Path) -> Result<Option<PegExplorer>, String> {
+    pub fn open(dir: &Path) -> Result<Option<PegExplorer>, ExplorerError> {
         let mut ledger = None;
         let mut problems = None;
         for path in candidates(dir) {
@@ -237,7 +237,7 @@ impl PegExplorer {
             if head.game.as_deref().and_then(|g| g.parse::<GameKind>().ok()) != Some(GameKind::Peg) {
                 continue;
             }
-            let bad = |e: serde_json::Error| format!("{}: not a peg summary this explorer reads: {e}", path.display());
+            let bad = |e: serde_json::Error| ExplorerError::BadSummary { path: path.clone(), why: e.to_string() };
             if head.task.as_deref() == Some("problems") {
                 if problems.is_none() {
                     problems = Some(Loaded { data: serde_json::from_slice(&bytes).map_err(bad)?, path });
@@ -245,7 +245,7 @@ impl PegExplorer {
             } else if ledger.is_none() {
                 let data: LedgerFile = serde_json::from_slice(&bytes).map_err(bad)?;
                 if BoardKind::parse(&data.board).is_none() {
-                    return Err(format!("{}: unknown peg board {:?}", path.display(), data.board));
+                    return Err(ExplorerError::BadSummary { path, why: format!("unknown peg board {:?}", data.board) });
                 }
                 ledger = Some(Loaded { data, path });
             }
@@ -630,7 +630,8 @@ mod tests {
         assert_eq!(ex.problems().unwrap_err().status, axum::http::StatusCode::NOT_FOUND);
         std::fs::write(d.join("peg-english/summary.json"), br#"{"game": "peg", "levels": 3}"#).unwrap();
         let Err(e) = PegExplorer::open(&d) else { panic!("a broken peg summary opened") };
-        assert!(e.contains("not a peg summary"), "{e}");
+        assert!(matches!(e, ExplorerError::BadSummary { .. }), "{e}");
+        assert!(e.to_string().contains("not a peg summary"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }
 

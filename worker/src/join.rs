@@ -70,7 +70,7 @@ pub async fn join_with_retry<L: CoordinatorLink>(
         let req = join_request(opts, peer_address)?;
         match link.join(req).await {
             Ok(reply) => return Ok(reply),
-            Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
+            Err(LinkError::Rejected(m) | LinkError::BadAddress(m)) => return Err(WorkerError::Refused(m)),
             Err(LinkError::Unavailable(m)) => {
                 if last_log.elapsed() > Duration::from_secs(10) {
                     let at = opts.coordinator.as_deref().unwrap_or("(in-process)");

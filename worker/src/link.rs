@@ -26,6 +26,9 @@ pub enum LinkError {
     /// The other side refused (bad token, wrong plan, wrong version...).
     #[error("refused: {0}")]
     Rejected(String),
+    /// The address is not `HOST:PORT`; the text says what is wrong.
+    #[error("{0}")]
+    BadAddress(String),
 }
 
 /// Whether a failed call may pass if tried again: the other side is
@@ -76,8 +79,10 @@ pub fn endpoint(address: &str) -> Result<Endpoint, LinkError> {
 /// `http://` or `https://` scheme; an IPv6 host in brackets) and returns it
 /// unchanged. A missing or zero port is the usual slip (`--connect 10.0.0.1`):
 /// without this check the worker would retry that address forever.
-pub fn check_host_port(address: &str) -> Result<String, String> {
-    let bad = |why: &str| format!("bad address {address:?}: {why}; expected HOST:PORT, e.g. 10.0.0.1:50051");
+pub fn check_host_port(address: &str) -> Result<String, LinkError> {
+    let bad = |why: &str| {
+        LinkError::BadAddress(format!("bad address {address:?}: {why}; expected HOST:PORT, e.g. 10.0.0.1:50051"))
+    };
     let rest = address.split_once("://").map_or(address, |(_, r)| r);
     let Some((host, port)) = rest.rsplit_once(':') else { return Err(bad("no port")) };
     if host.is_empty() || host.contains(char::is_whitespace) || host.contains('/') {
@@ -242,7 +247,7 @@ mod host_port_tests {
     #[test]
     fn accepts_host_port_and_refuses_the_usual_slips() {
         for ok in ["127.0.0.1:50051", "coord.internal:1", "[::1]:50051", "http://10.0.0.2:50051"] {
-            assert_eq!(check_host_port(ok).as_deref(), Ok(ok), "{ok}");
+            assert_eq!(check_host_port(ok).ok().as_deref(), Some(ok), "{ok}");
         }
         for (bad, why) in [
             ("127.0.0.1", "no port"),
@@ -254,7 +259,7 @@ mod host_port_tests {
             ("::1:50051", "brackets"),
             ("not a uri", "no port"),
         ] {
-            let e = check_host_port(bad).unwrap_err();
+            let e = check_host_port(bad).unwrap_err().to_string();
             assert!(e.contains(why) && e.contains("HOST:PORT") && e.contains(bad), "{bad}: {e}");
         }
     }

@@ -489,7 +489,7 @@ async fn pull_loop<L: CoordinatorLink>(
                 report = None;
                 r.task.unwrap_or_default()
             }
-            Err(LinkError::Rejected(m)) => return Err(WorkerError::Refused(m)),
+            Err(LinkError::Rejected(m) | LinkError::BadAddress(m)) => return Err(WorkerError::Refused(m)),
             Err(LinkError::Unavailable(m)) => {
                 tracing::debug!("pull failed ({m}); retrying");
                 if report.is_none() {

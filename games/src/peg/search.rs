@@ -112,17 +112,22 @@ pub fn solve(board: &Board, start: Pegs, finish: u8, budget: u64) -> Search {
     Search { outcome, positions: searcher.failed.len() as u64 }
 }
 
+/// A jump of a replayed sequence that the position before it does not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("jump {number} ({}-{}) is not legal", super::hole_name(.jump.from), super::hole_name(.jump.to))]
+pub struct IllegalJump {
+    /// Its place in the sequence, counted from 1.
+    pub number: usize,
+    /// The jump.
+    pub jump: Jump,
+}
+
 /// Plays `jumps` from `start`, checking each is legal; returns the final position.
-pub fn replay(board: &Board, start: Pegs, jumps: &[Jump]) -> Result<Pegs, String> {
+pub fn replay(board: &Board, start: Pegs, jumps: &[Jump]) -> Result<Pegs, IllegalJump> {
     let mut pegs = start;
     for (i, j) in jumps.iter().enumerate() {
         if !board.jumps(pegs).contains(j) {
-            return Err(format!(
-                "jump {} ({}-{}) is not legal",
-                i + 1,
-                super::hole_name(j.from),
-                super::hole_name(j.to)
-            ));
+            return Err(IllegalJump { number: i + 1, jump: *j });
         }
         pegs ^= j.mask();
     }
