@@ -4,11 +4,12 @@
 //! resources); the reply names the kind of job, and the worker goes on with
 //! that kind ([`crate::run`], [`crate::levels`], [`crate::tasks`]).
 
-use crate::link::{CoordinatorLink, LinkError};
-use crate::run::{WorkerError, WorkerOptions};
+use crate::link::{CoordinatorLink, GrpcLink, LinkError};
+use crate::run::{PeerEndpoint, WorkerError, WorkerOptions, run_joined};
 use crate::{MAX_BACKOFF, store};
-use retro_proto::{JoinReply, JoinRequest};
+use retro_proto::{JobKind, JoinReply, JoinRequest};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The identity a level worker kept before level and retrograde workers
@@ -81,5 +82,59 @@ pub async fn join_with_retry<L: CoordinatorLink>(
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
+    }
+}
+
+/// What `worker --connect` does: binds the Peer listener, joins the job, and
+/// works in it until it is done, as the reply says: retrograde layers
+/// ([`run_joined`]), breadth-first levels ([`crate::levels::run`]) or tasks
+/// ([`crate::tasks::run`]).
+pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<(), WorkerError> {
+    // The Peer service is bound before the join, which announces its
+    // address; only a retrograde job needs it, so a failure to bind matters
+    // only once the reply says that is the kind of job.
+    let peer = PeerEndpoint::bind(&opts).await;
+    let address = peer.as_ref().map_or("", |p| p.address());
+    let reply = match join_with_retry(link.as_ref(), &opts, address).await {
+        Ok(r) => r,
+        Err(e) => {
+            let why = peer.err().map(|p| format!(" ({p})")).unwrap_or_default();
+            return Err(WorkerError::Other(format!("{e}{why}")));
+        }
+    };
+    let connect = opts.coordinator.clone().unwrap_or_default();
+    match JobKind::try_from(reply.kind) {
+        Ok(JobKind::Retrograde) => run_joined(link, opts, peer?, reply).await,
+        Ok(JobKind::Levels) => {
+            drop(peer);
+            let level_opts = crate::levels::LevelWorkerOptions {
+                connect,
+                token: opts.token.clone(),
+                channel: link.channel(),
+                data: opts.data.clone(),
+                threads: opts.threads,
+            };
+            crate::levels::run(level_opts, reply).await
+        }
+        Ok(JobKind::Tasks) => {
+            drop(peer);
+            let task_opts = crate::tasks::TaskWorkerOptions {
+                connect,
+                token: opts.token.clone(),
+                channel: link.channel(),
+                fault: opts.fault.clone(),
+            };
+            // A task job keeps nothing on this worker: it announces no Peer
+            // service when it joins again.
+            let rejoin = || {
+                let (link, opts) = (link.clone(), opts.clone());
+                async move { join_with_retry(link.as_ref(), &opts, "").await }
+            };
+            crate::tasks::run(task_opts, reply, rejoin).await
+        }
+        _ => Err(WorkerError::Other(format!(
+            "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",
+            reply.kind
+        ))),
     }
 }

@@ -2,10 +2,9 @@
 
 use clap::Parser;
 use retro_common::fault::Fault;
-use retro_proto::JobKind;
-use retro_worker::join::join_with_retry;
+use retro_worker::join::join_and_run;
 use retro_worker::link::GrpcLink;
-use retro_worker::run::{PeerEndpoint, WorkerOptions, run_joined};
+use retro_worker::run::WorkerOptions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -108,7 +107,7 @@ async fn main() -> std::process::ExitCode {
     if let Some(v) = args.protocol_version {
         opts.protocol_version = v;
     }
-    opts.token = token.clone();
+    opts.token = token;
     opts.fault = Fault::from_env();
     if let (Some(cert), Some(key), Some(client)) = (&args.tls_cert, &args.tls_key, &tls) {
         let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
@@ -124,56 +123,7 @@ async fn main() -> std::process::ExitCode {
             }
         }
     }
-    // The Peer service is bound before the join, which announces its
-    // address; only a retrograde job needs it, so a failure to bind matters
-    // only once the reply says that is the kind of job.
-    let peer = PeerEndpoint::bind(&opts).await;
-    let address = peer.as_ref().map_or("", |p| p.address());
-    let reply = match join_with_retry(link.as_ref(), &opts, address).await {
-        Ok(r) => r,
-        Err(e) => {
-            let why = peer.err().map(|p| format!(" ({p})")).unwrap_or_default();
-            return exit_code(Err(format!("{e}{why}")));
-        }
-    };
-    let threads = opts.threads;
-    match JobKind::try_from(reply.kind) {
-        Ok(JobKind::Retrograde) => match peer {
-            Ok(peer) => exit_code(run_joined(link, opts, peer, reply).await.map_err(|e| e.to_string())),
-            Err(e) => exit_code(Err(e.to_string())),
-        },
-        Ok(JobKind::Levels) => {
-            drop(peer);
-            let level_opts = retro_worker::levels::LevelWorkerOptions {
-                connect: args.connect,
-                token,
-                channel: link.channel(),
-                data: opts.data.clone(),
-                threads,
-            };
-            exit_code(retro_worker::levels::run(level_opts, reply).await.map_err(|e| e.to_string()))
-        }
-        Ok(JobKind::Tasks) => {
-            drop(peer);
-            let task_opts = retro_worker::tasks::TaskWorkerOptions {
-                connect: args.connect,
-                token,
-                channel: link.channel(),
-                fault: opts.fault.clone(),
-            };
-            // A task job keeps nothing on this worker: it announces no Peer
-            // service when it joins again.
-            let rejoin = || {
-                let (link, opts) = (link.clone(), opts.clone());
-                async move { join_with_retry(link.as_ref(), &opts, "").await }
-            };
-            exit_code(retro_worker::tasks::run(task_opts, reply, rejoin).await.map_err(|e| e.to_string()))
-        }
-        _ => exit_code(Err(format!(
-            "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",
-            reply.kind
-        ))),
-    }
+    exit_code(join_and_run(link, opts).await.map_err(|e| e.to_string()))
 }
 
 /// The process's exit status for a worker's outcome, printing the error.
