@@ -25,7 +25,8 @@ use tonic::{Request, Response, Status};
 
 use crate::service::{Joinable, ServerTls};
 use crate::status::{JobStatus, StatusSource, TaskStatus};
-use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, Summary, SylverPlan};
+use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, SylverPlan};
+use retro_results::sylver::table::Summary;
 
 /// How long a `Take` waits for a unit before answering WAIT.
 const LONG_POLL: Duration = Duration::from_secs(10);

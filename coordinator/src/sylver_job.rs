@@ -39,7 +39,7 @@ use crate::plan::{ClusterSection, PlanError, Reader};
 pub use retro_engine::sylver::table::{
     ClassUnit, Question, RowResult, RowStatus, SOLVER_STACK, expected_cost, solve_class,
 };
-pub use retro_results::sylver::table::{Summary, SummaryRow, summarize, table_tsv};
+use retro_results::sylver::table::{Summary, summarize, table_tsv};
 
 /// Default memo cap of one class: 250 million positions, which with 16-byte
 /// slots, a table at most 3/4 full and the doubling step stays near 16 GB.

@@ -556,8 +556,8 @@ fn two_player_page_shows_the_diamond_and_the_values() {
 /// A problems summary of two class-feasible rows and one ruled out, built from
 /// the writer's own types (a real table takes minutes to decide).
 fn tiny_problems() -> Value {
-    use retro_coordinator::peg::ProblemsSummary;
-    use retro_coordinator::peg::problems::{BoardProblems, ProblemRow};
+    use retro_results::peg::problems::{BoardProblems, ProblemRow};
+    use retro_results::peg::summary::ProblemsSummary;
     let row = |finish: &str, status: &'static str, solution: Option<&str>| ProblemRow {
         start: "d4".into(),
         finish: finish.into(),

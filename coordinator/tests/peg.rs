@@ -6,9 +6,9 @@
 
 mod common;
 use common::{Proc, TempDir, coordinator, listening_address, repo, run, worker};
-use retro_coordinator::peg::problems::{class_feasible, searches_needed};
 use retro_games::peg::search::replay;
 use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
+use retro_results::peg::problems::{class_feasible, searches_needed};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;

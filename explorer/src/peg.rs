@@ -38,7 +38,7 @@ struct Head {
     task: Option<String>,
 }
 
-/// The parts of a ledger summary the page shows (retro-coordinator's `peg::LedgerSummary`).
+/// The parts of a ledger summary the page shows (`retro_results::peg::summary::LedgerSummary`).
 #[derive(Clone, Debug, Deserialize)]
 struct LedgerFile {
     job: String,
@@ -61,7 +61,7 @@ struct OeisFile {
     mismatches: Vec<(usize, u128, u128)>,
 }
 
-/// The parts of a problems summary the page shows (retro-coordinator's `peg::ProblemsSummary`).
+/// The parts of a problems summary the page shows (`retro_results::peg::summary::ProblemsSummary`).
 #[derive(Clone, Debug, Deserialize)]
 struct ProblemsFile {
     job: String,

@@ -60,7 +60,7 @@ fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool
         Some(r) => match &r.outcome {
             search::Outcome::Solved(jumps) => {
                 search::replay(&board, start_pegs, jumps).map_err(|e| e.to_string())?;
-                ("solvable", Some(peg::problems::jumps_text(jumps)), r.positions)
+                ("solvable", Some(retro_results::peg::problems::jumps_text(jumps)), r.positions)
             }
             search::Outcome::Impossible => ("impossible", None, r.positions),
             search::Outcome::Undecided => ("undecided", None, r.positions),

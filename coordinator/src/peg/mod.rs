@@ -1,14 +1,11 @@
-//! Peg solitaire jobs: the breadth-first ledger of a single-vacancy start
-//! ([`levels`], [`ledger`], checked against the OEIS by [`oeis`]) and the
-//! table of single-vacancy problems ([`problems`]).
+//! Peg solitaire jobs, run: the breadth-first levels of a single-vacancy
+//! start, embedded ([`levels`]) or across workers ([`cluster`]), then their
+//! ledger; and the table of single-vacancy problems. What the levels mean (the
+//! ledger, the OEIS check, the problem table, the summaries) is computed in
+//! `retro_results::peg`.
 
 pub mod cluster;
 pub mod levels;
-
-// The ledger, its OEIS check, the problem table and the summaries live in
-// retro-results.
-pub use retro_results::peg::summary::{LedgerSummary, ProblemsSummary, Totals};
-pub use retro_results::peg::{ledger, oeis, problems};
 
 use crate::CoordinatorError;
 use crate::plan::Plan;
@@ -16,6 +13,8 @@ use retro_engine::durable::write_atomic;
 use retro_games::GameKind;
 use retro_games::peg::class::feasible;
 use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
+use retro_results::peg::summary::{LedgerSummary, ProblemsSummary, Totals};
+use retro_results::peg::{ledger, oeis, problems};
 use std::path::Path;
 use std::time::Instant;
 
