@@ -14,13 +14,11 @@
 //!   or across workers ([`peg::cluster`]), and the problem table.
 //! - [`sylver_job`] / [`sylver_cluster`]: the Sylver coinage table job
 //!   (`[job] game = "sylver"`), its rows solved by m-class on threads or workers.
-//! - [`bench`]: throughput of the kernel's building blocks.
 //!
 //! What the results mean (analysis, summaries, witnesses, the published-number
 //! check, estimates, ledgers, Sylver positions) is computed in retro-results,
 //! a position is probed with retro-probe, and the explorer is retro-explorer.
 
-pub mod bench;
 mod error;
 pub mod inproc;
 pub mod job;

@@ -123,6 +123,29 @@ fn estimate_gives_exact_counts_for_stages_2_and_3() {
     }
 }
 
+/// `coordinator bench` measures every building block on a small slice and
+/// refuses an order whose ranks do not fit a u64, naming it.
+#[test]
+fn bench_measures_the_kernel_and_refuses_stage_3() {
+    let mut c = Command::new(coordinator());
+    c.args(["bench", "--order", "1", "--samples", "2000", "--slice", "1600", "--threads", "1", "--json"]);
+    let out = run(c, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let figures = v["figures"].as_array().unwrap();
+    assert!(figures.len() >= 5, "{v}");
+    for f in figures {
+        assert!(f["items"].as_u64().unwrap() > 0, "{f}");
+    }
+    assert!(v["peak_rss_bytes"].as_u64().unwrap() > 0, "{v}");
+    let mut c = Command::new(coordinator());
+    c.args(["bench", "--order", "3", "--samples", "10", "--slice", "10"]);
+    let out = run(c, Duration::from_secs(30));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("order 3 does not fit u64 ranks"), "{err}");
+}
+
 #[test]
 fn explore_stage2_depth_9() {
     let mut c = Command::new(coordinator());

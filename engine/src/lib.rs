@@ -17,13 +17,15 @@
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
-//! - [`process`] reads this process's peak memory for the figures runs print.
+//! - [`bench`] measures the kernel's building blocks (`coordinator bench`);
+//!   [`process`] reads this process's peak memory for the figures runs print.
 //! - [`sylver`] solves Sylver coinage positions by memoised minimax, one memo
 //!   per m-class.
 //!
 //! Nothing here knows about tokio or sockets.
 
 pub mod batch;
+pub mod bench;
 pub mod durable;
 pub mod kernel;
 pub mod layout;

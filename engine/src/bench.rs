@@ -1,17 +1,31 @@
-//! `coordinator bench`: throughput of the kernel's building blocks on random
-//! positions of a star order (move generation, ranking, predecessors, the init
+//! Throughput of the kernel's building blocks (what `coordinator bench`
+//! prints) on random positions of a star order (move generation, ranking, predecessors, the init
 //! pass, a reference round and a routed round on a slice of the space), and
 //! the peak resident memory.
 
-use crate::CoordinatorError;
-use retro_engine::layout::Layout;
-use retro_engine::process::peak_rss_bytes;
-use retro_engine::{kernel, routed};
+use crate::kernel::KernelError;
+use crate::layout::Layout;
+use crate::process::peak_rss_bytes;
+use crate::{kernel, routed};
 use retro_games::cc3::{Cc3, children, move_count};
 use retro_games::sample::XorShift;
 use retro_games::{Question, RetroGame};
 use serde::Serialize;
 use std::time::Instant;
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A star order the rules do not have.
+    #[error(transparent)]
+    Order(#[from] retro_games::cc3::BadOrder),
+    /// A star order whose ranks do not fit a u64.
+    #[error("order {0} does not fit u64 ranks")]
+    TooLarge(u32),
+    /// A kernel pass failed.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+}
 
 /// One measured figure.
 #[derive(Clone, Debug, Serialize)]
@@ -46,10 +60,10 @@ fn figure(what: &str, items: u64, started: Instant) -> Figure {
 
 /// Runs the benchmarks: `samples` random positions for the per-position
 /// figures, a contiguous slice of `slice` positions for the init pass and a round.
-pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, CoordinatorError> {
+pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, BenchError> {
     let g = Cc3::new(order)?;
     if !g.ranker.fits_u64() {
-        return Err(CoordinatorError::Job(format!("order {order} does not fit u64 ranks")));
+        return Err(BenchError::TooLarge(order));
     }
     let n = g.position_count();
     let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
