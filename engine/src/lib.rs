@@ -17,7 +17,7 @@
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
-//! - [`bench`] measures the kernel's building blocks (`coordinator bench`);
+//! - [`bench`](mod@bench) measures the kernel's building blocks (`coordinator bench`);
 //!   [`process`] reads this process's peak memory for the figures runs print.
 //! - [`sylver`] solves Sylver coinage positions by memoised minimax, one memo
 //!   per m-class.

@@ -28,7 +28,7 @@ pub struct Star {
     pub h: usize,
     /// Cube coordinates of every cell, by cell index.
     pub cubes: Vec<Cube>,
-    /// `neighbour[c][d]`: the cell one step from `c` in direction `d`, or [`NONE`].
+    /// `neighbour[c][d]`: the cell one step from `c` in direction `d`, or `NONE` (255).
     pub neighbour: Vec<[u8; 6]>,
     /// Human names of cells (row letter from A's goal side, then column number).
     pub names: Vec<String>,
