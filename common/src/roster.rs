@@ -85,6 +85,12 @@ impl Roster {
         self.timeout
     }
 
+    /// How often a worker should call when it has nothing else to say: three
+    /// calls per timeout, between 100 ms and a minute.
+    pub fn heartbeat_interval(&self) -> Duration {
+        (self.timeout / 3).clamp(Duration::from_millis(100), Duration::from_secs(60))
+    }
+
     /// Admits `id` (new, or back after a restart of either side) with a fresh
     /// epoch, which it returns.
     pub fn admit(&mut self, id: &str) -> u64 {
@@ -235,6 +241,14 @@ mod tests {
         let views = r.views();
         assert_eq!(views.len(), 1);
         assert_eq!(views[0].id, "w1");
+    }
+
+    #[test]
+    fn workers_call_three_times_a_timeout_within_bounds() {
+        let interval = |secs: f64| Roster::new(Duration::from_secs_f64(secs)).heartbeat_interval();
+        assert_eq!(interval(30.0), Duration::from_secs(10));
+        assert_eq!(interval(0.1), Duration::from_millis(100));
+        assert_eq!(interval(600.0), Duration::from_secs(60));
     }
 
     #[test]

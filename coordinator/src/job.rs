@@ -244,21 +244,15 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
             .await
         }));
     }
+    let mut stopped = stop_rx.clone();
+    crate::status::spawn_until(scheduler.clone(), opts.status_listen, async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    })
+    .await?;
+    // The heartbeat sweep, as level and task jobs run it.
     let stopped = stop_rx.clone();
-    crate::status::spawn_until(scheduler.clone(), opts.status_listen, move || *stopped.borrow()).await?;
-    // Heartbeat monitor.
-    {
-        let s = scheduler.clone();
-        let mut rx = stop_rx.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => s.check_heartbeats(),
-                    _ = rx.changed() => return,
-                }
-            }
-        });
-    }
+    let s = scheduler.clone();
+    crate::service::every_second_until(move || *stopped.borrow(), move || s.check_heartbeats());
     let mut phase = scheduler.phase();
     let outcome = loop {
         let p = phase.borrow_and_update().clone();

@@ -202,7 +202,7 @@ pub async fn run_served<J: ServedJob>(
     status: Option<std::net::SocketAddr>,
 ) -> Result<(), CoordinatorError> {
     let over = |j: Arc<J>| move || j.over();
-    crate::status::spawn_until(job.clone(), status, over(job.clone())).await?;
+    crate::status::spawn_until(job.clone(), status, polled_until(over(job.clone()))).await?;
     every_second_until(over(job.clone()), {
         let job = job.clone();
         move || job.sweep()
@@ -233,10 +233,16 @@ pub async fn serve_until(
     over: impl Fn() -> bool + Send + 'static,
 ) -> Result<(), CoordinatorError> {
     let shutdown = async move {
-        while !over() {
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
+        polled_until(over).await;
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     };
     Ok(serve_routes(routes, tls, listener, shutdown).await?)
+}
+
+/// Resolves once `over()` turns true, checked every 200 ms: the end of a job
+/// whose service decides it (level and task jobs).
+pub async fn polled_until(over: impl Fn() -> bool) {
+    while !over() {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }

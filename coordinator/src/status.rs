@@ -227,12 +227,12 @@ pub async fn serve_http<S: StatusSource>(
 }
 
 /// Serves the status of `source` on `addr` (if any) in the background until
-/// `over()` turns true (checked every 200 ms). Binds before returning, so a
-/// bad address is an error now.
+/// `shutdown` resolves. Binds before returning, so a bad address is an error
+/// now.
 pub async fn spawn_until<S: StatusSource>(
     source: Arc<S>,
     addr: Option<std::net::SocketAddr>,
-    over: impl Fn() -> bool + Send + 'static,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), CoordinatorError> {
     let Some(addr) = addr else { return Ok(()) };
     let listener = tokio::net::TcpListener::bind(addr)
@@ -240,11 +240,7 @@ pub async fn spawn_until<S: StatusSource>(
         .map_err(|e| CoordinatorError::Io(format!("cannot serve the status on {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
     tracing::info!("status on http://{bound}/status");
-    tokio::spawn(serve_http(source, listener, async move {
-        while !over() {
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-    }));
+    tokio::spawn(serve_http(source, listener, shutdown));
     Ok(())
 }
 

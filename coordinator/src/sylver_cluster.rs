@@ -52,7 +52,6 @@ struct State {
 pub struct TaskJobState {
     plan: SylverPlan,
     plan_hash: String,
-    heartbeat: Duration,
     /// Workers to wait for before the first class is handed out, so the
     /// dearest classes are spread over them; later joiners are welcome.
     expect: usize,
@@ -133,7 +132,7 @@ impl TaskJobState {
     /// timeout (run every second, and before a class is handed out).
     fn sweep_locked(&self, s: &mut State) {
         for id in s.roster.sweep().newly_lost {
-            tracing::warn!("worker {id} has been silent for over {}s: presumed lost", self.heartbeat.as_secs());
+            tracing::warn!("worker {id} has been silent for over {}s: presumed lost", s.roster.timeout().as_secs());
         }
         self.release_where(s, |l, roster| !roster.is_alive(&l.worker));
     }
@@ -193,7 +192,7 @@ impl Joinable for TaskJobState {
             job: self.plan.name.clone(),
             plan_hash: self.plan_hash.clone(),
             kind: JobKind::Tasks as i32,
-            heartbeat_ms: (self.heartbeat.as_millis() / 3).clamp(100, 60_000) as u32,
+            heartbeat_ms: s.roster.heartbeat_interval().as_millis() as u32,
             // The kind of unit a task worker checks before it solves anything.
             task_kind: GameKind::Sylver.to_string(),
             ..Default::default()
@@ -324,7 +323,6 @@ pub async fn run(
     let state = Arc::new(TaskJobState {
         plan: plan.clone(),
         plan_hash: plan_hash(plan),
-        heartbeat: Duration::from_secs(plan.cluster.heartbeat_timeout_secs),
         expect,
         state: Mutex::new(State {
             progress,

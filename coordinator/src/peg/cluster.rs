@@ -321,7 +321,7 @@ impl Joinable for LevelJobState {
             job: self.job.clone(),
             plan_hash: self.plan_hash.clone(),
             kind: JobKind::Levels as i32,
-            heartbeat_ms: (s.roster.timeout().as_millis() / 3).clamp(100, 60_000) as u32,
+            heartbeat_ms: s.roster.heartbeat_interval().as_millis() as u32,
             level: Some(LevelPlace {
                 index,
                 workers: self.workers,
