@@ -323,7 +323,8 @@ impl<'a> Reader<'a> {
                 ValueKind::String(s) => format!("{s:?}"),
                 other => other.to_string(),
             };
-            self.invalid("job.game", format!("must be one of \"cc3\", \"cc2\", \"peg\", \"sylver\"; got {shown}"))
+            let known = GameKind::ALL.map(|k| format!("{:?}", k.as_str())).join(", ");
+            self.invalid("job.game", format!("must be one of {known}; got {shown}"))
         })
     }
 

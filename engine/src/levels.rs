@@ -336,6 +336,17 @@ fn expand_and_merge(
     Ok((next, childless))
 }
 
+/// The worker (by index, of `workers`) that owns level shard `shard`: a
+/// level job deals its shards round robin, the same rule on both sides.
+pub fn shard_owner(shard: u32, workers: u32) -> u32 {
+    shard % workers
+}
+
+/// The level shards, of `shards`, that worker `index` of `workers` owns.
+pub fn owned_shards(index: u32, workers: u32, shards: u32) -> impl Iterator<Item = u32> {
+    (0..shards).filter(move |&k| shard_owner(k, workers) == index)
+}
+
 /// Splits the start key into a level of `shards` shards.
 pub fn start_level(key: u64, shards: usize) -> Vec<LevelShard> {
     let mut level = vec![LevelShard::default(); shards];

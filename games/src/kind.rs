@@ -69,7 +69,7 @@ impl fmt::Display for GameKind {
 
 /// A name that is no [`GameKind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown game {0:?} (known: cc3, cc2, peg, sylver)")]
+#[error("unknown game {:?} (known: {})", .0, GameKind::ALL.map(GameKind::as_str).join(", "))]
 pub struct UnknownGame(pub String);
 
 impl FromStr for GameKind {

@@ -18,7 +18,7 @@ const OLD_LEVEL_IDENTITY: &str = "levels-worker.json";
 
 /// The worker id, job and plan hash its data directory belongs to, if any.
 pub fn data_identity(data: &Path) -> Result<Option<store::Identity>, WorkerError> {
-    if let Some(id) = store::read_identity(data).map_err(|e| WorkerError::Other(e.to_string()))? {
+    if let Some(id) = store::read_identity(data)? {
         return Ok(Some(id));
     }
     #[derive(serde::Deserialize)]
@@ -26,8 +26,8 @@ pub fn data_identity(data: &Path) -> Result<Option<store::Identity>, WorkerError
         worker_id: String,
         plan_hash: String,
     }
-    let old: Option<Old> = retro_engine::durable::read_checked_json(&data.join(OLD_LEVEL_IDENTITY))
-        .map_err(|e| WorkerError::Other(e.to_string()))?;
+    let old: Option<Old> =
+        retro_engine::durable::read_checked_json(&data.join(OLD_LEVEL_IDENTITY)).map_err(store::StoreError::from)?;
     Ok(old.map(|o| store::Identity { job: String::new(), worker_id: o.worker_id, plan_hash: o.plan_hash }))
 }
 

@@ -165,7 +165,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
                             break;
                         }
                     };
-                    if p.shard % job.workers != job.index {
+                    if levels::shard_owner(p.shard, job.workers) != job.index {
                         return Err(WorkerError::Refused(format!(
                             "the coordinator sent shard {} that this worker does not own",
                             p.shard
@@ -240,7 +240,7 @@ async fn with_heartbeat<T>(
 }
 
 fn owned(job: &LevelJob) -> impl Iterator<Item = u32> + '_ {
-    (0..job.shards).filter(|k| k % job.workers == job.index)
+    levels::owned_shards(job.index, job.workers, job.shards)
 }
 
 fn parcel(job: &LevelJob, level: u32, shard: u32, s: &LevelShard) -> LevelParcel {

@@ -382,7 +382,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     let progress = Arc::new(Mutex::new(Progress::default()));
     let PeerEndpoint { listener, address: peer_address } = peer;
     if let Some(lost) = &opts.replace
-        && let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
+        && let Some(existing) = store::read_identity(&opts.data)?
         && existing.worker_id != *lost
         && !existing.worker_id.is_empty()
     {
@@ -395,7 +395,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     }
     let spec: JobSpec = serde_json::from_str(&reply.plan_json)
         .map_err(|e| WorkerError::Other(format!("coordinator sent an unreadable job description: {e}")))?;
-    if let Some(existing) = store::read_identity(&opts.data).map_err(|e| WorkerError::Other(e.to_string()))?
+    if let Some(existing) = store::read_identity(&opts.data)?
         && (existing.job != spec.name || existing.plan_hash != spec.plan_hash)
     {
         return Err(WorkerError::Refused(format!(
@@ -409,7 +409,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     }
     let identity =
         Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
-    store::write_identity(&opts.data, &identity).map_err(|e| WorkerError::Other(e.to_string()))?;
+    store::write_identity(&opts.data, &identity)?;
     tracing::info!("joined as worker {} (epoch {}) of job {}", reply.worker_id, reply.epoch, spec.name);
     let mut core = WorkerCore::new(
         opts.data.clone(),

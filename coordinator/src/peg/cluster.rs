@@ -16,7 +16,7 @@ use crate::status::{JobStatus, LevelStatus, StatusSource};
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::{LevelShard, decode_shard, write_part};
+use retro_engine::levels::{LevelShard, decode_shard, owned_shards, shard_owner, write_part};
 use retro_games::peg::Pegs;
 use retro_proto::levels_server::{Levels, LevelsServer};
 use retro_proto::{
@@ -255,9 +255,8 @@ impl StatusSource for LevelJobState {
         let mut st =
             JobStatus::new(retro_games::JobKind::Levels, &self.job, &self.plan_hash, phase, self.workers as usize)
                 .with_roster(&s.roster, |id| {
-                    let shards = index(id)
-                        .map(|i| (0..self.shards).filter(|k| k % self.workers == i).collect())
-                        .unwrap_or_default();
+                    let shards =
+                        index(id).map(|i| owned_shards(i, self.workers, self.shards).collect()).unwrap_or_default();
                     (shards, String::new())
                 });
         st.levels = s
@@ -421,7 +420,7 @@ impl Levels for LevelService {
         let parcels: Vec<Result<LevelParcel, Status>> = s
             .parcels
             .iter()
-            .filter(|((shard, _), _)| shard % self.0.workers == index)
+            .filter(|((shard, _), _)| shard_owner(*shard, self.0.workers) == index)
             .map(|(_, p)| Ok(p.clone()))
             .collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(parcels))))
@@ -435,7 +434,7 @@ impl Levels for LevelService {
                 decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
             let mut s = self.0.lock();
             let index = self.0.heard(&mut s, &p.worker_id)?;
-            if p.shard % self.0.workers != index || p.shard >= self.0.shards {
+            if shard_owner(p.shard, self.0.workers) != index || p.shard >= self.0.shards {
                 return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
             }
             s.uploads.insert((p.level, p.shard), shard);
