@@ -41,6 +41,10 @@ fn build_commit() -> String {
     {
         println!("cargo:rerun-if-changed={p}");
     }
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    // Without --no-optional-locks, `git status` rewrites the index to refresh its
+    // file times whenever a file was touched, and the rerun-if-changed above
+    // would then rebuild this crate and everything above it on every build.
+    let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|s| !s.is_empty());
     if dirty { format!("{commit}-dirty") } else { commit }
 }
