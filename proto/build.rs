@@ -44,7 +44,7 @@ fn build_commit() -> String {
     // Without --no-optional-locks, `git status` rewrites the index to refresh its
     // file times whenever a file was touched, and the rerun-if-changed above
     // would then rebuild this crate and everything above it on every build.
-    let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
-        .is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     if dirty { format!("{commit}-dirty") } else { commit }
 }

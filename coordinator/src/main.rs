@@ -153,7 +153,7 @@ fn main() -> ExitCode {
     retro_common::init_logging();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        None => commands::runtime().and_then(|rt| rt.block_on(commands::run::run(cli.run))),
+        None => commands::run::run(cli.run),
         Some(Command::Estimate { plan, json }) => commands::estimate::run(&plan, json),
         Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
             commands::explore::run(plan, depth, tablebase, threads, json)

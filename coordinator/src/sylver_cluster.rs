@@ -295,6 +295,23 @@ pub fn plan_hash(plan: &SylverPlan) -> String {
     Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
+/// [`run`] to its end on `runtime`, for a caller that is not async (see
+/// [`crate::job::run_on`] for why).
+#[allow(clippy::too_many_arguments)]
+pub fn run_on(
+    runtime: &tokio::runtime::Runtime,
+    plan: &SylverPlan,
+    expect: usize,
+    output: &Path,
+    checkpoints: &Path,
+    opts: &RunOptions,
+    listener: tokio::net::TcpListener,
+    tls: Option<ServerTls>,
+    status: Option<std::net::SocketAddr>,
+) -> Result<Summary, CoordinatorError> {
+    runtime.block_on(run(plan, expect, output, checkpoints, opts, listener, tls, status))
+}
+
 /// Serves the table of `plan` to remote workers on `listener` until every row
 /// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
 /// No class is handed out before `expect` workers have joined. With `status`,

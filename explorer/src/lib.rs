@@ -255,6 +255,20 @@ async fn serve_state(
         .map_err(ExplorerError::Serve)
 }
 
+/// [`run`] on a runtime of its own, until Ctrl-C, for a caller that is not
+/// async: the `coordinator serve` command calls this rather than awaiting
+/// [`run`], which would make the compiler generate the whole server's state
+/// machine a second time inside the binary.
+pub fn run_blocking(
+    dir: PathBuf,
+    listen: SocketAddr,
+    search_deadline: std::time::Duration,
+    on_listen: fn(SocketAddr),
+) -> Result<(), ExplorerError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ExplorerError::Runtime)?;
+    runtime.block_on(run(dir, listen, search_deadline, on_listen))
+}
+
 /// `coordinator serve`: binds `listen`, reports the bound address through
 /// `on_listen` (port 0 picks a free port), and serves until Ctrl-C; one
 /// request's search stops after `search_deadline`.

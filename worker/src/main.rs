@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use retro_common::fault::Fault;
-use retro_worker::join::join_and_run;
+use retro_worker::join::join_and_run_on;
 use retro_worker::link::GrpcLink;
 use retro_worker::run::WorkerOptions;
 use std::path::PathBuf;
@@ -68,10 +68,19 @@ struct Args {
     protocol_version: Option<u32>,
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     retro_common::init_logging();
     let args = Args::parse();
+    // The link is made inside the runtime (its channel spawns a task), and
+    // the job runs on it through the library: see `join_and_run_on`.
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let _entered = runtime.enter();
     let token = args.token.filter(|t| !t.is_empty());
     let tls = match &args.tls_ca {
         None => None,
@@ -123,7 +132,7 @@ async fn main() -> std::process::ExitCode {
             }
         }
     }
-    exit_code(join_and_run(link, opts).await.map_err(|e| e.to_string()))
+    exit_code(join_and_run_on(&runtime, link, opts).map_err(|e| e.to_string()))
 }
 
 /// The process's exit status for a worker's outcome, printing the error.

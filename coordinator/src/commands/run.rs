@@ -10,6 +10,7 @@ use retro_games::GameKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+use tokio::runtime::Runtime;
 
 /// The flags of a run (the command without a subcommand).
 #[derive(clap::Args, Debug)]
@@ -59,9 +60,10 @@ fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::serv
     }))
 }
 
-/// Binds `--listen` (or the plan's `cluster.listen`) and prints the address
-/// (tests read it when the port was 0).
-pub async fn bind_listener(
+/// Binds `--listen` (or the plan's `cluster.listen`) on `runtime` and prints
+/// the address (tests read it when the port was 0).
+fn bind_listener(
+    runtime: &Runtime,
     listen: Option<SocketAddr>,
     cluster: &ClusterSection,
 ) -> Result<tokio::net::TcpListener, String> {
@@ -70,15 +72,20 @@ pub async fn bind_listener(
         Some(a) => a,
         None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
     };
-    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let listener =
+        runtime.block_on(tokio::net::TcpListener::bind(addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     print_listen(listener.local_addr().map_err(|e| e.to_string())?);
     Ok(listener)
 }
 
-/// Runs a plan (the command without a subcommand).
-pub async fn run(args: RunArgs) -> Result<(), String> {
+/// Runs a plan (the command without a subcommand). Not async: the jobs run
+/// on `runtime` through the library's `run_on` functions (`job::run_on`
+/// says why), and the long computations of embedded peg and Sylver plans
+/// on this thread.
+pub fn run(args: RunArgs) -> Result<(), String> {
+    let runtime = super::runtime()?;
     let plan = match load_any_plan(&args.plan)? {
-        AnyPlan::Sylver(plan) => return run_sylver(plan, args).await,
+        AnyPlan::Sylver(plan) => return run_sylver(&runtime, plan, args),
         AnyPlan::Plan(plan) => plan,
     };
     if !plan.is_solvable() {
@@ -88,7 +95,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         ));
     }
     if plan.job.game == GameKind::Peg {
-        return run_peg(&plan, &args).await;
+        return run_peg(&runtime, &plan, &args);
     }
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let listen = if cluster {
@@ -114,7 +121,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),
     };
     let output = opts.output.clone();
-    let s = job::run(&plan, opts).await.map_err(|e| e.to_string())?;
+    let s = job::run_on(&runtime, &plan, opts).map_err(|e| e.to_string())?;
     if args.json {
         println!("{}", s.to_json().map_err(|e| e.to_string())?);
     } else {
@@ -127,7 +134,7 @@ pub async fn run(args: RunArgs) -> Result<(), String> {
 /// Runs a Sylver table plan: on this machine's threads, or (with `[cluster]
 /// workers`, `--listen` or `--expect-workers`) on any number of remote workers
 /// that take whole m-classes; both write the same table.
-async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
+fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
     use retro_coordinator::sylver_job;
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
@@ -136,27 +143,27 @@ async fn run_sylver(plan: retro_coordinator::sylver_job::SylverPlan, args: RunAr
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
-        let listener = bind_listener(args.listen, &plan.cluster).await?;
+        let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
         let tls = server_tls(&plan.cluster)?;
         let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
         let opts = sylver_job::RunOptions::default();
-        retro_coordinator::sylver_cluster::run(&plan, expect, &output, &checkpoints, &opts, listener, tls, args.status)
-            .await
-            .map_err(|e| e.to_string())?
+        retro_coordinator::sylver_cluster::run_on(
+            runtime,
+            &plan,
+            expect,
+            &output,
+            &checkpoints,
+            &opts,
+            listener,
+            tls,
+            args.status,
+        )
+        .map_err(|e| e.to_string())?
     } else {
         embedded_has_no_status(args.status)?;
-        let (plan, output, checkpoints) = (plan.clone(), output.clone(), checkpoints.clone());
-        blocking(move || sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())).await?
+        sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default()).map_err(|e| e.to_string())?
     };
     sylver_job::print_summary(&summary, &output, args.json).map_err(|e| e.to_string())
-}
-
-/// Runs a long computation off the async threads; its error, or the
-/// thread's failure, as the text the command prints.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, retro_coordinator::CoordinatorError> + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())
 }
 
 /// Peg and Sylver plans run embedded without the job service that `/status`
@@ -172,21 +179,19 @@ fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), String> {
 }
 
 /// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
-async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
+fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
     job::ensure_dir(&output, "output").map_err(|e| e.to_string())?;
     job::ensure_dir(&checkpoints, "checkpoint").map_err(|e| e.to_string())?;
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
-    let plan2 = plan.clone();
-    let (out2, ck2) = (output.clone(), checkpoints.clone());
     let problems = plan.job.task == Some(retro_coordinator::plan::PegTask::Problems);
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     if problems || !cluster {
         embedded_has_no_status(args.status)?;
     }
     if problems {
-        let summary = blocking(move || peg::run_problems(&plan2, &out2)).await?;
+        let summary = peg::run_problems(plan, &output).map_err(|e| e.to_string())?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
         } else {
@@ -204,14 +209,14 @@ async fn run_peg(plan: &Plan, args: &RunArgs) -> Result<(), String> {
         if expect == 0 {
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
-        let listener = bind_listener(args.listen, &plan.cluster).await?;
+        let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
         let (_, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
         let tls = server_tls(&plan.cluster)?;
-        peg::cluster::run(plan, start, expect, checkpoints.clone(), listener, plan.token(), tls, args.status)
-            .await
+        let token = plan.token();
+        peg::cluster::run_on(runtime, plan, start, expect, checkpoints.clone(), listener, token, tls, args.status)
             .map_err(|e| e.to_string())?;
     }
-    let summary = blocking(move || peg::run_ledger(&plan2, &out2, &ck2)).await?;
+    let summary = peg::run_ledger(plan, &output, &checkpoints).map_err(|e| e.to_string())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
     } else {

@@ -444,6 +444,23 @@ impl Levels for LevelService {
     }
 }
 
+/// [`run`] to its end on `runtime`, for a caller that is not async (see
+/// [`crate::job::run_on`] for why).
+#[allow(clippy::too_many_arguments)]
+pub fn run_on(
+    runtime: &tokio::runtime::Runtime,
+    plan: &Plan,
+    start: Pegs,
+    workers: usize,
+    checkpoints: PathBuf,
+    listener: tokio::net::TcpListener,
+    token: Option<String>,
+    tls: Option<crate::service::ServerTls>,
+    status: Option<std::net::SocketAddr>,
+) -> Result<(), CoordinatorError> {
+    runtime.block_on(run(plan, start, workers, checkpoints, listener, token, tls, status))
+}
+
 /// Runs the level job of `plan` on `workers` remote workers: serves the
 /// Levels service on `listener` until the workers have uploaded every level
 /// into `checkpoints/levels`, then returns (the caller computes the ledger).
