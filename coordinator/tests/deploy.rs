@@ -62,7 +62,11 @@ case "$cmd" in
   *"journalctl -n"*)
     n=$(count follows)
     echo "coordinator: solo(A) round 7"
-    if [[ -n "${FOLLOW_HANG:-}" ]]; then sleep 60; exit 255; fi
+    # "hanging" is written just before the sleep: a test that interrupts
+    # once it sees the file finds this script waiting on sleep, where Ctrl-C
+    # ends it. Interrupted inside `$(count ...)` above instead, bash would
+    # see that child exit normally, carry on and sleep the whole minute.
+    if [[ -n "${FOLLOW_HANG:-}" ]]; then : > "$S/hanging"; sleep 60; exit 255; fi
     if (( n < ${FOLLOW_DROPS:-0} )); then echo "client_loop: send disconnect: Broken pipe" >&2; exit 255; fi
     echo "coordinator: job done"; echo "retro-job-ended ${JOB_STATUS:-0}" ;;
   *"journalctl -u retro-coordinator --no-pager"*) echo "the coordinator's whole log" ;;
@@ -332,7 +336,7 @@ fn ctrl_c_while_following_leaves_the_job_running_and_attach_finishes_it() {
     c.process_group(0);
     let mut up = Proc::start("up.sh", c, w.dir.join("up.log"));
     let deadline = std::time::Instant::now() + LIMIT;
-    while !up.stdout().contains("following job demo") || w.state("follows").is_empty() {
+    while !up.stdout().contains("following job demo") || !w.dir.join("state/hanging").exists() {
         assert!(std::time::Instant::now() < deadline, "never followed:\n{}", up.logs());
         std::thread::sleep(Duration::from_millis(50));
     }
