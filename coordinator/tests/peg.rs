@@ -1,7 +1,8 @@
 //! Peg solitaire through the binary: the English central ledger against the
 //! OEIS and the article (tests/reference/peg.tsv), a killed-and-resumed run
-//! against an uninterrupted one, the same on three workers (also with the
-//! coordinator killed and restarted), the class counts of the single-vacancy
+//! against an uninterrupted one, the same on two workers (with the status
+//! page watched while they join) and on three with the coordinator killed and
+//! restarted, the class counts of the single-vacancy
 //! problems, and `coordinator peg solve`.
 
 mod common;
@@ -184,21 +185,31 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(results_only(resumed), results_only(s));
     assert_eq!(level_files(&dir), level_files(&killed));
 
-    // Three worker processes, the coordinator relaying their successors: the
-    // same ledger and the same level files.
+    // Two worker processes, the coordinator relaying their successors, with
+    // the status page on: the job waits for both, shows who joined with the
+    // shards each owns, refuses a worker of another plan, and ends with the
+    // same ledger and the same level files as the embedded run.
     let cluster = TempDir::new("peg-english-cluster");
+    let status = format!("127.0.0.1:{}", common::free_port());
     let mut c = ledger_command(&cluster);
-    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "3"]);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2", "--status", &status]);
     let mut coord = Proc::start("coordinator", c, cluster.join("coordinator.log"));
-    let workers = three_level_workers(&cluster, &listening_address(&coord));
+    let addr = listening_address(&coord);
+    let mut workers = status_page_while_two_workers_join(&cluster, &status, &addr, &coord);
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
-    for mut w in workers {
+    for w in &mut workers {
         assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
     }
     assert_eq!(results_only(summary(&cluster)), results_only(summary(&dir)));
     assert_eq!(level_files(&dir), level_files(&cluster));
+    // Run embedded, the same plan has no status page, and says so.
+    let mut c = ledger_command(&TempDir::new("peg-status-embedded"));
+    c.args(["--status", &status]);
+    let out = run(c, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("has no status page"), "{err}");
 
-    // The same cluster with its coordinator killed while the workers deliver
+    // Three workers, the coordinator killed while the workers deliver
     // the successors of level 12 (their parcels die with it) and started
     // again on the same address: the workers keep running, come back to it, and the job
     // ends with the same ledger and level files.
@@ -239,55 +250,39 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
 }
 
-/// `--status` on a level job: the job waits for its workers, shows who
-/// joined with the shards it owns, and finishes once both are there.
-#[test]
-fn a_level_job_shows_its_workers_on_the_status_page() {
-    let dir = TempDir::new("peg-status");
-    let status = format!("127.0.0.1:{}", common::free_port());
-    let mut c = ledger_command(&dir);
-    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2", "--status", &status]);
-    let mut coord = Proc::start("coordinator", c, dir.join("coordinator.log"));
-    let addr = listening_address(&coord);
-    common::wait_for_port(&status, &coord);
-    let v = common::get_json(&status, "/status");
+/// `--status` on a level job while its two workers join (the ledger test
+/// runs it; a job of its own would cost another whole cluster run): the job
+/// waits for its workers, shows who joined with the shards it owns, and
+/// refuses a worker started for another plan. Returns the two workers.
+fn status_page_while_two_workers_join(dir: &TempDir, status: &str, addr: &str, coord: &Proc) -> Vec<Proc> {
+    common::wait_for_port(status, coord);
+    let v = common::get_json(status, "/status");
     assert_eq!((v["kind"].as_str(), v["phase"].as_str()), (Some("levels"), Some("joining")), "{v:#}");
     assert_eq!(v["expected_workers"], 2);
     let start = |i: usize| {
         let mut w = Command::new(worker());
-        w.args(["--connect", &addr, "--threads", "1"]).arg("--data").arg(dir.join(&format!("w{i}")));
+        w.args(["--connect", addr, "--threads", "1"]).arg("--data").arg(dir.join(&format!("w{i}")));
         w.env_remove("RETRO_FAULT");
         Proc::start(&format!("worker{i}"), w, dir.join(&format!("w{i}.log")))
     };
     // The join is the same for every kind of job: a worker started for
     // another plan is refused, and takes no place.
     let mut stranger = Command::new(worker());
-    stranger.args(["--connect", &addr, "--plan-hash", "0123456789abcdef"]).arg("--data").arg(dir.join("stranger"));
+    stranger.args(["--connect", addr, "--plan-hash", "0123456789abcdef"]).arg("--data").arg(dir.join("stranger"));
     let out = run(stranger, Duration::from_secs(60));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("started for plan 0123456789abcdef"), "{err}");
-    assert_eq!(common::get_json(&status, "/status")["workers"].as_array().map(Vec::len), Some(0));
-    let mut first = start(0);
-    let v = common::status_until(&status, &coord, |v| v["workers"].as_array().is_some_and(|w| w.len() == 1));
+    assert_eq!(common::get_json(status, "/status")["workers"].as_array().map(Vec::len), Some(0));
+    let first = start(0);
+    let v = common::status_until(status, coord, |v| v["workers"].as_array().is_some_and(|w| w.len() == 1));
     assert_eq!(v["phase"], "joining", "one of two workers: the job waits");
     let shards: Vec<u64> = v["workers"][0]["shards"].as_array().unwrap().iter().map(|s| s.as_u64().unwrap()).collect();
     assert!(!shards.is_empty() && shards.iter().all(|s| s % 2 == 0), "worker 0 of 2 owns the even shards: {shards:?}");
     assert_eq!(v["workers"][0]["lost"], false);
     let job = v["job"].as_str().unwrap().to_string();
-    let metrics = common::get_text(&status, "/metrics");
+    let metrics = common::get_text(status, "/metrics");
     assert!(metrics.contains(&format!("\nretro_workers{{job=\"{job}\",state=\"active\"}} 1\n")), "{metrics}");
-    let mut second = start(1);
-    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
-    for w in [&mut first, &mut second] {
-        assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
-    }
-    assert!(summary(&dir)["levels"].as_array().is_some_and(|l| l.len() == 32));
-    // Run embedded, the same plan has no status page, and says so.
-    let mut c = ledger_command(&TempDir::new("peg-status-embedded"));
-    c.args(["--status", &status]);
-    let out = run(c, LIMIT);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("has no status page"), "{err}");
+    vec![first, start(1)]
 }
 
 #[test]
