@@ -63,9 +63,7 @@ case "$cmd" in
     n=$(count follows)
     echo "coordinator: solo(A) round 7"
     # "hanging" is written just before the sleep: a test that interrupts
-    # once it sees the file finds this script waiting on sleep, where Ctrl-C
-    # ends it. Interrupted inside `$(count ...)` above instead, bash would
-    # see that child exit normally, carry on and sleep the whole minute.
+    # once it sees the file finds this script waiting on the sleep.
     if [[ -n "${FOLLOW_HANG:-}" ]]; then : > "$S/hanging"; sleep 60; exit 255; fi
     if (( n < ${FOLLOW_DROPS:-0} )); then echo "client_loop: send disconnect: Broken pipe" >&2; exit 255; fi
     echo "coordinator: job done"; echo "retro-job-ended ${JOB_STATUS:-0}" ;;
@@ -334,6 +332,17 @@ fn ctrl_c_while_following_leaves_the_job_running_and_attach_finishes_it() {
     let mut c = w.script("up.sh", &[], &[("FOLLOW_HANG", "1")]);
     use std::os::unix::process::CommandExt;
     c.process_group(0);
+    // Ctrl-C at a terminal finds SIGINT at its default. A test harness started
+    // in the background (`cargo test &`, a CI runner) may have it ignored,
+    // which every child inherits and no bash script can trap: the script
+    // would then follow on, as it should. Reset it for the script.
+    // SAFETY: signal() is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut up = Proc::start("up.sh", c, w.dir.join("up.log"));
     let deadline = std::time::Instant::now() + LIMIT;
     while !up.stdout().contains("following job demo") || !w.dir.join("state/hanging").exists() {
