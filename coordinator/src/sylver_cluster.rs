@@ -295,10 +295,14 @@ pub fn plan_hash(plan: &SylverPlan) -> String {
     Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// [`run`] to its end on `runtime`, for a caller that is not async (see
+/// Serves the table of `plan` to remote workers on `listener` until every row
+/// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
+/// No class is handed out before `expect` workers have joined. With `status`,
+/// serves `/healthz`, `/status` and `/metrics` there.
+/// Runs on `runtime` and returns when done: the caller is not async (see
 /// [`crate::job::run_on`] for why).
 #[allow(clippy::too_many_arguments)]
-pub fn run_on(
+pub fn run(
     runtime: &tokio::runtime::Runtime,
     plan: &SylverPlan,
     expect: usize,
@@ -309,61 +313,45 @@ pub fn run_on(
     tls: Option<ServerTls>,
     status: Option<std::net::SocketAddr>,
 ) -> Result<Summary, CoordinatorError> {
-    runtime.block_on(run(plan, expect, output, checkpoints, opts, listener, tls, status))
-}
-
-/// Serves the table of `plan` to remote workers on `listener` until every row
-/// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
-/// No class is handed out before `expect` workers have joined. With `status`,
-/// serves `/healthz`, `/status` and `/metrics` there.
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    plan: &SylverPlan,
-    expect: usize,
-    output: &Path,
-    checkpoints: &Path,
-    opts: &RunOptions,
-    listener: tokio::net::TcpListener,
-    tls: Option<ServerTls>,
-    status: Option<std::net::SocketAddr>,
-) -> Result<Summary, CoordinatorError> {
-    let progress = Progress::open(plan, checkpoints, opts)?;
-    let done_at_start = progress.done();
-    let queue = progress.pending_units(plan);
-    tracing::info!(
-        "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
-        plan.name,
-        plan.rows.len(),
-        progress.done(),
-        queue.len()
-    );
-    let state = Arc::new(TaskJobState {
-        plan: plan.clone(),
-        plan_hash: plan_hash(plan),
-        expect,
-        state: Mutex::new(State {
-            progress,
-            queue,
-            leases: BTreeMap::new(),
-            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
-            error: None,
-        }),
-        changed: Notify::new(),
-        started: Instant::now(),
-        done_at_start,
-    });
-    let svc = TasksServer::new(TaskService(state.clone()))
-        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(
-        svc,
-        retro_common::auth::check_token(plan.cluster.token()),
-    );
-    let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
-    crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
-    let s = state.lock();
-    match &s.error {
-        Some(e) => Err(CoordinatorError::Job(e.clone())),
-        None => s.progress.finish(plan, output),
-    }
+    runtime.block_on(async move {
+        let progress = Progress::open(plan, checkpoints, opts)?;
+        let done_at_start = progress.done();
+        let queue = progress.pending_units(plan);
+        tracing::info!(
+            "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
+            plan.name,
+            plan.rows.len(),
+            progress.done(),
+            queue.len()
+        );
+        let state = Arc::new(TaskJobState {
+            plan: plan.clone(),
+            plan_hash: plan_hash(plan),
+            expect,
+            state: Mutex::new(State {
+                progress,
+                queue,
+                leases: BTreeMap::new(),
+                roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+                error: None,
+            }),
+            changed: Notify::new(),
+            started: Instant::now(),
+            done_at_start,
+        });
+        let svc = TasksServer::new(TaskService(state.clone()))
+            .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+        let svc = tonic::service::interceptor::InterceptedService::new(
+            svc,
+            retro_common::auth::check_token(plan.cluster.token()),
+        );
+        let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
+        crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
+        let s = state.lock();
+        match &s.error {
+            Some(e) => Err(CoordinatorError::Job(e.clone())),
+            None => s.progress.finish(plan, output),
+        }
+    })
 }

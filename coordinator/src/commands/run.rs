@@ -79,9 +79,8 @@ fn bind_listener(
 }
 
 /// Runs a plan (the command without a subcommand). Not async: the jobs run
-/// on `runtime` through the library's `run_on` functions (`job::run_on`
-/// says why), and the long computations of embedded peg and Sylver plans
-/// on this thread.
+/// on a runtime through the library (`job::run_on` says why), and the long
+/// computations of embedded peg and Sylver plans on this thread.
 pub fn run(args: RunArgs) -> Result<(), String> {
     let runtime = super::runtime()?;
     let plan = match load_any_plan(&args.plan)? {
@@ -147,7 +146,7 @@ fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan
         let tls = server_tls(&plan.cluster)?;
         let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
         let opts = sylver_job::RunOptions::default();
-        retro_coordinator::sylver_cluster::run_on(
+        retro_coordinator::sylver_cluster::run(
             runtime,
             &plan,
             expect,
@@ -213,7 +212,7 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
         let (_, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
         let tls = server_tls(&plan.cluster)?;
         let token = plan.token();
-        peg::cluster::run_on(runtime, plan, start, expect, checkpoints.clone(), listener, token, tls, args.status)
+        peg::cluster::run(runtime, plan, start, expect, checkpoints.clone(), listener, token, tls, args.status)
             .map_err(|e| e.to_string())?;
     }
     let summary = peg::run_ledger(plan, &output, &checkpoints).map_err(|e| e.to_string())?;
