@@ -31,9 +31,6 @@ pub enum ExplorerError {
         /// Why not.
         source: std::io::Error,
     },
-    /// The async runtime the server runs on could not be started.
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(std::io::Error),
     /// The server stopped with an error.
     #[error("the explorer stopped: {0}")]
     Serve(std::io::Error),

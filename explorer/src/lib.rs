@@ -255,17 +255,17 @@ async fn serve_state(
         .map_err(ExplorerError::Serve)
 }
 
-/// [`run`] on a runtime of its own, until Ctrl-C, for a caller that is not
-/// async: the `coordinator serve` command calls this rather than awaiting
-/// [`run`], which would make the compiler generate the whole server's state
-/// machine a second time inside the binary.
-pub fn run_blocking(
+/// [`run`] on `runtime`, until Ctrl-C, for a caller that is not async: the
+/// `coordinator serve` command calls this rather than awaiting [`run`], which
+/// would make the compiler generate the whole server's state machine a second
+/// time inside the binary.
+pub fn run_on(
+    runtime: &tokio::runtime::Runtime,
     dir: PathBuf,
     listen: SocketAddr,
     search_deadline: std::time::Duration,
     on_listen: fn(SocketAddr),
 ) -> Result<(), ExplorerError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(ExplorerError::Runtime)?;
     runtime.block_on(run(dir, listen, search_deadline, on_listen))
 }
 
