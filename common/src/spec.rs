@@ -1,7 +1,7 @@
 //! The job as the coordinator hands it to workers (part of the plan).
 
 use retro_engine::layout::Layout;
-use retro_games::cc2::Cc2;
+use retro_games::cc2::{Cc2, Folding};
 use retro_games::cc3::Cc3;
 use retro_games::{AnyGame, GameKind, Question};
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,9 @@ pub struct JobSpec {
     /// `cc2` only: the rank space is folded by colour symmetry (player 1 to move).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub colour_symmetry: bool,
+    /// `cc2` only: the rank space is also folded by the board's mirror.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mirror_symmetry: bool,
     /// The computed layers, by question name, in order.
     pub questions: Vec<String>,
     /// Number of shards.
@@ -80,11 +83,8 @@ impl JobSpec {
                 Ok(AnyGame::Cc3(g))
             }
             GameKind::Cc2 => {
-                let g = if self.colour_symmetry {
-                    Cc2::folded(self.size, self.pieces)
-                } else {
-                    Cc2::new(self.size, self.pieces)
-                };
+                let folding = Folding { colour: self.colour_symmetry, mirror: self.mirror_symmetry };
+                let g = Cc2::with_folding(self.size, self.pieces, folding);
                 Ok(AnyGame::Cc2(g.map_err(|e| self.err(e.to_string()))?))
             }
             other => Err(self.err(format!("{other} is not solved by retrograde layers"))),
@@ -94,12 +94,19 @@ impl JobSpec {
     /// The game's size parameters as tablebase headers record them.
     pub fn params(&self) -> serde_json::Value {
         match self.game {
-            GameKind::Cc2 => serde_json::json!({
-                "size": self.size,
-                "pieces": self.pieces,
-                "colour_symmetry": self.colour_symmetry,
-                "rank_order": self.rank_order,
-            }),
+            GameKind::Cc2 => {
+                let mut params = serde_json::json!({
+                    "size": self.size,
+                    "pieces": self.pieces,
+                    "colour_symmetry": self.colour_symmetry,
+                    "rank_order": self.rank_order,
+                });
+                // Only when set, so that the files of unmirrored jobs keep their bytes.
+                if self.mirror_symmetry {
+                    params["mirror_symmetry"] = true.into();
+                }
+                params
+            }
             _ => serde_json::json!({ "order": self.order, "rank_order": self.rank_order }),
         }
     }

@@ -86,6 +86,7 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         size: plan.job.size.unwrap_or(0),
         pieces: plan.job.pieces.unwrap_or(0),
         colour_symmetry: plan.job.colour_symmetry.unwrap_or(false),
+        mirror_symmetry: plan.job.mirror_symmetry.unwrap_or(false),
         questions: plan.job.questions.clone(),
         shards: plan.shards.count,
         block_positions: plan.shards.block_positions,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use config::{Value, ValueKind};
 use retro_games::GameKind;
-use retro_games::cc2::{Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
+use retro_games::cc2::{Board, Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 use retro_games::peg::{Board as PegBoard, BoardKind, parse_hole};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -117,6 +117,11 @@ pub struct JobSection {
     /// positions, the same results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour_symmetry: Option<bool>,
+    /// `cc2`: also fold the rank space by the board's mirror (default false;
+    /// boards with 1, 3 or 4 pieces; about half the positions again, the same
+    /// results). Absent, the plan hash is what it was before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mirror_symmetry: Option<bool>,
     /// `peg`: the board, `english` or `european` (a problems plan without
     /// one covers both).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -250,7 +255,22 @@ impl PlanError {
 
 /// The allowed fields of each section, in file order.
 const SCHEMA: [(&str, &[&str]); 4] = [
-    ("job", &["name", "game", "order", "size", "pieces", "colour_symmetry", "questions", "board", "vacancy", "task"]),
+    (
+        "job",
+        &[
+            "name",
+            "game",
+            "order",
+            "size",
+            "pieces",
+            "colour_symmetry",
+            "mirror_symmetry",
+            "questions",
+            "board",
+            "vacancy",
+            "task",
+        ],
+    ),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
     ("cluster", ClusterSection::FIELDS),
     ("output", &["dir", "checkpoints"]),
@@ -552,7 +572,7 @@ impl Plan {
             }
         }
         let (board, vacancy, task) = if game == GameKind::Peg {
-            for key in ["order", "size", "pieces", "colour_symmetry", "questions"] {
+            for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "questions"] {
                 if r.get("job", key).is_some() {
                     return Err(
                         r.invalid(&format!("job.{key}"), "is not a peg setting (peg plans have board, vacancy, task)")
@@ -595,8 +615,8 @@ impl Plan {
         } else {
             (None, None, None)
         };
-        let (order, size, pieces, colour_symmetry) = if game == GameKind::Peg {
-            (0, None, None, None)
+        let (order, size, pieces, colour_symmetry, mirror_symmetry) = if game == GameKind::Peg {
+            (0, None, None, None, None)
         } else if game == GameKind::Cc2 {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
@@ -605,14 +625,24 @@ impl Plan {
                 r.int("job", "size", MIN_SIZE.into(), MAX_SIZE.into())?.ok_or_else(|| r.missing("job.size"))? as u32;
             let pieces = r.int("job", "pieces", 1, MAX_PIECES.into())?.ok_or_else(|| r.missing("job.pieces"))? as u32;
             let folded = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
-            (0, Some(size), Some(pieces), Some(folded))
+            let mirror = r.boolean("job", "mirror_symmetry")?;
+            if mirror == Some(true) && !Board::new(size, pieces).is_ok_and(|b| b.has_mirror_symmetry()) {
+                return Err(r.invalid(
+                    "job.mirror_symmetry",
+                    format!(
+                        "needs a board whose start areas are symmetric (1, 3 or 4 pieces); {size} x {size} with \
+                         {pieces} pieces has none"
+                    ),
+                ));
+            }
+            (0, Some(size), Some(pieces), Some(folded), mirror)
         } else {
-            for key in ["size", "pieces", "colour_symmetry"] {
+            for key in ["size", "pieces", "colour_symmetry", "mirror_symmetry"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
                 }
             }
-            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None)
+            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None, None)
         };
         let defaults: &[&str] = match game {
             GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
@@ -668,7 +698,19 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection { name, game, order, questions, size, pieces, colour_symmetry, board, vacancy, task },
+            job: JobSection {
+                name,
+                game,
+                order,
+                questions,
+                size,
+                pieces,
+                colour_symmetry,
+                mirror_symmetry,
+                board,
+                vacancy,
+                task,
+            },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster,
             output: OutputSection { dir, checkpoints },

@@ -99,6 +99,8 @@ fn broken_two_player_plans_name_the_field() {
         ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\npieces = 1\n", "job.pieces"),
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\nquestions = [\"solo(2)\"]\n", "solo(1) only"),
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\ncolour_symmetry = 1\n", "true or false"),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 2\nmirror_symmetry = true\n", "job.mirror_symmetry"),
+        ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\nmirror_symmetry = true\n", "job.mirror_symmetry"),
     ] {
         let path = dir.join("bad.toml");
         std::fs::write(&path, text).unwrap();
@@ -135,4 +137,66 @@ fn unfolded_space_gives_the_same_counts() {
     for key in ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"] {
         assert_eq!(a[key], b[key], "{key}");
     }
+}
+
+/// The chaos plan's board (5 x 5, 3 pieces) folded by the mirror as well:
+/// the same summary counts as without it, in about half the stored
+/// positions, and two workers write the embedded run's bytes.
+#[test]
+fn mirror_folded_space_gives_the_same_counts_embedded_and_on_two_workers() {
+    let plain = TempDir::new("cc2-plain");
+    let mirrored = TempDir::new("cc2-mirrored");
+    let plan = std::fs::read_to_string(repo().join("plans/chaos.toml")).unwrap();
+    let with_mirror = plan.replace("colour_symmetry = true", "colour_symmetry = true\nmirror_symmetry = true");
+    assert_ne!(with_mirror, plan);
+    std::fs::write(mirrored.join("plan.toml"), &with_mirror).unwrap();
+    std::fs::write(plain.join("plan.toml"), &plan).unwrap();
+    let command = |d: &TempDir| {
+        let mut c = Command::new(coordinator());
+        c.arg("--plan")
+            .arg(d.join("plan.toml"))
+            .arg("--output")
+            .arg(d.join("tb"))
+            .arg("--checkpoints")
+            .arg(d.join("ck"));
+        c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+        c
+    };
+    let summary = |d: &TempDir| -> Value {
+        let out = run(command(d), LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(&std::fs::read_to_string(d.join("tb/summary.json")).unwrap()).unwrap()
+    };
+    let a = summary(&plain);
+    let b = summary(&mirrored);
+    assert_eq!((a.get("mirror_symmetry"), b["mirror_symmetry"].as_bool()), (None, Some(true)));
+    for key in ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    let stored = |d: &TempDir| {
+        retro_engine::tablebase::TablebaseReader::open(&d.join("tb").join("solo_1.tb")).unwrap().header().positions
+    };
+    let (all, folded) = (stored(&plain), stored(&mirrored));
+    assert!(folded * 100 < all * 55, "{folded} of {all} positions stored");
+
+    let dir = TempDir::new("cc2-mirrored-cluster");
+    std::fs::write(dir.join("plan.toml"), &with_mirror).unwrap();
+    let mut c = command(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut workers: Vec<Proc> = (1..=2)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+            w.arg(dir.join(&format!("w{i}")));
+            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
+        })
+        .collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert_eq!(sha(&dir), sha(&mirrored));
 }

@@ -5,7 +5,7 @@ use retro_engine::layout::Layout;
 use retro_engine::memsolve::solve;
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 use retro_engine::values::tablebase_value;
-use retro_games::cc2::Cc2;
+use retro_games::cc2::{Cc2, Folding};
 use retro_games::{Question, RetroGame};
 
 /// Rows `m p positions wins draws illegal` of the reference table.
@@ -81,6 +81,33 @@ fn folded_space_agrees_with_the_full_space() {
                 (_, v) => v,
             };
             assert_eq!(tablebase_value(a.bytes[r as usize]), v, "{m}x{m} {p}: rank {r}");
+        }
+    }
+}
+
+/// Folded by the mirror (with and without colour symmetry), every position of
+/// the full space reads the same value through its rank: the counts of the
+/// stored positions' own moves reach zero exactly when they should.
+#[test]
+fn mirror_folded_space_agrees_with_the_full_space() {
+    for (m, p) in [(7, 1), (4, 3), (4, 4), (5, 3)] {
+        let full = Cc2::new(m, p).unwrap();
+        let a = solve(&full, Question::solo(0), &Layout::new(full.position_count(), 3, 64, 4096), 2).unwrap();
+        for colour in [false, true] {
+            let folded = Cc2::with_folding(m, p, Folding { colour, mirror: true }).unwrap();
+            let unfolded = full.position_count() / if colour { 2 } else { 1 };
+            assert!(folded.position_count() * 100 < unfolded * 60, "{m}x{m} {p}: the mirror halves the space");
+            let b = solve(&folded, Question::solo(0), &Layout::new(folded.position_count(), 2, 64, 4096), 2).unwrap();
+            for r in 0..full.position_count() {
+                let (f, negated) = folded.rank_of(&full.unrank(r));
+                let v = tablebase_value(b.bytes[f as usize]);
+                let v = match (negated, v) {
+                    (true, VALUE_WIN) => VALUE_LOSS,
+                    (true, VALUE_LOSS) => VALUE_WIN,
+                    (_, v) => v,
+                };
+                assert_eq!(tablebase_value(a.bytes[r as usize]), v, "{m}x{m} {p}, colour {colour}: rank {r}");
+            }
         }
     }
 }

@@ -48,7 +48,11 @@ pub enum Classification {
 /// Implementations must guarantee that `for_each_predecessor(c)` yields every
 /// `p` with an edge `p -> c` exactly once per edge, and that the number of edges
 /// out of an open `p` equals its `children` count, so counters reach zero exactly
-/// when every child is decided.
+/// when every child is decided. A space folded by a symmetry may name an edge
+/// `p -> c` from the predecessors of another rank `c'` instead, provided `c'`
+/// has the same value as `c` and is decided in the same round (its symmetric
+/// image, stored apart); each edge is still named exactly once (see
+/// [`cc2::Cc2`]'s mirror fold).
 pub trait RetroGame: Sync {
     /// Number of ranks; every rank in `0..position_count()` is a position.
     fn position_count(&self) -> u64;

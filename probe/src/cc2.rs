@@ -5,7 +5,7 @@ use crate::{Layer, ProbeError, check_rank_order, value_word};
 use retro_engine::tablebase::{TablebaseReader, VALUE_LOSS, VALUE_WIN, layer_file_name};
 use retro_games::GameKind;
 use retro_games::RetroGame;
-use retro_games::cc2::{Cc2, Outcome, PLAYER_NAMES, Position, children, for_each_move};
+use retro_games::cc2::{Cc2, Folding, Outcome, PLAYER_NAMES, Position, children, for_each_move};
 use serde::Serialize;
 use std::path::Path;
 
@@ -84,9 +84,10 @@ impl Prober {
                 .ok_or_else(|| ProbeError::Mismatch(format!("{}: the header has no {k}", path.display())))
         };
         let (size, pieces) = (num("size")? as u32, num("pieces")? as u32);
-        let folded = h.params.get("colour_symmetry").and_then(|v| v.as_bool()).unwrap_or(false);
-        let game = if folded { Cc2::folded(size, pieces) } else { Cc2::new(size, pieces) };
-        let game = game.map_err(|e| ProbeError::Mismatch(format!("{}: {e}", path.display())))?;
+        let flag = |k: &str| h.params.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+        let folding = Folding { colour: flag("colour_symmetry"), mirror: flag("mirror_symmetry") };
+        let game = Cc2::with_folding(size, pieces, folding)
+            .map_err(|e| ProbeError::Mismatch(format!("{}: {e}", path.display())))?;
         if game.position_count() != h.positions {
             return Err(ProbeError::Mismatch(format!(
                 "{}: holds {} positions, the game has {}",

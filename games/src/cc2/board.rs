@@ -35,6 +35,11 @@ pub struct Board {
     pub goal: [u64; 2],
     /// The cell each cell maps to under the 180-degree rotation.
     pub rotation: Vec<u8>,
+    /// The cell each cell maps to under the mirror along the long diagonal
+    /// from `a1` to the far corner (x and y swapped). It maps steps and jumps
+    /// onto steps and jumps; it keeps the rules when it keeps the start areas
+    /// ([`Board::has_mirror_symmetry`]).
+    pub mirror: Vec<u8>,
     /// The rotation maps cell `i` to `cells - 1 - i` (true of the numbering
     /// along anti-diagonals), so a set rotates by reversing its bits.
     rotation_reverses: bool,
@@ -96,6 +101,10 @@ impl Board {
                 index(m - 1 - x as i32, m - 1 - y as i32).expect("the rotation maps the board onto itself") as u8
             })
             .collect();
+        let mirror: Vec<u8> = coords
+            .iter()
+            .map(|&(x, y)| index(y as i32, x as i32).expect("the mirror maps the board onto itself") as u8)
+            .collect();
         // Player 1's start: the first p cells of the numbering, except that
         // four pieces form the rhombus {tip, both cells of row 1, the middle of
         // row 2} (for two pieces the rule's "tip + first cell of row 1" is the
@@ -120,6 +129,7 @@ impl Board {
             start: [start0, start1],
             goal: [start1, start0],
             rotation,
+            mirror,
             rotation_reverses,
         })
     }
@@ -176,12 +186,26 @@ impl Board {
             rotate_bits(&self.rotation, bits)
         }
     }
+
+    /// The mirror image of a set of cells (see [`Board::mirror`]).
+    #[inline]
+    pub fn reflect(&self, bits: u64) -> u64 {
+        rotate_bits(&self.mirror, bits)
+    }
+
+    /// True when the mirror keeps both start areas, so it maps the rules onto
+    /// themselves (steps, jumps and goals): 1, 3 and 4 pieces. Two and five
+    /// pieces fill row 1 or row 2 from one side only.
+    pub fn has_mirror_symmetry(&self) -> bool {
+        self.reflect(self.start[0]) == self.start[0] && self.reflect(self.start[1]) == self.start[1]
+    }
 }
 
-fn rotate_bits(rotation: &[u8], mut bits: u64) -> u64 {
+/// The image of `bits` under the cell permutation `map`.
+fn rotate_bits(map: &[u8], mut bits: u64) -> u64 {
     let mut out = 0;
     while bits != 0 {
-        out |= 1u64 << rotation[bits.trailing_zeros() as usize];
+        out |= 1u64 << map[bits.trailing_zeros() as usize];
         bits &= bits - 1;
     }
     out

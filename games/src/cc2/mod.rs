@@ -15,6 +15,13 @@
 //! whose value for player 1 is the negation of the original's, so every edge
 //! negates ([`RetroGame::edges_negate`]), as in a negamax search.
 //!
+//! Folded also by the mirror ([`Board::mirror`], on boards whose start areas
+//! are symmetric), the blocks are those of the waiting player's placements
+//! up to the mirror: the smaller colex rank of a placement and its image
+//! stands for both ([`Folding`] says which folds a space uses). A position
+//! whose waiting placement is its own mirror image is stored as it is, beside
+//! its image.
+//!
 //! Text notation: `player-1-cells/player-2-cells turn`, cells by name, for
 //! example the 7 x 7, 1-piece start `a1/g7 1`.
 
@@ -58,6 +65,59 @@ pub enum Outcome {
     Ongoing,
 }
 
+/// The symmetries that fold a rank space. Neither changes a result; each
+/// halves the positions stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Folding {
+    /// Colour symmetry: only player 1 to move is stored.
+    pub colour: bool,
+    /// The mirror ([`Board::mirror`]): a position and its mirror image share
+    /// one rank unless the waiting player's placement is symmetric.
+    pub mirror: bool,
+}
+
+/// A two-player game that cannot be built as asked.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum Cc2Error {
+    /// The board size or piece count is out of range.
+    #[error(transparent)]
+    Board(#[from] BadBoard),
+    /// The mirror fold was asked for on a board whose rules it does not keep.
+    #[error(
+        "the {size} x {size} board with {pieces} pieces has no mirror symmetry (its start areas are not \
+         symmetric; mirror_symmetry needs 1, 3 or 4 pieces)"
+    )]
+    NoMirror {
+        /// Board side.
+        size: u32,
+        /// Pieces per player.
+        pieces: u32,
+    },
+}
+
+/// The mirror fold's blocks: the waiting player's placements up to the mirror.
+struct MirrorBlocks {
+    /// Per colex rank of a placement: the block index of its class, with
+    /// [`MirrorBlocks::FLIP`] set when the placement is the mirror image of
+    /// the block's own placement.
+    index: Vec<u32>,
+    /// Per block: its placement is its own mirror image, so it stores each
+    /// position and its mirror image apart.
+    symmetric: Vec<bool>,
+}
+
+impl MirrorBlocks {
+    const FLIP: u32 = 1 << 31;
+
+    /// The block index of a placement's class and whether the placement is
+    /// the mirror image of the block's.
+    #[inline]
+    fn lookup(&self, colex: u64) -> (u64, bool) {
+        let v = self.index[colex as usize];
+        ((v & !Self::FLIP) as u64, v & Self::FLIP != 0)
+    }
+}
+
 /// Two-player Chinese checkers of one size, with its ranking tables.
 pub struct Cc2 {
     /// Board geometry and start areas.
@@ -71,12 +131,17 @@ pub struct Cc2 {
     /// decided position in every round; a hardware division is slow).
     per_turn_div: FastDiv,
     block_div: FastDiv,
-    /// Every p-subset of the n cells in colex order (when small enough).
+    /// Every p-subset of the n cells in colex order (when small enough);
+    /// folded by the mirror, the block placements (always built).
     major_table: Vec<u64>,
     /// Every p-subset of n - p elements in colex order (when small enough).
     minor_table: Vec<u64>,
     /// Folded by colour symmetry: only player 1 to move is stored.
     folded: bool,
+    /// Folded by the mirror: the block tables.
+    mirror: Option<MirrorBlocks>,
+    /// Positions per side to move, unfolded: `C(n, p) * C(n - p, p)`.
+    per_side: u64,
 }
 
 /// A position text that does not parse.
@@ -183,18 +248,22 @@ pub fn children(board: &Board, pos: &Position) -> Vec<Position> {
 impl Cc2 {
     /// Builds the game on the `size` x `size` board with `pieces` per player,
     /// over both sides to move.
-    pub fn new(size: u32, pieces: u32) -> Result<Cc2, BadBoard> {
-        Cc2::build(size, pieces, false)
+    pub fn new(size: u32, pieces: u32) -> Result<Cc2, Cc2Error> {
+        Cc2::with_folding(size, pieces, Folding::default())
     }
 
     /// The game folded by colour symmetry: ranks are the positions with player
     /// 1 to move; the other half are their mirror images.
-    pub fn folded(size: u32, pieces: u32) -> Result<Cc2, BadBoard> {
-        Cc2::build(size, pieces, true)
+    pub fn folded(size: u32, pieces: u32) -> Result<Cc2, Cc2Error> {
+        Cc2::with_folding(size, pieces, Folding { colour: true, mirror: false })
     }
 
-    fn build(size: u32, pieces: u32, folded: bool) -> Result<Cc2, BadBoard> {
+    /// The game with the rank space folded by the symmetries `folding` names.
+    pub fn with_folding(size: u32, pieces: u32, folding: Folding) -> Result<Cc2, Cc2Error> {
         let board = Board::new(size, pieces)?;
+        if folding.mirror && !board.has_mirror_symmetry() {
+            return Err(Cc2Error::NoMirror { size, pieces });
+        }
         let binom = Binomials::new();
         let (n, p) = (board.cells, pieces as usize);
         let majors = binom.get64(n, p);
@@ -205,9 +274,14 @@ impl Cc2 {
             }
             (0..count).map(|r| binom.unrank_subset(r, p, universe)).collect()
         };
-        let major_table = table(majors, n);
+        let (major_table, mirror) = if folding.mirror {
+            let (placements, blocks) = mirror_blocks(&board, &binom);
+            (placements, Some(blocks))
+        } else {
+            (table(majors, n), None)
+        };
         let minor_table = table(block, n - p);
-        let per_turn = majors * block;
+        let per_turn = mirror.as_ref().map_or(majors, |m| m.symmetric.len() as u64) * block;
         Ok(Cc2 {
             per_turn,
             block,
@@ -217,18 +291,45 @@ impl Cc2 {
             minor_table,
             board,
             binom,
-            folded,
+            folded: folding.colour,
+            mirror,
+            per_side: majors * block,
         })
     }
 
-    /// Positions with one side to move.
+    /// Ranks with one side to move (fewer than its positions when folded by
+    /// the mirror).
     pub fn per_turn(&self) -> u64 {
         self.per_turn
+    }
+
+    /// Positions with one side to move, whatever the folding:
+    /// `C(n, p) * C(n - p, p)`.
+    pub fn positions_per_side(&self) -> u64 {
+        self.per_side
     }
 
     /// True when the rank space is folded by colour symmetry.
     pub fn is_folded(&self) -> bool {
         self.folded
+    }
+
+    /// The symmetries that fold the rank space.
+    pub fn folding(&self) -> Folding {
+        Folding { colour: self.folded, mirror: self.mirror.is_some() }
+    }
+
+    /// How many positions with its side to move `rank` stands for: two when
+    /// it also stands for its mirror image, otherwise one.
+    #[inline]
+    pub fn multiplicity(&self, rank: u64) -> u64 {
+        match &self.mirror {
+            Some(m) => {
+                let major = self.block_div.div(rank % self.per_turn);
+                if m.symmetric[major as usize] { 1 } else { 2 }
+            }
+            None => 1,
+        }
     }
 
     /// The rank of `pos`, or of its mirror image when the space is folded and
@@ -247,13 +348,25 @@ impl Cc2 {
         Position { pieces: self.board.start, turn: 0 }
     }
 
-    /// Rank of a position.
+    /// Rank of a position; folded by the mirror, the rank of its class (the
+    /// position or its mirror image, whichever is stored).
     #[inline]
     pub fn rank(&self, pos: &Position) -> u64 {
         let t = pos.turn as usize;
-        let waiting = pos.pieces[1 - t];
-        let base = t as u64 * self.per_turn + self.binom.rank_subset(waiting) * self.block;
-        base + self.binom.rank_subset_within(pos.pieces[t], self.board.full & !waiting)
+        let (mut waiting, mut mover) = (pos.pieces[1 - t], pos.pieces[t]);
+        let colex = self.binom.rank_subset(waiting);
+        let major = match &self.mirror {
+            None => colex,
+            Some(m) => {
+                let (major, flip) = m.lookup(colex);
+                if flip {
+                    waiting = self.board.reflect(waiting);
+                    mover = self.board.reflect(mover);
+                }
+                major
+            }
+        };
+        t as u64 * self.per_turn + major * self.block + self.binom.rank_subset_within(mover, self.board.full & !waiting)
     }
 
     /// Position of a rank.
@@ -332,6 +445,30 @@ impl Cc2 {
     }
 }
 
+/// The mirror fold's blocks: the placements of `p` pieces that are the
+/// smaller (in colex rank) of themselves and their mirror images, in colex
+/// order, and the tables that find a placement's block.
+fn mirror_blocks(board: &Board, binom: &Binomials) -> (Vec<u64>, MirrorBlocks) {
+    let (n, p) = (board.cells, board.pieces as usize);
+    let count = binom.get64(n, p);
+    let mut placements = Vec::new();
+    let mut blocks = MirrorBlocks { index: Vec::with_capacity(count as usize), symmetric: Vec::new() };
+    for colex in 0..count {
+        let bits = binom.unrank_subset(colex, p, n);
+        let image = binom.rank_subset(board.reflect(bits));
+        if image < colex {
+            // The image came first, so its block is already numbered.
+            let v = blocks.index[image as usize] | MirrorBlocks::FLIP;
+            blocks.index.push(v);
+        } else {
+            blocks.index.push(placements.len() as u32);
+            placements.push(bits);
+            blocks.symmetric.push(image == colex);
+        }
+    }
+    (placements, blocks)
+}
+
 /// Spreads the low bits of `value` onto the cells outside `holes` (the j-th
 /// set bit of `value` lands on the j-th cell not in `holes`): a bit moves up
 /// by one for each hole at or below where it lands. The holes are the other
@@ -353,12 +490,39 @@ pub(crate) fn deposit_around(mut value: u64, holes: u64) -> u64 {
     out
 }
 
+/// Where the predecessors of a decided position lie (see
+/// [`Cc2::predecessor_base`]).
+struct PredecessorBase {
+    /// The position whose predecessors to enumerate, the one the predecessors
+    /// move to (the decided position, or its mirror image).
+    pos: Position,
+    /// The first rank of their block.
+    base: u64,
+    /// Enumerate nothing: the decided position's mirror image is stored apart
+    /// and its own record reaches the stored predecessors.
+    none: bool,
+    /// Also count each predecessor's mirror image (it is stored apart, and
+    /// its edge into the decided position's class is an edge of its own).
+    twins: bool,
+}
+
 impl Cc2 {
     /// The position `rank` stands for as the predecessors see it (its mirror
     /// image when folded: the stored predecessors have player 1 to move) and
     /// the first rank of the block all its predecessors lie in.
+    ///
+    /// Folded by the mirror, each stored position has its own moves (its
+    /// count), and the predecessors named are those with an edge into the
+    /// positions `rank` stands for, once per edge:
+    /// - the predecessors' placement (the mover's, who waited then) is stored
+    ///   as it is: its block holds the predecessors of the position itself,
+    ///   and when that block is symmetric and `rank` also stands for its
+    ///   mirror image, the images of the predecessors too (`twins`);
+    /// - otherwise the predecessors of the mirror image are the stored ones;
+    ///   when `rank` stands for its image, they are named, and when the image
+    ///   is stored apart, its own record names them (`none`).
     #[inline]
-    fn predecessor_base(&self, rank: u64) -> (Position, u64) {
+    fn predecessor_base(&self, rank: u64) -> PredecessorBase {
         let mut pos = self.unrank(rank);
         if self.folded {
             pos = pos.mirrored(&self.board);
@@ -366,8 +530,19 @@ impl Cc2 {
         let t = pos.turn as usize;
         let prev = 1 - t;
         // The predecessors keep our pieces (we waited), so they share one block.
-        let base = prev as u64 * self.per_turn + self.binom.rank_subset(pos.pieces[t]) * self.block;
-        (pos, base)
+        let colex = self.binom.rank_subset(pos.pieces[t]);
+        let (major, none, twins) = match &self.mirror {
+            None => (colex, false, false),
+            Some(m) => {
+                let stands_for_image = !m.symmetric[self.block_div.div(rank % self.per_turn) as usize];
+                let (major, flip) = m.lookup(colex);
+                if flip {
+                    pos.pieces = [self.board.reflect(pos.pieces[0]), self.board.reflect(pos.pieces[1])];
+                }
+                (major, flip && !stands_for_image, stands_for_image && m.symmetric[major as usize])
+            }
+        };
+        PredecessorBase { pos, base: prev as u64 * self.per_turn + major * self.block, none, twins }
     }
 }
 
@@ -403,7 +578,10 @@ impl RetroGame for Cc2 {
     }
 
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
-        let (pos, base) = self.predecessor_base(rank);
+        let PredecessorBase { pos, base, none, twins } = self.predecessor_base(rank);
+        if none {
+            return;
+        }
         let t = pos.turn as usize;
         let prev = 1 - t;
         let free = self.board.full & !pos.pieces[t];
@@ -420,12 +598,16 @@ impl RetroGame for Cc2 {
                 origins &= origins - 1;
                 let before = pos.pieces[prev] ^ (1u64 << u) ^ (1u64 << v);
                 f(base + self.binom.rank_subset_within(before, free));
+                if twins {
+                    // `free` is symmetric: the block's placement is.
+                    f(base + self.binom.rank_subset_within(self.board.reflect(before), free));
+                }
             }
         }
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
-        let (_, base) = self.predecessor_base(rank);
+        let base = self.predecessor_base(rank).base;
         base..base + self.block
     }
 

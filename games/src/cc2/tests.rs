@@ -272,3 +272,129 @@ fn move_count_equals_the_moves_enumerated() {
     }
     assert!(left_out > 1000, "the boards must exercise moves that fill the opponent's goal ({left_out})");
 }
+
+/// The folds a test runs over: none, colour, mirror, both.
+fn foldings() -> [Folding; 4] {
+    [(false, false), (true, false), (false, true), (true, true)].map(|(colour, mirror)| Folding { colour, mirror })
+}
+
+#[test]
+fn the_mirror_keeps_steps_jumps_and_the_areas_of_one_three_and_four_pieces() {
+    for m in MIN_SIZE..=MAX_SIZE {
+        for p in 1..=MAX_PIECES {
+            let Ok(b) = Board::new(m, p) else { continue };
+            for c in 0..b.cells {
+                let image = b.mirror[c] as usize;
+                assert_eq!(b.mirror[image] as usize, c, "an involution");
+                assert_eq!(b.reflect(b.steps[c]), b.steps[image], "{m} x {m}: steps of {c}");
+                let mut jumps: Vec<(u8, u8)> =
+                    b.jumps[c].iter().map(|&(o, l)| (b.mirror[o as usize], b.mirror[l as usize])).collect();
+                let mut want = b.jumps[image].clone();
+                jumps.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(jumps, want, "{m} x {m}: jumps of {c}");
+                assert_eq!(b.rotation[image], b.mirror[b.rotation[c] as usize], "the mirror and the rotation commute");
+            }
+            assert_eq!(b.has_mirror_symmetry(), [1, 3, 4].contains(&p), "{m} x {m}, {p} pieces");
+        }
+    }
+    assert_eq!(
+        Cc2::with_folding(7, 2, Folding { colour: true, mirror: true }).err(),
+        Some(Cc2Error::NoMirror { size: 7, pieces: 2 })
+    );
+}
+
+/// Folded by the mirror, every rank is a position whose rank it is, a
+/// position and its mirror image share a rank unless the waiting placement is
+/// symmetric, and the multiplicities add up to the unfolded space.
+#[test]
+fn mirror_fold_ranks_classes_of_positions() {
+    for folding in foldings().into_iter().filter(|f| f.mirror) {
+        for (m, p) in [(4, 3), (5, 1), (4, 4)] {
+            let g = Cc2::with_folding(m, p, folding).unwrap();
+            let full = Cc2::new(m, p).unwrap();
+            let sides = if folding.colour { 1 } else { 2 };
+            let mut weight = 0;
+            for r in 0..g.position_count() {
+                let pos = g.unrank(r);
+                assert_eq!(g.rank(&pos), r, "{m}x{p} {folding:?}: rank {r}");
+                weight += g.multiplicity(r);
+            }
+            assert_eq!(weight, sides * full.per_turn(), "{m}x{p} {folding:?}");
+            assert_eq!(g.positions_per_side(), full.per_turn());
+            assert!(2 * g.per_turn() > full.per_turn() && g.per_turn() < full.per_turn());
+            for r in 0..full.position_count() {
+                let pos = full.unrank(r);
+                let image = Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn };
+                let (a, na) = g.rank_of(&pos);
+                let (b, nb) = g.rank_of(&image);
+                assert_eq!(na, nb);
+                let t = pos.turn as usize;
+                let symmetric = g.board.reflect(pos.pieces[1 - t]) == pos.pieces[1 - t];
+                assert_eq!(a == b, !symmetric || image == pos, "{m}x{p} {folding:?}: {}", g.format(&pos));
+                assert_eq!(g.multiplicity(a), if symmetric { 1 } else { 2 });
+            }
+        }
+    }
+}
+
+/// Each open position is named among the predecessors of the ranks its
+/// children stand for exactly once per move: the counters of the kernel reach
+/// zero when every child is decided. Folded by the mirror, a move's count may
+/// come from the record of the child's mirror image (stored apart, with the
+/// same value), so children are compared by class.
+#[test]
+fn every_move_is_counted_once_in_every_folding() {
+    for folding in foldings() {
+        for (m, p) in [(5, 3), (7, 3), (6, 4), (7, 1)] {
+            let g = Cc2::with_folding(m, p, folding).unwrap();
+            let class = |c: u64| -> u64 {
+                if !folding.mirror {
+                    return c;
+                }
+                let pos = g.unrank(c);
+                let image = Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn };
+                c.min(g.rank(&image))
+            };
+            let mut rng = XorShift(0x7e57_0f00 ^ (m * 10 + p) as u64);
+            let n = g.position_count();
+            for _ in 0..2_000 {
+                let r = rng.next_u64() % n;
+                let Classification::Open { children: count, .. } = g.classify(r) else { continue };
+                let mut kids = Vec::new();
+                g.for_each_child(r, &mut |c| kids.push(c));
+                assert_eq!(kids.len() as u32, count);
+                let mut candidates: Vec<u64> = kids.iter().flat_map(|&c| [c, class(c)]).collect();
+                for &c in &kids {
+                    let pos = g.unrank(c);
+                    candidates
+                        .push(g.rank(&Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn }));
+                }
+                candidates.sort_unstable();
+                candidates.dedup();
+                let mut named = Vec::new();
+                for &c in &candidates {
+                    g.for_each_predecessor(c, &mut |q| {
+                        if q == r {
+                            named.push(class(c));
+                        }
+                    });
+                }
+                let mut want: Vec<u64> = kids.iter().map(|&c| class(c)).collect();
+                named.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(named, want, "{m}x{p} {folding:?}: rank {r} ({})", g.format(&g.unrank(r)));
+            }
+        }
+    }
+}
+
+#[test]
+fn mirror_folded_blocks_tile_the_space() {
+    for (m, p) in [(5, 3), (7, 3), (7, 4)] {
+        for folding in foldings().into_iter().filter(|f| f.mirror) {
+            let g = Cc2::with_folding(m, p, folding).unwrap();
+            crate::sample::check_predecessor_blocks(&g, 0x3141_5926 ^ m as u64, 20_000);
+        }
+    }
+}

@@ -51,6 +51,9 @@ pub struct TwoPlayerSummary {
     /// True when the run stored player 1 to move only and derived the other
     /// half by colour symmetry.
     pub colour_symmetry: bool,
+    /// True when the run also folded the positions by the board's mirror.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mirror_symmetry: bool,
     /// Plan hash.
     pub plan_hash: String,
     /// Program version.
@@ -82,10 +85,12 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
     let mut sides = [Counts::default(), Counts::default()];
     // Folded by colour symmetry, the file holds player 1 to move only; the
     // positions with player 2 to move are their mirror images, negated.
+    // Folded by the mirror, a rank may stand for a position and its image.
     let stored_sides = if game.is_folded() { 1 } else { 2 };
     for (side, counts) in sides.iter_mut().enumerate().take(stored_sides) {
         let first = side as u64 * per_turn;
         for rank in first..first + per_turn {
+            let weight = game.multiplicity(rank);
             let c = match unpack_value(&packed, rank) {
                 VALUE_WIN => &mut counts.wins,
                 VALUE_LOSS => &mut counts.losses,
@@ -97,8 +102,8 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
                     )));
                 }
             };
-            *c += 1;
-            counts.positions += 1;
+            *c += weight;
+            counts.positions += weight;
         }
     }
     if game.is_folded() {
@@ -113,11 +118,11 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         all.draws += s.draws;
         all.illegal += s.illegal;
     }
-    if all.positions != 2 * per_turn {
+    if all.positions != 2 * game.positions_per_side() {
         return Err(ResultsError::Inconsistent(format!(
             "counted {} positions, the game has {}",
             all.positions,
-            2 * per_turn
+            2 * game.positions_per_side()
         )));
     }
     let start = game.start();
@@ -128,6 +133,7 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         size: game.board.size,
         pieces: game.board.pieces,
         colour_symmetry: game.is_folded(),
+        mirror_symmetry: game.folding().mirror,
         plan_hash: job.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
         program_commit: job.program_commit.clone(),
@@ -173,7 +179,12 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         v["pieces"],
         v["plan_hash"].as_str().unwrap_or("?"),
         program_of(v),
-        if v["colour_symmetry"] == true { "; player 1 to move stored, the other half by colour symmetry" } else { "" }
+        match (v["colour_symmetry"] == true, v["mirror_symmetry"] == true) {
+            (true, true) => "; player 1 to move stored, the other half by colour symmetry, folded by the mirror",
+            (true, false) => "; player 1 to move stored, the other half by colour symmetry",
+            (false, true) => "; folded by the mirror",
+            (false, false) => "",
+        }
     );
     out.push_str("| side to move | positions | won for player 1 | won for player 2 | draws | illegal |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|\n");
