@@ -97,6 +97,7 @@ fn misrouted_records_are_refused() {
             layout.shard_of(b.start) == 3 && layout.shard_of(b.end - 1) == 3
         })
         .unwrap();
-    let err = routed::route(&g, &layout, 0, &[&[child << 1][..]], 2).err().expect("refused");
-    assert!(matches!(err, KernelError::ForeignUpdate { rank, .. } if rank == child), "{err}");
+    let record = g.frontier_record(child);
+    let err = routed::route(&g, &layout, 0, &[&[record << 1][..]], 2).err().expect("refused");
+    assert!(matches!(err, KernelError::ForeignUpdate { rank, .. } if rank == record), "{err}");
 }

@@ -490,6 +490,10 @@ pub(crate) fn deposit_around(mut value: u64, holes: u64) -> u64 {
     out
 }
 
+/// Set in a frontier record whose position names no predecessors
+/// ([`PredecessorBase::none`]); ranks stay far below it.
+const NO_PREDECESSORS: u64 = 1 << 62;
+
 /// Where the predecessors of a decided position lie (see
 /// [`Cc2::predecessor_base`]).
 struct PredecessorBase {
@@ -544,6 +548,35 @@ impl Cc2 {
         };
         PredecessorBase { pos, base: prev as u64 * self.per_turn + major * self.block, none, twins }
     }
+
+    /// Calls `f` with the rank of every predecessor of `pos` (whose
+    /// predecessors' block starts at `base`), and of each one's mirror image
+    /// when `twins`.
+    #[inline]
+    fn predecessors_in_block(&self, pos: &Position, base: u64, twins: bool, f: &mut impl FnMut(u64)) {
+        let t = pos.turn as usize;
+        let prev = 1 - t;
+        let free = self.board.full & !pos.pieces[t];
+        let all = pos.pieces[0] | pos.pieces[1];
+        let mut own = pos.pieces[prev];
+        // Moves are reversible: the piece came from u to v exactly when it can
+        // go from v back to u over the same other pieces.
+        while own != 0 {
+            let v = own.trailing_zeros() as usize;
+            own &= own - 1;
+            let mut origins = self.board.destinations(v, all & !(1u64 << v));
+            while origins != 0 {
+                let u = origins.trailing_zeros() as usize;
+                origins &= origins - 1;
+                let before = pos.pieces[prev] ^ (1u64 << u) ^ (1u64 << v);
+                f(base + self.binom.rank_subset_within(before, free));
+                if twins {
+                    // `free` is symmetric: the block's placement is.
+                    f(base + self.binom.rank_subset_within(self.board.reflect(before), free));
+                }
+            }
+        }
+    }
 }
 
 impl RetroGame for Cc2 {
@@ -579,36 +612,57 @@ impl RetroGame for Cc2 {
 
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
         let PredecessorBase { pos, base, none, twins } = self.predecessor_base(rank);
-        if none {
-            return;
-        }
-        let t = pos.turn as usize;
-        let prev = 1 - t;
-        let free = self.board.full & !pos.pieces[t];
-        let all = pos.pieces[0] | pos.pieces[1];
-        let mut own = pos.pieces[prev];
-        // Moves are reversible: the piece came from u to v exactly when it can
-        // go from v back to u over the same other pieces.
-        while own != 0 {
-            let v = own.trailing_zeros() as usize;
-            own &= own - 1;
-            let mut origins = self.board.destinations(v, all & !(1u64 << v));
-            while origins != 0 {
-                let u = origins.trailing_zeros() as usize;
-                origins &= origins - 1;
-                let before = pos.pieces[prev] ^ (1u64 << u) ^ (1u64 << v);
-                f(base + self.binom.rank_subset_within(before, free));
-                if twins {
-                    // `free` is symmetric: the block's placement is.
-                    f(base + self.binom.rank_subset_within(self.board.reflect(before), free));
-                }
-            }
+        if !none {
+            self.predecessors_in_block(&pos, base, twins, f);
         }
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
         let base = self.predecessor_base(rank).base;
         base..base + self.block
+    }
+
+    /// The record is the rank of the predecessors' placement itself (the
+    /// mover's pieces where they stand, the previous player to move): it lies
+    /// in the block, which is then one division away, and one unranking gives
+    /// back the position the predecessors move to.
+    fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
+        let PredecessorBase { pos, base, none, .. } = self.predecessor_base(rank);
+        let t = pos.turn as usize;
+        let minor = self.binom.rank_subset_within(pos.pieces[1 - t], self.board.full & !pos.pieces[t]);
+        let flag = if none { NO_PREDECESSORS } else { 0 };
+        ((base + minor) | flag, base..base + self.block)
+    }
+
+    fn frontier_record(&self, rank: u64) -> u64 {
+        self.frontier_record_and_block(rank).0
+    }
+
+    #[inline]
+    fn record_block(&self, record: u64) -> std::ops::Range<u64> {
+        let start = self.block_div.div(record & !NO_PREDECESSORS) * self.block;
+        start..start + self.block
+    }
+
+    fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
+        if record & NO_PREDECESSORS != 0 {
+            return;
+        }
+        let placement = self.unrank(record);
+        let base = record - self.block_div.div_rem(record).1;
+        // The decided position: the same pieces, the other player to move.
+        let pos = Position { pieces: placement.pieces, turn: 1 - placement.turn };
+        let twins = match &self.mirror {
+            None => false,
+            Some(m) => {
+                // The block is symmetric and the decided position's class holds
+                // its mirror image (its waiting pieces, the predecessors'
+                // movers, are not symmetric); see `predecessor_base`.
+                let movers = placement.pieces[placement.turn as usize];
+                m.symmetric[self.block_div.div(record % self.per_turn) as usize] && self.board.reflect(movers) != movers
+            }
+        };
+        self.predecessors_in_block(&pos, base, twins, f);
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
