@@ -335,7 +335,7 @@ pub(crate) fn scan_decided<G: RetroGame>(
                         for_each_byte_of(part, win, loss, |j, code| {
                             let i = first + j;
                             frontier += 1;
-                            let chunk = (offset + i as u64) / layout.chunk_len;
+                            let chunk = layout.chunk_of(offset + i as u64);
                             if chunks.last() != Some(&chunk) {
                                 chunks.push(chunk);
                             }

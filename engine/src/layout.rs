@@ -1,5 +1,6 @@
 //! How a dense rank space is cut into shards, tablebase blocks and undo chunks.
 
+use retro_games::fastdiv::FastDiv;
 use std::ops::Range;
 
 /// Shards are contiguous rank ranges; every shard boundary is a multiple of
@@ -17,6 +18,11 @@ pub struct Layout {
     pub block_positions: u64,
     /// Bytes per undo/checksum chunk inside a shard file.
     pub chunk_len: u64,
+    /// Division by `shard_len` and by `chunk_len`: the frontier scan finds
+    /// the shard and the chunk of every decided position, and a hardware
+    /// division costs tens of cycles.
+    shard_div: FastDiv,
+    chunk_div: FastDiv,
 }
 
 impl Layout {
@@ -29,7 +35,16 @@ impl Layout {
         let blocks_per_shard = blocks.div_ceil(shards);
         let shard_len = blocks_per_shard * block_positions;
         let shards = positions.div_ceil(shard_len).max(1) as u32;
-        Layout { positions, shard_len, shards, block_positions, chunk_len: chunk_len.max(1) }
+        let chunk_len = chunk_len.max(1);
+        Layout {
+            positions,
+            shard_len,
+            shards,
+            block_positions,
+            chunk_len,
+            shard_div: FastDiv::new(shard_len),
+            chunk_div: FastDiv::new(chunk_len),
+        }
     }
 
     /// Rank range of shard `s`.
@@ -41,7 +56,13 @@ impl Layout {
     /// The shard that holds `rank`.
     #[inline]
     pub fn shard_of(&self, rank: u64) -> u32 {
-        (rank / self.shard_len) as u32
+        self.shard_div.div(rank) as u32
+    }
+
+    /// The chunk that holds `offset` (counted from its shard's start).
+    #[inline]
+    pub fn chunk_of(&self, offset: u64) -> u64 {
+        self.chunk_div.div(offset)
     }
 
     /// Number of tablebase blocks in the whole space.
@@ -72,6 +93,9 @@ mod tests {
                 assert_eq!(r.start % b, 0);
                 for rank in [r.start, r.end - 1] {
                     assert_eq!(l.shard_of(rank), i);
+                }
+                for offset in 0..r.end - r.start {
+                    assert_eq!(l.chunk_of(offset), offset / 16);
                 }
                 next = r.end;
             }

@@ -149,7 +149,7 @@ pub fn route<G: RetroGame>(
                             let span = &mut spans[g];
                             span.start = span.start.min(block.start);
                             span.end = span.end.max(block.end);
-                            for c in lo / layout.chunk_len..=(hi - 1) / layout.chunk_len {
+                            for c in layout.chunk_of(lo)..=layout.chunk_of(hi - 1) {
                                 hit[c as usize] = true;
                             }
                         }
