@@ -9,7 +9,8 @@
 #
 # Defaults: 3 workers, 1 kernel thread each, plans/cc2-m7p3.toml. Compare the
 # tablebase sha256 it prints with the embedded run's (`coordinator --plan FILE`).
-# Needs release binaries (cargo build --release) and GNU time.
+# Builds the release binaries first (a stale worker would run another
+# version's game) and needs GNU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,9 +29,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 bin=target/release
-for b in coordinator worker; do
-  [ -x "$bin/$b" ] || { echo "$bin/$b is missing: run cargo build --release first" >&2; exit 1; }
-done
+cargo build --release --quiet --bin coordinator --bin worker
 [ -x /usr/bin/time ] || { echo "/usr/bin/time (GNU time) is missing" >&2; exit 1; }
 
 dir="${keep:-$(mktemp -d)}"

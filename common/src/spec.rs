@@ -130,3 +130,45 @@ impl JobSpec {
 fn is_zero(v: &u32) -> bool {
     *v == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A job folded by the mirror has its own rank order: a worker that would
+    /// build the game without the mirror (one that ignores the field: the
+    /// older program) must refuse the job, and the job's own game is built.
+    #[test]
+    fn a_mirror_folded_job_names_its_own_rank_order() {
+        let spec = |mirror_symmetry: bool, rank_order: u32| JobSpec {
+            name: "t".into(),
+            game: GameKind::Cc2,
+            order: 0,
+            size: 5,
+            pieces: 3,
+            rank_order,
+            colour_symmetry: true,
+            mirror_symmetry,
+            questions: vec!["solo(1)".into()],
+            shards: 1,
+            block_positions: 64,
+            chunk_bytes: 4096,
+            plan_hash: "0".into(),
+        };
+        let (plain, mirrored) = (retro_games::cc2::RANK_ORDER, retro_games::cc2::RANK_ORDER_MIRRORED);
+        assert_ne!(plain, mirrored);
+        let game = spec(true, mirrored).game().unwrap();
+        assert_eq!(game.rank_order(), mirrored);
+        assert!(spec(false, plain).game().is_ok());
+        let err = spec(true, plain).game().err().expect("refused").to_string();
+        assert!(err.contains("same version"), "{err}");
+        // The older program read the spec without the field.
+        let old: JobSpec = serde_json::from_value({
+            let mut v = serde_json::to_value(spec(true, mirrored)).unwrap();
+            v.as_object_mut().unwrap().remove("mirror_symmetry");
+            v
+        })
+        .unwrap();
+        assert!(old.game().is_err(), "a rank order 2 job without the mirror is refused");
+    }
+}

@@ -75,7 +75,10 @@ pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), CoordinatorError> {
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
     let rank_order = match plan.job.game {
-        GameKind::Cc2 => retro_games::cc2::RANK_ORDER,
+        GameKind::Cc2 => retro_games::cc2::rank_order_of(retro_games::cc2::Folding {
+            colour: plan.job.colour_symmetry.unwrap_or(false),
+            mirror: plan.job.mirror_symmetry.unwrap_or(false),
+        }),
         _ => retro_games::cc3::RANK_ORDER,
     };
     JobSpec {

@@ -22,7 +22,7 @@ impl AnyGame {
     pub fn rank_order(&self) -> u32 {
         match self {
             AnyGame::Cc3(_) => crate::cc3::RANK_ORDER,
-            AnyGame::Cc2(_) => crate::cc2::RANK_ORDER,
+            AnyGame::Cc2(g) => g.rank_order(),
         }
     }
 }

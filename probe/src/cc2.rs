@@ -76,7 +76,6 @@ impl Prober {
                 h.layer
             )));
         }
-        check_rank_order(&reader, retro_games::cc2::RANK_ORDER)?;
         let num = |k: &str| {
             h.params
                 .get(k)
@@ -86,6 +85,7 @@ impl Prober {
         let (size, pieces) = (num("size")? as u32, num("pieces")? as u32);
         let flag = |k: &str| h.params.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
         let folding = Folding { colour: flag("colour_symmetry"), mirror: flag("mirror_symmetry") };
+        check_rank_order(&reader, retro_games::cc2::rank_order_of(folding))?;
         let game = Cc2::with_folding(size, pieces, folding)
             .map_err(|e| ProbeError::Mismatch(format!("{}: {e}", path.display())))?;
         if game.position_count() != h.positions {

@@ -39,6 +39,16 @@ use crate::{Classification, Question, RetroGame};
 /// recorded). Bump it whenever the order changes.
 pub const RANK_ORDER: u32 = 1;
 
+/// Version of the rank order of a space folded by the mirror (a different
+/// order over fewer ranks: a program that knew only [`RANK_ORDER`] would read
+/// its files and jobs wrongly, so it must refuse them).
+pub const RANK_ORDER_MIRRORED: u32 = 2;
+
+/// The rank order a space folded by `folding` uses.
+pub fn rank_order_of(folding: Folding) -> u32 {
+    if folding.mirror { RANK_ORDER_MIRRORED } else { RANK_ORDER }
+}
+
 /// Names of the two players in notation and summaries.
 pub const PLAYER_NAMES: [&str; 2] = ["1", "2"];
 
@@ -312,6 +322,11 @@ impl Cc2 {
     /// True when the rank space is folded by colour symmetry.
     pub fn is_folded(&self) -> bool {
         self.folded
+    }
+
+    /// The version of this space's rank order ([`rank_order_of`]).
+    pub fn rank_order(&self) -> u32 {
+        rank_order_of(self.folding())
     }
 
     /// The symmetries that fold the rank space.

@@ -79,7 +79,7 @@ pub struct TwoPlayerSummary {
 /// Computes the summary from the `solo(1)` tablebase `job` recorded.
 pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSummary, ResultsError> {
     let started = std::time::Instant::now();
-    let mut reader = job.open(dir, "solo(1)", retro_games::cc2::RANK_ORDER)?;
+    let mut reader = job.open(dir, "solo(1)", game.rank_order())?;
     let packed = reader.read_all()?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];
