@@ -68,9 +68,15 @@ fn two_workers_match_embedded() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let dir = TempDir::new("cc2-cluster");
-    let mut c = plan_command(plan, &dir);
-    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
-    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    run_on_two_workers(plan_command(plan, &dir), &dir);
+    assert_eq!(sha(&dir), sha(&embedded));
+}
+
+/// Runs the coordinator `command` (writing into `dir`) with two workers on
+/// loopback, one kernel thread each, until all three exit successfully.
+fn run_on_two_workers(mut command: Command, dir: &TempDir) {
+    command.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+    let mut coord = Proc::start("coordinator", command, dir.join("coord.log"));
     let addr = listening_address(&coord);
     let mut workers: Vec<Proc> = (1..=2)
         .map(|i| {
@@ -85,7 +91,6 @@ fn two_workers_match_embedded() {
     for w in &mut workers {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());
     }
-    assert_eq!(sha(&dir), sha(&embedded));
 }
 
 #[test]
@@ -181,22 +186,6 @@ fn mirror_folded_space_gives_the_same_counts_embedded_and_on_two_workers() {
 
     let dir = TempDir::new("cc2-mirrored-cluster");
     std::fs::write(dir.join("plan.toml"), &with_mirror).unwrap();
-    let mut c = command(&dir);
-    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
-    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
-    let addr = listening_address(&coord);
-    let mut workers: Vec<Proc> = (1..=2)
-        .map(|i| {
-            let mut w = Command::new(worker());
-            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
-            w.arg(dir.join(&format!("w{i}")));
-            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
-        })
-        .collect();
-    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
-    for w in &mut workers {
-        assert!(w.wait(LIMIT).success(), "{}", w.logs());
-    }
+    run_on_two_workers(command(&dir), &dir);
     assert_eq!(sha(&dir), sha(&mirrored));
 }

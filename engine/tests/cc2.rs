@@ -2,7 +2,7 @@
 //! against Sturtevant's published table and against colour symmetry.
 
 use retro_engine::layout::Layout;
-use retro_engine::memsolve::solve;
+use retro_engine::memsolve::{Solved, solve};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 use retro_engine::values::tablebase_value;
 use retro_games::cc2::{Cc2, Folding};
@@ -62,26 +62,34 @@ fn colour_symmetry_of_the_solution() {
     assert!(decided > g.position_count() / 2);
 }
 
+/// Solves `folded` and checks that every position of `full` (solved as
+/// `solved`) reads the same value through its rank there, WIN and LOSS
+/// swapped where the fold reads it through its colour image.
+fn assert_agrees(full: &Cc2, solved: &Solved, folded: &Cc2, label: &str) {
+    let b = solve(folded, Question::solo(0), &Layout::new(folded.position_count(), 2, 64, 4096), 2).unwrap();
+    for r in 0..full.position_count() {
+        let (f, negated) = folded.rank_of(&full.unrank(r));
+        let v = match (negated, tablebase_value(b.bytes[f as usize])) {
+            (true, VALUE_WIN) => VALUE_LOSS,
+            (true, VALUE_LOSS) => VALUE_WIN,
+            (_, v) => v,
+        };
+        assert_eq!(tablebase_value(solved.bytes[r as usize]), v, "{label}: rank {r}");
+    }
+}
+
+fn solve_full(full: &Cc2) -> Solved {
+    solve(full, Question::solo(0), &Layout::new(full.position_count(), 3, 64, 4096), 2).unwrap()
+}
+
 /// The space folded by colour symmetry (player 1 to move only, every edge
 /// negating) solves to the same values as the full space, position for
-/// position, with the other half read through the mirror.
+/// position, with the other half read through the colour image.
 #[test]
 fn folded_space_agrees_with_the_full_space() {
     for (m, p) in [(7, 1), (5, 2), (7, 2)] {
         let full = Cc2::new(m, p).unwrap();
-        let folded = Cc2::folded(m, p).unwrap();
-        let a = solve(&full, Question::solo(0), &Layout::new(full.position_count(), 3, 64, 4096), 2).unwrap();
-        let b = solve(&folded, Question::solo(0), &Layout::new(folded.position_count(), 2, 64, 4096), 2).unwrap();
-        for r in 0..full.position_count() {
-            let (f, negated) = folded.rank_of(&full.unrank(r));
-            let v = tablebase_value(b.bytes[f as usize]);
-            let v = match (negated, v) {
-                (true, VALUE_WIN) => VALUE_LOSS,
-                (true, VALUE_LOSS) => VALUE_WIN,
-                (_, v) => v,
-            };
-            assert_eq!(tablebase_value(a.bytes[r as usize]), v, "{m}x{m} {p}: rank {r}");
-        }
+        assert_agrees(&full, &solve_full(&full), &Cc2::folded(m, p).unwrap(), &format!("{m}x{m} {p}"));
     }
 }
 
@@ -92,22 +100,12 @@ fn folded_space_agrees_with_the_full_space() {
 fn mirror_folded_space_agrees_with_the_full_space() {
     for (m, p) in [(7, 1), (4, 3), (4, 4), (5, 3)] {
         let full = Cc2::new(m, p).unwrap();
-        let a = solve(&full, Question::solo(0), &Layout::new(full.position_count(), 3, 64, 4096), 2).unwrap();
+        let solved = solve_full(&full);
         for colour in [false, true] {
             let folded = Cc2::with_folding(m, p, Folding { colour, mirror: true }).unwrap();
             let unfolded = full.position_count() / if colour { 2 } else { 1 };
             assert!(folded.position_count() * 100 < unfolded * 60, "{m}x{m} {p}: the mirror halves the space");
-            let b = solve(&folded, Question::solo(0), &Layout::new(folded.position_count(), 2, 64, 4096), 2).unwrap();
-            for r in 0..full.position_count() {
-                let (f, negated) = folded.rank_of(&full.unrank(r));
-                let v = tablebase_value(b.bytes[f as usize]);
-                let v = match (negated, v) {
-                    (true, VALUE_WIN) => VALUE_LOSS,
-                    (true, VALUE_LOSS) => VALUE_WIN,
-                    (_, v) => v,
-                };
-                assert_eq!(tablebase_value(a.bytes[r as usize]), v, "{m}x{m} {p}, colour {colour}: rank {r}");
-            }
+            assert_agrees(&full, &solved, &folded, &format!("{m}x{m} {p}, colour {colour}"));
         }
     }
 }
