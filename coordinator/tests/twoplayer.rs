@@ -21,13 +21,25 @@ fn reference_rows() -> Vec<[u64; 6]> {
         .collect()
 }
 
-fn plan_command(plan: &str, dir: &TempDir) -> Command {
+/// The coordinator on `plan` (relative to the repository, or absolute),
+/// writing into `dir`.
+fn plan_command(plan: impl AsRef<std::path::Path>, dir: &TempDir) -> Command {
     let mut c = Command::new(coordinator());
     c.arg("--plan").arg(repo().join(plan));
     c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
     c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
     c
 }
+
+/// Runs `command` to success and reads the summary it wrote into `dir`.
+fn summary_of(command: Command, dir: &TempDir) -> Value {
+    let out = run(command, LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(dir.join("tb/summary.json")).unwrap()).unwrap()
+}
+
+/// The summary keys two foldings of the same game must agree on.
+const SAME_COUNTS: [&str; 7] = ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"];
 
 fn sha(dir: &TempDir) -> String {
     retro_engine::tablebase::sha256_file(&dir.join("tb").join("solo_1.tb")).unwrap()
@@ -129,17 +141,10 @@ fn unfolded_space_gives_the_same_counts() {
     let unfolded = plan.replace("colour_symmetry = true", "colour_symmetry = false");
     assert_ne!(unfolded, plan);
     std::fs::write(dir.join("plan.toml"), unfolded).unwrap();
-    let summary = |plan: &std::path::Path, d: &TempDir| -> Value {
-        let mut c = Command::new(coordinator());
-        c.arg("--plan").arg(plan).arg("--output").arg(d.join("tb")).arg("--checkpoints").arg(d.join("ck"));
-        let out = run(c, LIMIT);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(&std::fs::read_to_string(d.join("tb/summary.json")).unwrap()).unwrap()
-    };
-    let a = summary(&dir.join("plan.toml"), &dir);
-    let b = summary(&repo().join("plans/cc2-m7p2.toml"), &folded);
+    let a = summary_of(plan_command(dir.join("plan.toml"), &dir), &dir);
+    let b = summary_of(plan_command("plans/cc2-m7p2.toml", &folded), &folded);
     assert_eq!((a["colour_symmetry"].as_bool(), b["colour_symmetry"].as_bool()), (Some(false), Some(true)));
-    for key in ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"] {
+    for key in SAME_COUNTS {
         assert_eq!(a[key], b[key], "{key}");
     }
 }
@@ -156,26 +161,11 @@ fn mirror_folded_space_gives_the_same_counts_embedded_and_on_two_workers() {
     assert_ne!(with_mirror, plan);
     std::fs::write(mirrored.join("plan.toml"), &with_mirror).unwrap();
     std::fs::write(plain.join("plan.toml"), &plan).unwrap();
-    let command = |d: &TempDir| {
-        let mut c = Command::new(coordinator());
-        c.arg("--plan")
-            .arg(d.join("plan.toml"))
-            .arg("--output")
-            .arg(d.join("tb"))
-            .arg("--checkpoints")
-            .arg(d.join("ck"));
-        c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
-        c
-    };
-    let summary = |d: &TempDir| -> Value {
-        let out = run(command(d), LIMIT);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(&std::fs::read_to_string(d.join("tb/summary.json")).unwrap()).unwrap()
-    };
-    let a = summary(&plain);
-    let b = summary(&mirrored);
+    let command = |d: &TempDir| plan_command(d.join("plan.toml"), d);
+    let a = summary_of(command(&plain), &plain);
+    let b = summary_of(command(&mirrored), &mirrored);
     assert_eq!((a.get("mirror_symmetry"), b["mirror_symmetry"].as_bool()), (None, Some(true)));
-    for key in ["positions", "wins", "losses", "draws", "illegal", "by_side_to_move", "start"] {
+    for key in SAME_COUNTS {
         assert_eq!(a[key], b[key], "{key}");
     }
     let stored = |d: &TempDir| {
