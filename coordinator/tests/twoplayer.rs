@@ -51,7 +51,7 @@ fn plans_reproduce_sturtevants_rows() {
     assert_eq!(rows.len(), 2, "the 7 x 7 rows for 1 and 2 pieces");
     for [m, p, positions, wins, draws, illegal] in rows {
         let dir = TempDir::new(&format!("cc2-m{m}p{p}"));
-        let out = run(plan_command(&format!("plans/cc2-m{m}p{p}.toml"), &dir), LIMIT);
+        let out = run(plan_command(format!("plans/cc2-m{m}p{p}.toml"), &dir), LIMIT);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let s: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("tb/summary.json")).unwrap()).unwrap();
         assert_eq!(s["game"], "cc2");
