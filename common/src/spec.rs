@@ -54,6 +54,11 @@ pub struct SpecError {
 }
 
 impl JobSpec {
+    /// The symmetries folding a `cc2` job's rank space.
+    pub fn folding(&self) -> Folding {
+        Folding { colour: self.colour_symmetry, mirror: self.mirror_symmetry }
+    }
+
     fn err(&self, why: String) -> SpecError {
         SpecError { job: self.name.clone(), why }
     }
@@ -83,8 +88,7 @@ impl JobSpec {
                 Ok(AnyGame::Cc3(g))
             }
             GameKind::Cc2 => {
-                let folding = Folding { colour: self.colour_symmetry, mirror: self.mirror_symmetry };
-                let g = Cc2::with_folding(self.size, self.pieces, folding);
+                let g = Cc2::with_folding(self.size, self.pieces, self.folding());
                 Ok(AnyGame::Cc2(g.map_err(|e| self.err(e.to_string()))?))
             }
             other => Err(self.err(format!("{other} is not solved by retrograde layers"))),

@@ -74,15 +74,8 @@ pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), CoordinatorError> {
 
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
-    let rank_order = match plan.job.game {
-        GameKind::Cc2 => retro_games::cc2::rank_order_of(retro_games::cc2::Folding {
-            colour: plan.job.colour_symmetry.unwrap_or(false),
-            mirror: plan.job.mirror_symmetry.unwrap_or(false),
-        }),
-        _ => retro_games::cc3::RANK_ORDER,
-    };
-    JobSpec {
-        rank_order,
+    let mut spec = JobSpec {
+        rank_order: 0,
         name: plan.job.name.clone(),
         game: plan.job.game,
         order: plan.job.order,
@@ -95,7 +88,12 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         block_positions: plan.shards.block_positions,
         chunk_bytes: plan.shards.chunk_bytes,
         plan_hash: plan.hash(),
-    }
+    };
+    spec.rank_order = match plan.job.game {
+        GameKind::Cc2 => retro_games::cc2::rank_order_of(spec.folding()),
+        _ => retro_games::cc3::RANK_ORDER,
+    };
+    spec
 }
 
 /// What the coordinator's machine needs for a job over `stored` positions.

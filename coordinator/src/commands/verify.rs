@@ -54,8 +54,8 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
             };
             let rank_order =
                 if retro_results::report::game_named(v["game"].as_str()) == Some(retro_games::GameKind::Cc2) {
-                    let mirror = v["mirror_symmetry"] == true;
-                    retro_games::cc2::rank_order_of(retro_games::cc2::Folding { colour: false, mirror })
+                    let (colour, mirror) = (v["colour_symmetry"] == true, v["mirror_symmetry"] == true);
+                    retro_games::cc2::rank_order_of(retro_games::cc2::Folding { colour, mirror })
                 } else {
                     retro_games::cc3::RANK_ORDER
                 };

@@ -150,8 +150,6 @@ pub struct Cc2 {
     folded: bool,
     /// Folded by the mirror: the block tables.
     mirror: Option<MirrorBlocks>,
-    /// Positions per side to move, unfolded: `C(n, p) * C(n - p, p)`.
-    per_side: u64,
 }
 
 /// A position text that does not parse.
@@ -182,6 +180,11 @@ impl Position {
     /// player to move) swapped. Player 1's results become player 2's.
     pub fn mirrored(&self, board: &Board) -> Position {
         Position { pieces: [board.rotate(self.pieces[1]), board.rotate(self.pieces[0])], turn: 1 - self.turn }
+    }
+
+    /// The mirror image ([`Board::mirror`]), the same player to move.
+    pub fn reflected(&self, board: &Board) -> Position {
+        Position { pieces: self.pieces.map(|bits| board.reflect(bits)), turn: self.turn }
     }
 }
 
@@ -303,7 +306,6 @@ impl Cc2 {
             binom,
             folded: folding.colour,
             mirror,
-            per_side: majors * block,
         })
     }
 
@@ -316,7 +318,13 @@ impl Cc2 {
     /// Positions with one side to move, whatever the folding:
     /// `C(n, p) * C(n - p, p)`.
     pub fn positions_per_side(&self) -> u64 {
-        self.per_side
+        self.binom.get64(self.board.cells, self.board.pieces as usize) * self.block
+    }
+
+    /// Ranks per block: the positions of one placement of the waiting player
+    /// (and, folded by the mirror, of its image).
+    pub fn block_len(&self) -> u64 {
+        self.block
     }
 
     /// True when the rank space is folded by colour symmetry.
@@ -340,8 +348,11 @@ impl Cc2 {
     pub fn multiplicity(&self, rank: u64) -> u64 {
         match &self.mirror {
             Some(m) => {
-                let major = self.block_div.div(rank % self.per_turn);
-                if m.symmetric[major as usize] { 1 } else { 2 }
+                if m.symmetric[self.split(rank).1 as usize] {
+                    1
+                } else {
+                    2
+                }
             }
             None => 1,
         }
@@ -387,10 +398,23 @@ impl Cc2 {
     /// Position of a rank.
     #[inline]
     pub fn unrank(&self, rank: u64) -> Position {
+        let (t, major, minor) = self.split(rank);
+        self.position_at(t, major, minor)
+    }
+
+    /// The player to move, the block (the waiting player's placement) and
+    /// the rank inside the block of `rank`.
+    #[inline]
+    fn split(&self, rank: u64) -> (usize, u64, u64) {
         // Folded, every stored position has player 1 to move.
         let (t, rest) = if self.folded { (0, rank) } else { self.per_turn_div.div_rem(rank) };
-        let t = t as usize;
         let (major, minor) = self.block_div.div_rem(rest);
+        (t as usize, major, minor)
+    }
+
+    /// The position of [`Cc2::split`]'s parts.
+    #[inline]
+    fn position_at(&self, t: usize, major: u64, minor: u64) -> Position {
         let p = self.board.pieces as usize;
         let n = self.board.cells;
         let waiting = match self.major_table.get(major as usize) {
@@ -542,7 +566,8 @@ impl Cc2 {
     ///   is stored apart, its own record names them (`none`).
     #[inline]
     fn predecessor_base(&self, rank: u64) -> PredecessorBase {
-        let mut pos = self.unrank(rank);
+        let (t0, stored_major, minor) = self.split(rank);
+        let mut pos = self.position_at(t0, stored_major, minor);
         if self.folded {
             pos = pos.mirrored(&self.board);
         }
@@ -553,10 +578,10 @@ impl Cc2 {
         let (major, none, twins) = match &self.mirror {
             None => (colex, false, false),
             Some(m) => {
-                let stands_for_image = !m.symmetric[self.block_div.div(rank % self.per_turn) as usize];
+                let stands_for_image = !m.symmetric[stored_major as usize];
                 let (major, flip) = m.lookup(colex);
                 if flip {
-                    pos.pieces = [self.board.reflect(pos.pieces[0]), self.board.reflect(pos.pieces[1])];
+                    pos = pos.reflected(&self.board);
                 }
                 (major, flip && !stands_for_image, stands_for_image && m.symmetric[major as usize])
             }
@@ -663,8 +688,8 @@ impl RetroGame for Cc2 {
         if record & NO_PREDECESSORS != 0 {
             return;
         }
-        let placement = self.unrank(record);
-        let base = record - self.block_div.div_rem(record).1;
+        let (t, major, minor) = self.split(record);
+        let placement = self.position_at(t, major, minor);
         // The decided position: the same pieces, the other player to move.
         let pos = Position { pieces: placement.pieces, turn: 1 - placement.turn };
         let twins = match &self.mirror {
@@ -673,11 +698,11 @@ impl RetroGame for Cc2 {
                 // The block is symmetric and the decided position's class holds
                 // its mirror image (its waiting pieces, the predecessors'
                 // movers, are not symmetric); see `predecessor_base`.
-                let movers = placement.pieces[placement.turn as usize];
-                m.symmetric[self.block_div.div(record % self.per_turn) as usize] && self.board.reflect(movers) != movers
+                let movers = placement.pieces[t];
+                m.symmetric[major as usize] && self.board.reflect(movers) != movers
             }
         };
-        self.predecessors_in_block(&pos, base, twins, f);
+        self.predecessors_in_block(&pos, record - minor, twins, f);
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {

@@ -325,7 +325,7 @@ fn mirror_fold_ranks_classes_of_positions() {
             assert!(2 * g.per_turn() > full.per_turn() && g.per_turn() < full.per_turn());
             for r in 0..full.position_count() {
                 let pos = full.unrank(r);
-                let image = Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn };
+                let image = pos.reflected(&g.board);
                 let (a, na) = g.rank_of(&pos);
                 let (b, nb) = g.rank_of(&image);
                 assert_eq!(na, nb);
@@ -353,7 +353,7 @@ fn every_move_is_counted_once_in_every_folding() {
                     return c;
                 }
                 let pos = g.unrank(c);
-                let image = Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn };
+                let image = pos.reflected(&g.board);
                 c.min(g.rank(&image))
             };
             let mut rng = XorShift(0x7e57_0f00 ^ (m * 10 + p) as u64);
@@ -364,12 +364,10 @@ fn every_move_is_counted_once_in_every_folding() {
                 let mut kids = Vec::new();
                 g.for_each_child(r, &mut |c| kids.push(c));
                 assert_eq!(kids.len() as u32, count);
-                let mut candidates: Vec<u64> = kids.iter().flat_map(|&c| [c, class(c)]).collect();
-                for &c in &kids {
-                    let pos = g.unrank(c);
-                    candidates
-                        .push(g.rank(&Position { pieces: pos.pieces.map(|b| g.board.reflect(b)), turn: pos.turn }));
-                }
+                // A move's count comes from the record of its child or of the
+                // child's mirror image.
+                let mut candidates: Vec<u64> =
+                    kids.iter().flat_map(|&c| [c, g.rank(&g.unrank(c).reflected(&g.board))]).collect();
                 candidates.sort_unstable();
                 candidates.dedup();
                 let mut named = Vec::new();

@@ -87,10 +87,14 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
     // positions with player 2 to move are their mirror images, negated.
     // Folded by the mirror, a rank may stand for a position and its image.
     let stored_sides = if game.is_folded() { 1 } else { 2 };
+    let block = game.block_len();
     for (side, counts) in sides.iter_mut().enumerate().take(stored_sides) {
         let first = side as u64 * per_turn;
-        for rank in first..first + per_turn {
-            let weight = game.multiplicity(rank);
+        // A block's ranks share their multiplicity.
+        for (rank, weight) in (first..first + per_turn).step_by(block as usize).flat_map(|start| {
+            let weight = game.multiplicity(start);
+            (start..start + block).map(move |rank| (rank, weight))
+        }) {
             let c = match unpack_value(&packed, rank) {
                 VALUE_WIN => &mut counts.wins,
                 VALUE_LOSS => &mut counts.losses,
