@@ -313,45 +313,44 @@ pub fn run(
     tls: Option<ServerTls>,
     status: Option<std::net::SocketAddr>,
 ) -> Result<Summary, CoordinatorError> {
-    runtime.block_on(async move {
-        let progress = Progress::open(plan, checkpoints, opts)?;
-        let done_at_start = progress.done();
-        let queue = progress.pending_units(plan);
-        tracing::info!(
-            "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
-            plan.name,
-            plan.rows.len(),
-            progress.done(),
-            queue.len()
-        );
-        let state = Arc::new(TaskJobState {
-            plan: plan.clone(),
-            plan_hash: plan_hash(plan),
-            expect,
-            state: Mutex::new(State {
-                progress,
-                queue,
-                leases: BTreeMap::new(),
-                roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
-                error: None,
-            }),
-            changed: Notify::new(),
-            started: Instant::now(),
-            done_at_start,
-        });
-        let svc = TasksServer::new(TaskService(state.clone()))
-            .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-        let svc = tonic::service::interceptor::InterceptedService::new(
-            svc,
-            retro_common::auth::check_token(plan.cluster.token()),
-        );
-        let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
-        crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
-        let s = state.lock();
-        match &s.error {
-            Some(e) => Err(CoordinatorError::Job(e.clone())),
-            None => s.progress.finish(plan, output),
-        }
-    })
+    let progress = Progress::open(plan, checkpoints, opts)?;
+    let done_at_start = progress.done();
+    let queue = progress.pending_units(plan);
+    tracing::info!(
+        "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
+        plan.name,
+        plan.rows.len(),
+        progress.done(),
+        queue.len()
+    );
+    let state = Arc::new(TaskJobState {
+        plan: plan.clone(),
+        plan_hash: plan_hash(plan),
+        expect,
+        state: Mutex::new(State {
+            progress,
+            queue,
+            leases: BTreeMap::new(),
+            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+            error: None,
+        }),
+        changed: Notify::new(),
+        started: Instant::now(),
+        done_at_start,
+    });
+    let svc = TasksServer::new(TaskService(state.clone()))
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        svc,
+        retro_common::auth::check_token(plan.cluster.token()),
+    );
+    let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
+    // Only the serving needs the runtime.
+    runtime.block_on(crate::service::run_served(state.clone(), routes, tls, listener, status))?;
+    let s = state.lock();
+    match &s.error {
+        Some(e) => Err(CoordinatorError::Job(e.clone())),
+        None => s.progress.finish(plan, output),
+    }
 }

@@ -462,66 +462,64 @@ pub fn run(
     tls: Option<crate::service::ServerTls>,
     status: Option<std::net::SocketAddr>,
 ) -> Result<(), CoordinatorError> {
-    runtime.block_on(async move {
-        std::fs::create_dir_all(&checkpoints)
-            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
-        let manifest_path = checkpoints.join("levels-cluster.json");
-        let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
-        if manifest.plan_hash.is_empty() {
-            manifest.plan_hash = plan.hash();
-        } else if manifest.plan_hash != plan.hash() {
-            return Err(CoordinatorError::Job(format!(
-                "{} belongs to another plan; use another checkpoint directory",
-                checkpoints.display()
-            )));
-        }
-        if manifest.workers.len() > workers {
-            return Err(CoordinatorError::Job(format!(
-                "this job was started with {} workers; run it with the same number",
-                manifest.workers.len()
-            )));
-        }
-        if let Some(last) = manifest.written {
-            tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
-            return Ok(());
-        }
-        if let Some(n) = manifest.committed {
-            tracing::info!("resuming after level {n}; waiting for the workers to come back");
-        }
-        let state = Arc::new(LevelJobState {
-            job: plan.job.name.clone(),
-            plan_hash: plan.hash(),
-            board: plan.job.board.clone().unwrap_or_else(|| "english".into()),
-            start,
-            shards: plan.shards.count,
-            workers: workers as u32,
-            manifest_path,
-            levels_dir: checkpoints.join("levels"),
-            state: Mutex::new(State {
-                manifest,
-                phase: Phase::Joining,
-                done: BTreeSet::new(),
-                roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
-                keys: BTreeMap::new(),
-                parcels: HashMap::new(),
-                uploads: BTreeMap::new(),
-                last_level: None,
-                error: None,
-            }),
-            changed: Notify::new(),
-            fault: Fault::from_env(),
-        });
-        let svc = LevelsServer::new(LevelService(state.clone()))
-            .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-        let svc =
-            tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token.clone()));
-        let routes = crate::service::cluster_routes(state.clone(), token).add_service(svc);
-        crate::service::run_served(state.clone(), routes, tls, listener, status).await?;
-        let s = state.lock();
-        match &s.error {
-            Some(e) => Err(CoordinatorError::Job(e.clone())),
-            None => Ok(()),
-        }
-    })
+    std::fs::create_dir_all(&checkpoints)
+        .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
+    let manifest_path = checkpoints.join("levels-cluster.json");
+    let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
+    if manifest.plan_hash.is_empty() {
+        manifest.plan_hash = plan.hash();
+    } else if manifest.plan_hash != plan.hash() {
+        return Err(CoordinatorError::Job(format!(
+            "{} belongs to another plan; use another checkpoint directory",
+            checkpoints.display()
+        )));
+    }
+    if manifest.workers.len() > workers {
+        return Err(CoordinatorError::Job(format!(
+            "this job was started with {} workers; run it with the same number",
+            manifest.workers.len()
+        )));
+    }
+    if let Some(last) = manifest.written {
+        tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
+        return Ok(());
+    }
+    if let Some(n) = manifest.committed {
+        tracing::info!("resuming after level {n}; waiting for the workers to come back");
+    }
+    let state = Arc::new(LevelJobState {
+        job: plan.job.name.clone(),
+        plan_hash: plan.hash(),
+        board: plan.job.board.clone().unwrap_or_else(|| "english".into()),
+        start,
+        shards: plan.shards.count,
+        workers: workers as u32,
+        manifest_path,
+        levels_dir: checkpoints.join("levels"),
+        state: Mutex::new(State {
+            manifest,
+            phase: Phase::Joining,
+            done: BTreeSet::new(),
+            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+            keys: BTreeMap::new(),
+            parcels: HashMap::new(),
+            uploads: BTreeMap::new(),
+            last_level: None,
+            error: None,
+        }),
+        changed: Notify::new(),
+        fault: Fault::from_env(),
+    });
+    let svc = LevelsServer::new(LevelService(state.clone()))
+        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
+    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token.clone()));
+    let routes = crate::service::cluster_routes(state.clone(), token).add_service(svc);
+    // Only the serving needs the runtime.
+    runtime.block_on(crate::service::run_served(state.clone(), routes, tls, listener, status))?;
+    let s = state.lock();
+    match &s.error {
+        Some(e) => Err(CoordinatorError::Job(e.clone())),
+        None => Ok(()),
+    }
 }
