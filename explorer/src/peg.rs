@@ -603,6 +603,7 @@ mod tests {
         let ledger = Ledger {
             board: "english".into(),
             vacancy: "d4".into(),
+            symmetries: 8,
             // A count past 2^64, as the real sequences column has.
             levels: vec![row(0, 1), row(1, 4), row(2, 40_861_647_040_079_968u128 * 1000)],
             solutions_by_hole: vec![HoleCount { hole: "d4".into(), solutions: 40_861_647_040_079_968 }],

@@ -12,8 +12,10 @@
 /// attempt, and a worker may replace one lost for good. 4: a routed record
 /// is the game's frontier record of the decided position
 /// (`RetroGame::frontier_record`), not its rank. 5: one join for every kind
-/// of job (`Cluster.Join`), whose reply names the kind.
-pub const PROTOCOL_VERSION: u32 = 5;
+/// of job (`Cluster.Join`), whose reply names the kind. 6: a level job's
+/// keys are folded by the symmetries that fix its start (`peg::Folded`), no
+/// longer by all eight.
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The git commit these binaries were built from (12 hex digits, `-dirty`
 /// when the checkout had uncommitted changes, `unknown` outside git).

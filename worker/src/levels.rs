@@ -13,8 +13,7 @@ use crate::run::WorkerError;
 use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
 use retro_engine::levels::{self, LevelShard, decode_shard, encode_shard, expand_owned, merge_shards};
-use retro_games::peg::symmetry::canonical;
-use retro_games::peg::{Board, BoardKind};
+use retro_games::peg::{Board, BoardKind, Folded};
 use retro_proto::levels_client::LevelsClient;
 use retro_proto::{JoinReply, LevelCollect, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
 use std::collections::BTreeMap;
@@ -102,7 +101,8 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
     let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));
     let kind = BoardKind::parse(&job.board)
         .ok_or_else(|| WorkerError::Refused(format!("the job's board {:?} is unknown to this worker", job.board)))?;
-    let board = Board::new(kind);
+    // Folded by the start's own symmetries, as the coordinator's embedded run is.
+    let board = Folded::of_start(Board::new(kind), job.start);
     tracing::info!("joined level job {} as worker {} of {} ({})", job.job, job.index, job.workers, job.worker_id);
     let mut done = (LevelStepKind::LevelStepUnspecified, 0u32, 0u64);
     let mut held: Option<(u32, Part)> = None;
@@ -119,7 +119,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
                 (LevelStepKind::LevelStepUnspecified, 0, 0)
             }
             LevelStepKind::LevelStart => {
-                let all = levels::start_level(canonical(job.start), job.shards as usize);
+                let all = levels::start_level(board.canonical(job.start), job.shards as usize);
                 let part: Part = owned(&job).map(|k| (k, all[k as usize].clone())).collect();
                 let keys = save(&opts.data, 0, &part)?;
                 held = Some((0, part));

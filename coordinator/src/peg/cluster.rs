@@ -18,6 +18,7 @@ use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{LevelShard, decode_shard, owned_shards, shard_owner, write_part};
 use retro_games::peg::Pegs;
+use retro_games::peg::symmetry::Group;
 use retro_proto::levels_server::{Levels, LevelsServer};
 use retro_proto::{
     JobKind, JoinReply, JoinRequest, LevelAck, LevelCollect, LevelNext, LevelParcel, LevelPlace, LevelStep,
@@ -217,7 +218,13 @@ impl LevelJobState {
     /// Writes the uploaded shards as the level files an embedded run writes.
     fn write_levels(&self, s: &mut State, last: u32) -> Result<(), Status> {
         std::fs::create_dir_all(&self.levels_dir).map_err(|e| Status::internal(e.to_string()))?;
-        let identity = LevelsIdentity { board: self.board.clone(), start: self.start, shards: self.shards as usize };
+        let identity = LevelsIdentity {
+            board: self.board.clone(),
+            start: self.start,
+            shards: self.shards as usize,
+            // The workers fold by the start's stabiliser (`Folded::of_start`).
+            symmetries: Group::stabiliser(self.start).mask(),
+        };
         write_checked_json(&self.levels_dir.join("levels.json"), &identity)
             .map_err(|e| Status::internal(e.to_string()))?;
         for level in 0..=last {

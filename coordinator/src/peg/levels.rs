@@ -8,8 +8,7 @@ use crate::CoordinatorError;
 use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::{self, LevelShard};
-use retro_games::peg::symmetry::canonical;
-use retro_games::peg::{Board, Pegs};
+use retro_games::peg::{Folded, Pegs};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -25,6 +24,16 @@ pub struct LevelsIdentity {
     pub start: u64,
     /// Shard count.
     pub shards: usize,
+    /// The symmetries the levels are folded by (a [`retro_games::peg::symmetry::Group`]
+    /// mask, the start's stabiliser). Directories written before the fold
+    /// followed the start were folded by all eight, which is what a missing
+    /// field reads as; for a start with fewer symmetries they are refused.
+    #[serde(default = "all_symmetries")]
+    pub symmetries: u8,
+}
+
+fn all_symmetries() -> u8 {
+    retro_games::peg::symmetry::Group::ALL.mask()
 }
 
 /// How to run the levels.
@@ -54,9 +63,10 @@ fn level_path(root: &Path, n: usize) -> PathBuf {
 }
 
 /// Computes every level reachable from `start`, resuming from checkpoints.
-pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, CoordinatorError> {
+pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, CoordinatorError> {
     let shards = opts.shards.max(1);
-    let identity = LevelsIdentity { board: board.kind().name().into(), start, shards };
+    let identity =
+        LevelsIdentity { board: board.board.kind().name().into(), start, shards, symmetries: board.group.mask() };
     let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0 };
     if let Some(root) = &opts.checkpoints {
         std::fs::create_dir_all(root).map_err(|e| CoordinatorError::Job(format!("{}: {e}", root.display())))?;
@@ -64,11 +74,12 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, Co
         match read_checked_json::<LevelsIdentity>(&id_path)? {
             Some(found) if found != identity => {
                 return Err(CoordinatorError::Job(format!(
-                    "{} belongs to another job ({} start {:#x}, {} shards); use another checkpoint directory or delete it",
+                    "{} belongs to another job ({} start {:#x}, {} shards, folded by {} symmetries); use another checkpoint directory or delete it",
                     root.display(),
                     found.board,
                     found.start,
-                    found.shards
+                    found.shards,
+                    found.symmetries.count_ones()
                 )));
             }
             Some(_) => {}
@@ -96,7 +107,7 @@ pub fn run(board: &Board, start: Pegs, opts: &LevelOptions) -> Result<Levels, Co
     let fault = Fault::from_env();
     if out.levels.is_empty() {
         let began = Instant::now();
-        let first = levels::start_level(canonical(start), shards);
+        let first = levels::start_level(board.canonical(start), shards);
         save(opts, 0, &first, &fault)?;
         out.levels.push(first);
         out.seconds.push(began.elapsed().as_secs_f64());

@@ -12,7 +12,7 @@ use crate::plan::Plan;
 use retro_engine::durable::write_atomic;
 use retro_games::GameKind;
 use retro_games::peg::class::feasible;
-use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
+use retro_games::peg::{Board, BoardKind, Folded, hole_name, parse_hole};
 use retro_results::peg::summary::{LedgerSummary, ProblemsSummary, Totals};
 use retro_results::peg::{ledger, oeis, problems};
 use std::path::Path;
@@ -47,10 +47,11 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         checkpoints: Some(checkpoints.join("levels")),
     };
     let began = Instant::now();
-    let computed = levels::run(&board, start, &opts)?;
+    let folded = Folded::of_start(board.clone(), start);
+    let computed = levels::run(&folded, start, &opts)?;
     let seconds_levels = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    let ledger = ledger::ledger(&board, start, &computed.levels, threads)?;
+    let ledger = ledger::ledger(&folded, start, &computed.levels, threads)?;
     let seconds_ledger = began.elapsed().as_secs_f64();
     let central = board.kind() == BoardKind::English && vacancy_name == "d4";
     let totals = Totals::of(&ledger);

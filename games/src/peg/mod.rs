@@ -81,6 +81,34 @@ pub struct Board {
     jump_count: usize,
 }
 
+/// A board with the symmetry group its levels are folded by: the stabiliser
+/// of the start ([`Folded::of_start`]), so that every count of a level is the
+/// start's own (see [`symmetry::Group`]).
+#[derive(Clone, Debug)]
+pub struct Folded {
+    /// The board.
+    pub board: Board,
+    /// The symmetries positions are folded by.
+    pub group: symmetry::Group,
+}
+
+impl Folded {
+    /// `board` folded by the symmetries that fix `start`.
+    pub fn of_start(board: Board, start: Pegs) -> Folded {
+        Folded { group: symmetry::Group::stabiliser(start), board }
+    }
+
+    /// The representative of `pegs` under the group.
+    pub fn canonical(&self, pegs: Pegs) -> Pegs {
+        self.group.canonical(pegs)
+    }
+
+    /// The number of positions `pegs` stands for (its orbit under the group).
+    pub fn orbit_size(&self, pegs: Pegs) -> u32 {
+        self.group.orbit_size(pegs)
+    }
+}
+
 /// Names a hole `a1`..`g7` (column letter, row number from the bottom).
 pub fn hole_name(hole: u8) -> String {
     let (row, col) = (hole / 8, hole % 8);
@@ -209,6 +237,26 @@ impl Board {
     /// The jump from `from` to `to` (two holes apart in a line) if it is legal in `pegs`.
     pub fn jump_between(&self, pegs: Pegs, from: u8, to: u8) -> Option<Jump> {
         self.jumps(pegs).into_iter().find(|j| j.from == from && j.to == to)
+    }
+
+    /// Calls `f(child)` for every jump out of `pegs`, with the child in
+    /// canonical form under `group` (the least of its images under the group's
+    /// symmetries). Children reached by several jumps are reported once per jump.
+    #[inline]
+    pub fn for_each_child_in(&self, group: symmetry::Group, pegs: Pegs, mut f: impl FnMut(Pegs)) {
+        if group == symmetry::Group::ALL {
+            return self.for_each_canonical_child(pegs, f);
+        }
+        if group == symmetry::Group::TRIVIAL {
+            // The identity image of a jump's mask is the mask itself.
+            return self.for_each_jump_index(pegs, |d, from| f(pegs ^ self.images[d][from as usize][0]));
+        }
+        let parent = symmetry::images(pegs);
+        self.for_each_jump_index(pegs, |d, from| {
+            let masks = &self.images[d][from as usize];
+            let least = (0..8).filter(|&s| group.contains(s)).map(|s| parent[s] ^ masks[s]).min();
+            f(least.expect("a group holds the identity"));
+        });
     }
 
     /// Calls `f(child_canonical)` for every jump out of `pegs`, with the child

@@ -77,3 +77,75 @@ pub fn orbit_size(x: Pegs) -> u32 {
     let all = images(x);
     8 / all.iter().filter(|&&y| y == x).count() as u32
 }
+
+/// A subgroup of the 8 symmetries, as a bit mask (bit `s` for [`apply`]'s
+/// index `s`). Levels of a start are folded by the symmetries that fix the
+/// start and no others: folding by one that moves the start would merge the
+/// positions reachable from the start with those reachable from its image,
+/// and the counts per position would no longer be the start's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Group(u8);
+
+impl Group {
+    /// All 8 symmetries (the start is fixed by all of them, as d4 is).
+    pub const ALL: Group = Group(0xff);
+    /// The identity alone (the start has no symmetry, as c1 has none).
+    pub const TRIVIAL: Group = Group(1);
+
+    /// The symmetries that fix `x`: a subgroup, since the ones fixing a set compose.
+    pub fn stabiliser(x: Pegs) -> Group {
+        let all = images(x);
+        Group((0..8).filter(|&s| all[s] == x).fold(0, |mask, s| mask | 1 << s))
+    }
+
+    /// The group with mask `mask`, if `mask` is one (contains the identity and is closed).
+    pub fn from_mask(mask: u8) -> Option<Group> {
+        let closed = (0..8).filter(|a| mask >> a & 1 == 1).all(|a| {
+            (0..8).filter(|b| mask >> b & 1 == 1).all(|b| {
+                // The composition a∘b, found by where it sends a position with no symmetry.
+                let probe: Pegs = 0b11 | 1 << 8 | 1 << 17;
+                let ab = apply(a, apply(b, probe));
+                (0..8).any(|c| mask >> c & 1 == 1 && apply(c, probe) == ab)
+            })
+        });
+        (mask & 1 == 1 && closed).then_some(Group(mask))
+    }
+
+    /// The mask.
+    pub fn mask(self) -> u8 {
+        self.0
+    }
+
+    /// Whether symmetry `s` belongs to the group.
+    #[inline]
+    pub fn contains(self, s: usize) -> bool {
+        self.0 >> s & 1 == 1
+    }
+
+    /// Number of symmetries in the group (1, 2, 4 or 8).
+    pub fn len(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    /// Never true: every group holds the identity (for clippy's `len` rule).
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The representative of `x`'s orbit under the group: the least image.
+    #[inline]
+    pub fn canonical(self, x: Pegs) -> Pegs {
+        if self == Group::ALL {
+            return canonical(x);
+        }
+        let all = images(x);
+        (0..8).filter(|&s| self.contains(s)).map(|s| all[s]).min().unwrap_or(x)
+    }
+
+    /// The number of distinct images of `x` under the group.
+    pub fn orbit_size(self, x: Pegs) -> u32 {
+        let all = images(x);
+        let fixing = (0..8).filter(|&s| self.contains(s) && all[s] == x).count() as u32;
+        self.len() / fixing
+    }
+}

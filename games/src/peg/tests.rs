@@ -154,3 +154,47 @@ fn the_central_game_is_solved_and_replays() {
     let few = (1 << parse_hole("c3").unwrap()) | (1 << parse_hole("d3").unwrap()) | (1 << c4);
     assert_eq!(solve(&small, few, c4, 1000).outcome, Outcome::Impossible);
 }
+
+#[test]
+fn a_start_folds_by_exactly_the_symmetries_that_fix_it() {
+    use super::symmetry::Group;
+    let european = Board::new(BoardKind::European);
+    let sizes: Vec<u32> = ["c1", "d2", "d3", "d4"]
+        .iter()
+        .map(|h| Group::stabiliser(european.single_vacancy(parse_hole(h).unwrap())).len())
+        .collect();
+    // c1 lies on no axis or diagonal; d2 and d3 on the vertical axis; d4 on all.
+    assert_eq!(sizes, [1, 2, 2, 8]);
+    for mask in 0..=255u8 {
+        let group = Group::from_mask(mask);
+        if let Some(g) = group {
+            assert!([1, 2, 4, 8].contains(&g.len()), "mask {mask:#x}");
+        }
+    }
+    assert_eq!(Group::from_mask(0xff), Some(Group::ALL));
+    assert_eq!(Group::from_mask(0b10), None, "no identity");
+    assert_eq!(Group::from_mask(0b0111), None, "not closed");
+    for x in random_positions(&european, 300) {
+        let g = Group::stabiliser(x);
+        assert_eq!(Group::from_mask(g.mask()), Some(g));
+        assert_eq!(g.len() * orbit_size(x), 8);
+        for group in [Group::ALL, Group::TRIVIAL, Group::stabiliser(european.single_vacancy(parse_hole("d2").unwrap()))]
+        {
+            assert_eq!(
+                group.orbit_size(x) * (0..8).filter(|&s| group.contains(s) && apply(s, x) == x).count() as u32,
+                group.len()
+            );
+            let mut children = Vec::new();
+            european.for_each_child_in(group, x, |c| children.push(c));
+            let slow: Vec<Pegs> = european.jumps(x).iter().map(|j| group.canonical(x ^ j.mask())).collect();
+            assert_eq!(children, slow);
+            // The representative is an image of x under the group, and the same for every image.
+            assert!((0..8).any(|s| group.contains(s) && apply(s, x) == group.canonical(x)));
+            for s in (0..8).filter(|&s| group.contains(s)) {
+                assert_eq!(group.canonical(apply(s, x)), group.canonical(x));
+            }
+        }
+        assert_eq!(Group::ALL.canonical(x), canonical(x));
+        assert_eq!(Group::TRIVIAL.canonical(x), x);
+    }
+}

@@ -13,8 +13,7 @@ use crate::ResultsError;
 use retro_engine::levels::LevelShard;
 use retro_engine::levels::{self, Level};
 use retro_engine::levels::{LevelGame, next_level};
-use retro_games::peg::symmetry::{canonical, orbit_size};
-use retro_games::peg::{Board, Pegs, hole_name};
+use retro_games::peg::{Folded, Pegs, hole_name};
 use serde::{Deserialize, Serialize};
 
 /// One row of the ledger: the positions after `jumps` jumps.
@@ -26,7 +25,7 @@ pub struct LevelRow {
     pub pegs: u32,
     /// Distinct positions.
     pub positions: u64,
-    /// Distinct positions up to the 8 symmetries.
+    /// Distinct positions up to the start's symmetries ([`Ledger::symmetries`]).
     pub up_to_symmetry: u64,
     /// Jump sequences of this length from the start (a decimal string in
     /// JSON: the counts pass 2^64, and JSON readers often stop at 2^53).
@@ -57,6 +56,11 @@ pub struct Ledger {
     pub board: String,
     /// The start's vacant hole.
     pub vacancy: String,
+    /// How many symmetries fix the start (1, 2, 4 or 8): the "up to symmetry"
+    /// columns count positions up to these. Summaries written before the fold
+    /// followed the start were all of the central game, fixed by all eight.
+    #[serde(default = "eight")]
+    pub symmetries: u32,
     /// One row per jump count, from 0 to the last non-empty level.
     pub levels: Vec<LevelRow>,
     /// Solutions by finishing hole (holes with at least one).
@@ -75,19 +79,19 @@ struct Partial {
 /// Maps each position to the representative of its complement: expanding a
 /// level with it gives the level's duals, sharded like every other level, so
 /// "is the dual reachable" becomes a sorted intersection shard by shard.
-struct Dual<'a>(&'a Board);
+struct Dual<'a>(&'a Folded);
 
 impl LevelGame for Dual<'_> {
     fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
-        f(canonical(self.0.complement(key)));
+        f(self.0.canonical(self.0.board.complement(key)));
     }
 }
 
-fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, ResultsError> {
+fn shard_row(board: &Folded, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, ResultsError> {
     let mut p = Partial::default();
     let mut dual_keys = duals.map_or(&[][..], |d| &d.keys[..]).iter().peekable();
     for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-        let orbit = u64::from(orbit_size(key));
+        let orbit = u64::from(board.orbit_size(key));
         // Every member of the orbit is reached by the same number of sequences,
         // so the orbit total must divide exactly; anything else is a bug.
         if !weight.is_multiple_of(u128::from(orbit)) {
@@ -96,7 +100,7 @@ fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> R
             )));
         }
         p.positions += orbit;
-        if board.is_dead_end(key) {
+        if board.board.is_dead_end(key) {
             p.dead_ends += orbit;
         }
         while dual_keys.next_if(|&&d| d < key).is_some() {}
@@ -109,9 +113,9 @@ fn shard_row(board: &Board, shard: &LevelShard, duals: Option<&LevelShard>) -> R
 }
 
 /// Builds the ledger from the levels of `start` (a single-vacancy position).
-pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, ResultsError> {
+pub fn ledger(board: &Folded, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, ResultsError> {
     let start_pegs = start.count_ones();
-    let vacancy = board.complement(start);
+    let vacancy = board.board.complement(start);
     if vacancy.count_ones() != 1 {
         return Err(ResultsError::Unsupported("the ledger needs a single-vacancy start".into()));
     }
@@ -172,12 +176,12 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
     let mut solutions_by_hole = Vec::new();
     if let Some(last) = all.get(start_pegs as usize - 1) {
         for hole in 0..64u8 {
-            if !board.has_hole(hole) {
+            if !board.board.has_hole(hole) {
                 continue;
             }
             let lone: Pegs = 1 << hole;
-            let total = levels::weight(last, canonical(lone));
-            let orbit = u128::from(orbit_size(lone));
+            let total = levels::weight(last, board.canonical(lone));
+            let orbit = u128::from(board.orbit_size(lone));
             if !total.is_multiple_of(orbit) {
                 return Err(ResultsError::Inconsistent(format!(
                     "solutions ending on {} do not divide by its orbit size",
@@ -190,8 +194,9 @@ pub fn ledger(board: &Board, start: Pegs, all: &[Level], threads: usize) -> Resu
         }
     }
     Ok(Ledger {
-        board: board.kind().name().into(),
+        board: board.board.kind().name().into(),
         vacancy: hole_name(vacancy.trailing_zeros() as u8),
+        symmetries: board.group.len(),
         levels: rows,
         solutions_by_hole,
     })
@@ -233,6 +238,10 @@ impl Ledger {
     }
 }
 
+fn eight() -> u32 {
+    8
+}
+
 /// `u128` as a decimal string in JSON.
 pub mod decimal {
     use serde::{Deserialize, Deserializer, Serializer};
@@ -245,5 +254,46 @@ pub mod decimal {
     /// Reads the number from a string.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
         String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retro_games::peg::symmetry::Group;
+    use retro_games::peg::{Board, BoardKind, parse_hole};
+
+    /// The first `depth` levels of `start`, folded by `group`.
+    fn levels_of(board: &Board, start: Pegs, group: Group, depth: usize) -> Vec<Level> {
+        let folded = Folded { board: board.clone(), group };
+        let mut all = vec![levels::start_level(folded.canonical(start), 4)];
+        for _ in 1..depth {
+            let next = next_level(&folded, all.last().unwrap(), 2).unwrap().0;
+            all.push(next);
+        }
+        all
+    }
+
+    #[test]
+    fn every_fold_of_a_start_counts_the_starts_own_positions() {
+        let board = Board::new(BoardKind::European);
+        for hole in ["c1", "d2", "d3"] {
+            let start = board.single_vacancy(parse_hole(hole).unwrap());
+            let own = Folded::of_start(board.clone(), start);
+            let folded = ledger(&own, start, &levels_of(&board, start, own.group, 7), 2).unwrap();
+            let plain = Folded { board: board.clone(), group: Group::TRIVIAL };
+            let unfolded = ledger(&plain, start, &levels_of(&board, start, Group::TRIVIAL, 7), 2).unwrap();
+            assert_eq!(folded.symmetries, own.group.len());
+            for (a, b) in folded.levels.iter().zip(&unfolded.levels) {
+                assert_eq!((a.positions, a.sequences, a.dead_ends), (b.positions, b.sequences, b.dead_ends), "{hole}");
+                assert_eq!(b.positions, b.up_to_symmetry, "no fold: one key per position");
+            }
+            assert_eq!(folded.levels[0].positions, 1, "{hole}: the start alone");
+            // Folding by all eight symmetries instead would stand the start for
+            // its whole orbit, one sequence for several positions: refused.
+            let all = Folded { board: board.clone(), group: Group::ALL };
+            let merged = ledger(&all, start, &levels_of(&board, start, Group::ALL, 2), 2);
+            assert!(matches!(merged, Err(ResultsError::Inconsistent(_))), "{hole}");
+        }
     }
 }

@@ -18,6 +18,9 @@
 //! checked file ([`write_part`] / [`read_part`]), so a killed run resumes at the last
 //! level whose shards are all on disk.
 
+pub mod spill;
+pub mod stream;
+
 use crate::durable::{DurableError, write_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -155,6 +158,37 @@ impl Accumulator {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Room in the table before it would grow: a table of `with_capacity(n)`
+    /// holds `n` keys in the memory it was given.
+    pub fn room(&self) -> usize {
+        (self.slots.len() / 2).saturating_sub(self.len)
+    }
+
+    /// Sorts the entries in place by `order` (the table's own memory, no
+    /// copy), hands them to `f`, and empties the table for reuse. Fails, and
+    /// leaves the table as it was, when a weight overflowed.
+    pub fn drain_sorted<K: Ord>(
+        &mut self,
+        order: impl Fn(&Successor) -> K,
+        f: impl FnOnce(&[Successor]) -> Result<(), LevelError>,
+    ) -> Result<(), LevelError> {
+        if let Some(key) = self.overflow {
+            return Err(LevelError::Overflow { key });
+        }
+        let mut kept = 0;
+        for i in 0..self.slots.len() {
+            if self.slots[i].key != FREE {
+                self.slots.swap(kept, i);
+                kept += 1;
+            }
+        }
+        self.slots[..kept].sort_unstable_by_key(&order);
+        let result = f(&self.slots[..kept]);
+        self.slots.fill(Successor { key: FREE, lo: 0, hi: 0 });
+        self.len = 0;
+        result
     }
 
     /// The entries, in no particular order (what crosses the wire to an owner).
@@ -492,10 +526,10 @@ pub fn merge_shards(parts: Vec<LevelShard>) -> Result<LevelShard, LevelError> {
     merge_parts(as_successors)
 }
 
-impl LevelGame for retro_games::peg::Board {
+impl LevelGame for retro_games::peg::Folded {
     #[inline]
     fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {
-        self.for_each_canonical_child(key, f);
+        self.board.for_each_child_in(self.group, key, f);
     }
 }
 

@@ -1,0 +1,397 @@
+//! Expanding a level within a memory bound, through spill files on disk.
+//!
+//! A level too big for memory lives as one sorted [stream](super::stream) per
+//! shard. Expanding it runs in two phases:
+//!
+//! 1. **Spill** ([`spill_level`]): every thread reads whole source shards and
+//!    adds each child's weight into a table of fixed size (its share of the
+//!    memory bound), so children reached from several parents cost one entry.
+//!    When the table is full it is sorted by destination shard and key, in its
+//!    own memory, and written out as one run per destination shard, and the
+//!    table starts again empty.
+//! 2. **Merge** ([`merge_runs`]): each destination shard is merged on its own
+//!    from its runs, front to back, adding the weights of equal keys, into its
+//!    shard file of the next level; its runs are deleted as soon as it is done,
+//!    so the disk holds the source level, the runs not merged yet and the part
+//!    of the next level already written.
+//!
+//! Memory: the tables (the bound) while spilling; about two frames per open
+//! run while merging. The bytes of the next level do not depend on the bound,
+//! the thread count or the order the threads took the shards in: every shard
+//! file holds the same sorted sums as a level expanded in memory.
+
+use super::stream::{StreamReader, StreamWriter};
+use super::{Accumulator, LevelError, LevelGame, Successor, shard_of};
+use crate::durable::io_err;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Bytes of one table slot: a key and a 128-bit weight.
+const SLOT_BYTES: u64 = std::mem::size_of::<Successor>() as u64;
+
+/// Children a table keeps room for before the next parent is expanded (more
+/// than any peg position has jumps; a parent with more only grows the table).
+const ROOM_PER_PARENT: usize = 256;
+
+/// How a level is expanded on disk.
+#[derive(Clone, Debug)]
+pub struct SpillOptions {
+    /// Bytes all threads' tables may hold together.
+    pub memory_bytes: u64,
+    /// Threads.
+    pub threads: usize,
+}
+
+impl SpillOptions {
+    /// Keys one thread's table holds (its share of the bound, at the load
+    /// factor the table keeps): at least a few hundred, so tiny bounds in tests
+    /// still make progress.
+    pub fn keys_per_table(&self) -> usize {
+        let share = self.memory_bytes / self.threads.max(1) as u64 / SLOT_BYTES;
+        // The table's slot count is a power of two holding twice its keys.
+        let slots = if share < 1024 { 1024 } else { 1u64 << (63 - share.leading_zeros()) };
+        (slots / 2) as usize
+    }
+}
+
+/// What the spill phase left on disk.
+#[derive(Debug, Default)]
+pub struct SpillRuns {
+    /// `runs[k]`: the run files bound for destination shard `k`.
+    pub runs: Vec<Vec<PathBuf>>,
+    /// Source keys with no child.
+    pub childless: u64,
+    /// Source keys read.
+    pub sources: u64,
+    /// Entries written to runs (after adding up within each table).
+    pub entries: u64,
+    /// Bytes written to runs.
+    pub bytes: u64,
+}
+
+/// The run directory of destination shard `k` under `scratch`.
+fn run_dir(scratch: &Path, k: usize) -> PathBuf {
+    scratch.join(format!("s{k:04}"))
+}
+
+/// One thread's table and the runs it has written.
+struct Spiller<'a> {
+    scratch: &'a Path,
+    shards: usize,
+    thread: usize,
+    table: Accumulator,
+    spills: usize,
+    runs: Vec<(usize, PathBuf)>,
+    bytes: u64,
+}
+
+impl Spiller<'_> {
+    /// Writes the table out as one run per destination shard it holds keys for.
+    fn spill(&mut self) -> Result<(), LevelError> {
+        if self.table.is_empty() {
+            return Ok(());
+        }
+        let shards = self.shards;
+        let (scratch, thread, seq) = (self.scratch, self.thread, self.spills);
+        let mut written = Vec::new();
+        let mut bytes = 0;
+        self.table.drain_sorted(
+            |s| (shard_of(s.key, shards), s.key),
+            |sorted| {
+                for run in sorted.chunk_by(|a, b| shard_of(a.key, shards) == shard_of(b.key, shards)) {
+                    let k = shard_of(run[0].key, shards);
+                    let path = run_dir(scratch, k).join(format!("t{thread:03}-{seq:06}.run"));
+                    let mut w = StreamWriter::create(&path)?;
+                    for s in run {
+                        w.push(s.key, s.weight())?;
+                    }
+                    bytes += w.finish()?;
+                    written.push((k, path));
+                }
+                Ok(())
+            },
+        )?;
+        self.spills += 1;
+        self.bytes += bytes;
+        self.runs.extend(written);
+        Ok(())
+    }
+}
+
+/// Phase 1: expands every source shard stream into runs under `scratch` (an
+/// empty directory this call owns), one table per thread of
+/// [`SpillOptions::keys_per_table`] keys.
+pub fn spill_level(
+    game: &impl LevelGame,
+    sources: &[PathBuf],
+    shards: usize,
+    scratch: &Path,
+    opts: &SpillOptions,
+) -> Result<SpillRuns, LevelError> {
+    for k in 0..shards {
+        let dir = run_dir(scratch, k);
+        std::fs::create_dir_all(&dir).map_err(|e| LevelError::Io(io_err(&dir)(e)))?;
+    }
+    let threads = opts.threads.clamp(1, sources.len().max(1));
+    let keys = opts.keys_per_table();
+    let cursor = AtomicUsize::new(0);
+    let (childless, read, entries) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let results: Vec<Result<Spiller, LevelError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (cursor, childless, read, entries) = (&cursor, &childless, &read, &entries);
+                scope.spawn(move || {
+                    let mut me = Spiller {
+                        scratch,
+                        shards,
+                        thread,
+                        table: Accumulator::with_capacity(keys),
+                        spills: 0,
+                        runs: Vec::new(),
+                        bytes: 0,
+                    };
+                    while let Some(source) = sources.get(cursor.fetch_add(1, Ordering::Relaxed)) {
+                        for entry in StreamReader::open(source)? {
+                            let (key, weight) = entry?;
+                            if me.table.room() < ROOM_PER_PARENT.min(keys / 2) {
+                                entries.fetch_add(me.table.len() as u64, Ordering::Relaxed);
+                                me.spill()?;
+                            }
+                            let mut any = false;
+                            game.for_each_child(key, |child| {
+                                any = true;
+                                me.table.add_weight(child, weight);
+                            });
+                            childless.fetch_add(u64::from(!any), Ordering::Relaxed);
+                            read.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    entries.fetch_add(me.table.len() as u64, Ordering::Relaxed);
+                    me.spill()?;
+                    Ok(me)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("spill thread panicked")).collect()
+    });
+    let mut out = SpillRuns { runs: vec![Vec::new(); shards], ..SpillRuns::default() };
+    for spiller in results {
+        let spiller = spiller?;
+        out.bytes += spiller.bytes;
+        for (k, path) in spiller.runs {
+            out.runs[k].push(path);
+        }
+    }
+    for runs in &mut out.runs {
+        runs.sort();
+    }
+    out.childless = childless.into_inner();
+    out.sources = read.into_inner();
+    out.entries = entries.into_inner();
+    Ok(out)
+}
+
+/// What the merge phase wrote.
+#[derive(Debug, Default)]
+pub struct Merged {
+    /// Keys of each destination shard.
+    pub keys: Vec<u64>,
+    /// Bytes of each destination shard file.
+    pub bytes: Vec<u64>,
+}
+
+/// Merges `runs` into one sorted stream at `out`, adding the weights of equal keys.
+pub fn merge_into(runs: &[PathBuf], out: &Path) -> Result<(u64, u64), LevelError> {
+    let mut readers = runs.iter().map(|p| StreamReader::open(p)).collect::<Result<Vec<_>, _>>()?;
+    let mut heads = BinaryHeap::with_capacity(readers.len());
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(entry) = r.next() {
+            let (key, weight) = entry?;
+            heads.push(Reverse((key, i, weight)));
+        }
+    }
+    let mut w = StreamWriter::create(out)?;
+    let mut current: Option<(u64, u128)> = None;
+    while let Some(Reverse((key, i, weight))) = heads.pop() {
+        if let Some(entry) = readers[i].next() {
+            let (k, v) = entry?;
+            heads.push(Reverse((k, i, v)));
+        }
+        current = match current {
+            Some((k, sum)) if k == key => Some((k, sum.checked_add(weight).ok_or(LevelError::Overflow { key })?)),
+            Some((k, sum)) => {
+                w.push(k, sum)?;
+                Some((key, weight))
+            }
+            None => Some((key, weight)),
+        };
+    }
+    if let Some((k, sum)) = current {
+        w.push(k, sum)?;
+    }
+    let keys = w.entries();
+    Ok((keys, w.finish()?))
+}
+
+/// One shard's merge: its keys and bytes, or why it failed.
+type MergeResult = Result<(u64, u64), LevelError>;
+
+/// Phase 2: merges each destination shard `k` from its runs into the file
+/// `dest(k)`, on `threads` threads, deleting the runs of a shard once it is
+/// written.
+pub fn merge_runs(
+    runs: &SpillRuns,
+    dest: &(dyn Fn(usize) -> PathBuf + Sync),
+    threads: usize,
+) -> Result<Merged, LevelError> {
+    let shards = runs.runs.len();
+    let cursor = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<MergeResult>>> = (0..shards).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, shards.max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let k = cursor.fetch_add(1, Ordering::Relaxed);
+                    if k >= shards {
+                        break;
+                    }
+                    let result = merge_into(&runs.runs[k], &dest(k)).and_then(|done| {
+                        for run in &runs.runs[k] {
+                            std::fs::remove_file(run).map_err(|e| LevelError::Io(io_err(run)(e)))?;
+                        }
+                        Ok(done)
+                    });
+                    let failed = result.is_err();
+                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+                    if failed {
+                        // Stop taking shards; the caller reports the first failure.
+                        cursor.store(shards, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let results: Vec<Option<MergeResult>> =
+        results.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+    // Shards are left unmerged only after one failed: report that failure.
+    let mut out = Merged::default();
+    for result in results.into_iter().flatten() {
+        let (keys, bytes) = result?;
+        out.keys.push(keys);
+        out.bytes.push(bytes);
+    }
+    Ok(out)
+}
+
+/// Both phases: expands the level in `sources` into `dest(k)` for every
+/// shard `k` of the next level, spilling under `scratch` (which is removed
+/// afterwards). Returns the spill and merge figures.
+pub fn expand_level(
+    game: &impl LevelGame,
+    sources: &[PathBuf],
+    shards: usize,
+    scratch: &Path,
+    dest: &(dyn Fn(usize) -> PathBuf + Sync),
+    opts: &SpillOptions,
+) -> Result<(SpillRuns, Merged), LevelError> {
+    let runs = spill_level(game, sources, shards, scratch, opts)?;
+    let merged = merge_runs(&runs, dest, opts.threads)?;
+    std::fs::remove_dir_all(scratch).map_err(|e| LevelError::Io(io_err(scratch)(e)))?;
+    Ok((runs, merged))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LevelShard, next_level, start_level};
+    use super::*;
+
+    /// Subsets of 0..16 (bits); a move removes one element. Many parents per
+    /// child, so tables add up and spills repeat keys across runs.
+    struct Removal;
+    impl LevelGame for Removal {
+        fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
+            let mut rest = key;
+            while rest != 0 {
+                let bit = rest & rest.wrapping_neg();
+                f(key ^ bit);
+                rest ^= bit;
+            }
+        }
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("level-spill-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn write_level(level: &[LevelShard], path: impl Fn(usize) -> PathBuf) {
+        for (k, shard) in level.iter().enumerate() {
+            let mut w = StreamWriter::create(&path(k)).unwrap();
+            for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+                w.push(key, weight).unwrap();
+            }
+            w.finish().unwrap();
+        }
+    }
+
+    #[test]
+    fn tiny_bounds_give_the_bytes_of_a_level_expanded_in_memory() {
+        let d = dir("bytes");
+        let shards = 5;
+        let mut level = start_level(0xffff, shards);
+        for depth in 0..9 {
+            let (next, childless) = next_level(&Removal, &level, 2).unwrap();
+            let source = |k: usize| d.join(format!("in-{depth}-{k}"));
+            write_level(&level, source);
+            let memory = |k: usize| d.join(format!("memory-{depth}-{k}"));
+            write_level(&next, memory);
+            let sources: Vec<PathBuf> = (0..shards).map(source).collect();
+            for (memory_bytes, threads) in [(1, 1), (40_000, 2), (1 << 30, 2)] {
+                let opts = SpillOptions { memory_bytes, threads };
+                let disk = |k: usize| d.join(format!("disk-{depth}-{k}"));
+                let (runs, merged) =
+                    expand_level(&Removal, &sources, shards, &d.join("scratch"), &disk, &opts).unwrap();
+                assert_eq!(runs.childless, childless);
+                assert_eq!(merged.keys.iter().sum::<u64>(), next.iter().map(|s| s.len() as u64).sum::<u64>());
+                if depth >= 6 && memory_bytes == 1 {
+                    assert!(runs.runs.iter().all(|r| r.len() > 1), "a tiny bound spills more than once");
+                }
+                for k in 0..shards {
+                    assert_eq!(
+                        std::fs::read(disk(k)).unwrap(),
+                        std::fs::read(memory(k)).unwrap(),
+                        "depth {depth} shard {k}"
+                    );
+                }
+                assert!(!d.join("scratch").exists());
+            }
+            level = next;
+        }
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_run_is_named() {
+        let d = dir("damaged");
+        let level = next_level(&Removal, &start_level(0xffff, 3), 1).unwrap().0;
+        let level = next_level(&Removal, &level, 1).unwrap().0;
+        write_level(&level, |k| d.join(format!("in-{k}")));
+        let sources: Vec<PathBuf> = (0..3).map(|k| d.join(format!("in-{k}"))).collect();
+        let opts = SpillOptions { memory_bytes: 1, threads: 1 };
+        let runs = spill_level(&Removal, &sources, 3, &d.join("scratch"), &opts).unwrap();
+        let victim = runs.runs[1][0].clone();
+        let mut bytes = std::fs::read(&victim).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x40;
+        std::fs::write(&victim, &bytes).unwrap();
+        let err = merge_runs(&runs, &|k| d.join(format!("out-{k}")), 1).unwrap_err();
+        assert!(matches!(&err, LevelError::Corrupt { path, .. } if *path == victim), "{err}");
+        assert!(err.to_string().contains(&victim.display().to_string()));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,380 @@
+//! Sorted `(key, weight)` streams on disk: the shard files of a level that
+//! does not fit in memory, and the spill runs it is merged from.
+//!
+//! A stream holds strictly increasing keys, each with its weight, and is
+//! written and read front to back, one frame at a time, so neither side ever
+//! holds more than a frame (about [`FRAME_BYTES`] decoded). The layout:
+//!
+//! - the magic `RETROLS1`;
+//! - frames, each a header of four little-endian `u32` (decoded length,
+//!   packed length, entries, CRC-32 of the packed bytes) and the decoded
+//!   bytes compressed by zstd (the CRC covers what lies on disk, so every
+//!   damaged byte is caught, even one zstd would decode past); decoded, an entry is its key's difference from
+//!   the previous key of the stream (the first from 0) and its weight, both as
+//!   LEB128 varints, so a dense sorted shard costs a few bytes a key;
+//! - a trailer: the marker `END!`, the entry count (`u64`) and a CRC-32 over
+//!   every frame's CRC and the count, so a truncated or spliced file is refused.
+//!
+//! The bytes depend only on the entries, never on how they were produced, so
+//! a level merged from any number of spills is byte-identical to the same
+//! level written from memory.
+
+use super::LevelError;
+use crate::durable::{fsync_parent_dir, io_err, tmp_path};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"RETROLS1";
+const END: &[u8; 4] = b"END!";
+
+/// Decoded bytes per frame before it is compressed and written.
+pub const FRAME_BYTES: usize = 1 << 20;
+
+/// Most decoded bytes a frame may claim: bounds what a damaged header can
+/// make the reader allocate (a frame is cut just past [`FRAME_BYTES`]).
+const MAX_FRAME_BYTES: usize = FRAME_BYTES + 64;
+
+fn put_varint(out: &mut Vec<u8>, mut x: u128) {
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// Reads a varint at `*at`, or `None` when it runs off the end or past 128 bits.
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u128> {
+    let mut x = 0u128;
+    for shift in (0..128).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        let bits = u128::from(b & 0x7f);
+        if shift == 126 && bits > 0b11 {
+            return None;
+        }
+        x |= bits << shift;
+        if b & 0x80 == 0 {
+            return Some(x);
+        }
+    }
+    None
+}
+
+/// Writes a stream to `path.tmp`, renamed into place (and fsynced) by
+/// [`StreamWriter::finish`]: a stream on disk under its own name is complete.
+pub struct StreamWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    raw: Vec<u8>,
+    frame_entries: u32,
+    entries: u64,
+    last: Option<u64>,
+    crcs: crc32fast::Hasher,
+    written: u64,
+}
+
+impl StreamWriter {
+    /// Starts a stream that will be named `path`.
+    pub fn create(path: &Path) -> Result<StreamWriter, LevelError> {
+        let tmp = tmp_path(path);
+        let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        out.write_all(MAGIC).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
+        Ok(StreamWriter {
+            path: path.to_path_buf(),
+            out,
+            raw: Vec::with_capacity(MAX_FRAME_BYTES),
+            frame_entries: 0,
+            entries: 0,
+            last: None,
+            crcs: crc32fast::Hasher::new(),
+            written: MAGIC.len() as u64,
+        })
+    }
+
+    /// Appends an entry; keys must be strictly increasing.
+    pub fn push(&mut self, key: u64, weight: u128) -> Result<(), LevelError> {
+        let delta = match self.last {
+            Some(last) if key <= last => {
+                return Err(LevelError::Corrupt {
+                    path: self.path.clone(),
+                    problem: format!("key {key:#x} written after {last:#x} (keys must increase)"),
+                });
+            }
+            Some(last) => key - last,
+            None => key,
+        };
+        put_varint(&mut self.raw, u128::from(delta));
+        put_varint(&mut self.raw, weight);
+        self.last = Some(key);
+        self.frame_entries += 1;
+        self.entries += 1;
+        if self.raw.len() >= FRAME_BYTES {
+            self.flush_frame()?;
+        }
+        Ok(())
+    }
+
+    /// Entries pushed so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    fn flush_frame(&mut self) -> Result<(), LevelError> {
+        if self.raw.is_empty() {
+            return Ok(());
+        }
+        let packed = zstd::bulk::compress(&self.raw, 1).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        let crc = crc32fast::hash(&packed);
+        let mut header = [0u8; 16];
+        header[0..4].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
+        header[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
+        header[8..12].copy_from_slice(&self.frame_entries.to_le_bytes());
+        header[12..16].copy_from_slice(&crc.to_le_bytes());
+        let tmp = tmp_path(&self.path);
+        self.out
+            .write_all(&header)
+            .and_then(|_| self.out.write_all(&packed))
+            .map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
+        self.crcs.update(&crc.to_le_bytes());
+        self.written += (header.len() + packed.len()) as u64;
+        self.raw.clear();
+        self.frame_entries = 0;
+        Ok(())
+    }
+
+    /// Writes the last frame and the trailer, fsyncs, and renames the stream
+    /// into place. Returns its size in bytes.
+    pub fn finish(mut self) -> Result<u64, LevelError> {
+        self.flush_frame()?;
+        let tmp = tmp_path(&self.path);
+        let io = |e| LevelError::Io(io_err(&tmp)(e));
+        self.crcs.update(&self.entries.to_le_bytes());
+        let crc = self.crcs.clone().finalize();
+        self.out.write_all(END).map_err(io)?;
+        self.out.write_all(&self.entries.to_le_bytes()).map_err(io)?;
+        self.out.write_all(&crc.to_le_bytes()).map_err(io)?;
+        let file = self.out.into_inner().map_err(|e| LevelError::Io(io_err(&tmp)(e.into_error())))?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&tmp, &self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        fsync_parent_dir(&self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        Ok(self.written + 16)
+    }
+}
+
+/// Reads a stream written by [`StreamWriter`], checking every frame as it
+/// comes; yields `(key, weight)` in key order, or one error naming the file.
+pub struct StreamReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    raw: Vec<u8>,
+    packed: Vec<u8>,
+    at: usize,
+    frame_left: u32,
+    entries: u64,
+    last: Option<u64>,
+    crcs: crc32fast::Hasher,
+    done: bool,
+}
+
+impl StreamReader {
+    /// Opens a stream and checks its magic.
+    pub fn open(path: &Path) -> Result<StreamReader, LevelError> {
+        let file = File::open(path).map_err(|e| LevelError::Io(io_err(path)(e)))?;
+        let mut reader = StreamReader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 16, file),
+            raw: Vec::new(),
+            packed: Vec::new(),
+            at: 0,
+            frame_left: 0,
+            entries: 0,
+            last: None,
+            crcs: crc32fast::Hasher::new(),
+            done: false,
+        };
+        let mut magic = [0u8; 8];
+        reader.read_exact(&mut magic)?;
+        if &magic != MAGIC {
+            return Err(reader.corrupt("not a level stream (bad magic)"));
+        }
+        Ok(reader)
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn corrupt(&self, problem: &str) -> LevelError {
+        LevelError::Corrupt { path: self.path.clone(), problem: problem.to_string() }
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), LevelError> {
+        match self.input.read_exact(buf) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(self.corrupt("truncated")),
+            Err(e) => Err(LevelError::Io(io_err(&self.path)(e))),
+        }
+    }
+
+    /// Loads the next frame, or checks the trailer and returns `false` at the end.
+    fn next_frame(&mut self) -> Result<bool, LevelError> {
+        let mut header = [0u8; 16];
+        self.read_exact(&mut header[..4])?;
+        if &header[..4] == END {
+            let mut tail = [0u8; 12];
+            self.read_exact(&mut tail)?;
+            let count = u64::from_le_bytes(tail[..8].try_into().expect("8 bytes"));
+            self.crcs.update(&count.to_le_bytes());
+            if count != self.entries || self.crcs.clone().finalize().to_le_bytes() != tail[8..12] {
+                return Err(self.corrupt("the trailer does not match the frames (truncated or spliced)"));
+            }
+            let mut extra = [0u8; 1];
+            if self.input.read(&mut extra).map_err(|e| LevelError::Io(io_err(&self.path)(e)))? != 0 {
+                return Err(self.corrupt("bytes after the trailer"));
+            }
+            return Ok(false);
+        }
+        self.read_exact(&mut header[4..])?;
+        let word = |i: usize| u32::from_le_bytes(header[i * 4..i * 4 + 4].try_into().expect("4 bytes"));
+        let (raw_len, packed_len, entries, crc) = (word(0) as usize, word(1) as usize, word(2), word(3));
+        if raw_len == 0 || raw_len > MAX_FRAME_BYTES || packed_len > zstd::zstd_safe::compress_bound(MAX_FRAME_BYTES) {
+            return Err(self.corrupt("a frame header is damaged"));
+        }
+        self.packed.resize(packed_len, 0);
+        let mut packed = std::mem::take(&mut self.packed);
+        let read = self.read_exact(&mut packed);
+        self.packed = packed;
+        read?;
+        if crc32fast::hash(&self.packed) != crc {
+            return Err(self.corrupt("a frame fails its checksum"));
+        }
+        self.raw =
+            zstd::bulk::decompress(&self.packed, raw_len).map_err(|_| self.corrupt("a frame does not decompress"))?;
+        if self.raw.len() != raw_len {
+            return Err(self.corrupt("a frame decodes to the wrong length"));
+        }
+        self.crcs.update(&crc.to_le_bytes());
+        self.at = 0;
+        self.frame_left = entries;
+        Ok(true)
+    }
+
+    fn next_entry(&mut self) -> Result<Option<(u64, u128)>, LevelError> {
+        while self.frame_left == 0 {
+            if self.at != self.raw.len() {
+                return Err(self.corrupt("a frame holds more bytes than its entries"));
+            }
+            if !self.next_frame()? {
+                return Ok(None);
+            }
+        }
+        let mut at = self.at;
+        let delta = get_varint(&self.raw, &mut at).ok_or_else(|| self.corrupt("an entry is cut off"))?;
+        let weight = get_varint(&self.raw, &mut at).ok_or_else(|| self.corrupt("an entry is cut off"))?;
+        self.at = at;
+        self.frame_left -= 1;
+        let key = match (self.last, u64::try_from(delta)) {
+            (_, Err(_)) => None,
+            (None, Ok(d)) => Some(d),
+            (Some(last), Ok(d)) if d > 0 => last.checked_add(d),
+            (Some(_), Ok(_)) => None,
+        }
+        .ok_or_else(|| self.corrupt("keys are not strictly increasing"))?;
+        self.last = Some(key);
+        self.entries += 1;
+        Ok(Some((key, weight)))
+    }
+}
+
+impl Iterator for StreamReader {
+    type Item = Result<(u64, u128), LevelError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.next_entry().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("level-stream-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn write(path: &Path, entries: &[(u64, u128)]) -> u64 {
+        let mut w = StreamWriter::create(path).unwrap();
+        for &(k, v) in entries {
+            w.push(k, v).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn streams_round_trip_across_frames() {
+        let d = dir("round");
+        // Enough entries for several frames, with weights up to u128::MAX.
+        let entries: Vec<(u64, u128)> = (0..400_000u64)
+            .map(|i| (i * 37 + (i % 5), if i % 1000 == 0 { u128::MAX >> (i % 3) } else { u128::from(i) }))
+            .collect();
+        let size = write(&d.join("a"), &entries);
+        assert_eq!(size, std::fs::metadata(d.join("a")).unwrap().len());
+        let back: Vec<(u64, u128)> = StreamReader::open(&d.join("a")).unwrap().map(Result::unwrap).collect();
+        assert_eq!(back, entries);
+        write(&d.join("empty"), &[]);
+        assert_eq!(StreamReader::open(&d.join("empty")).unwrap().count(), 0);
+        assert!(!tmp_path(&d.join("a")).exists());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn keys_out_of_order_are_refused_when_written() {
+        let d = dir("order");
+        let mut w = StreamWriter::create(&d.join("a")).unwrap();
+        w.push(5, 1).unwrap();
+        assert!(matches!(w.push(5, 1), Err(LevelError::Corrupt { .. })));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn every_damage_is_named() {
+        let d = dir("damage");
+        let path = d.join("shard");
+        let entries: Vec<(u64, u128)> = (1..3000u64).map(|i| (i * i, u128::from(i) << 70)).collect();
+        write(&path, &entries);
+        let good = std::fs::read(&path).unwrap();
+        let read_all = || StreamReader::open(&path).and_then(|r| r.collect::<Result<Vec<_>, _>>());
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x04;
+            std::fs::write(&path, &bad).unwrap();
+            match read_all() {
+                Err(LevelError::Corrupt { path: p, .. }) => assert_eq!(p, path),
+                other => panic!("flip at byte {i} not caught: {:?}", other.map(|v| v.len())),
+            }
+        }
+        for cut in [0, 7, 8, 20, good.len() / 2, good.len() - 1] {
+            std::fs::write(&path, &good[..cut]).unwrap();
+            assert!(matches!(read_all(), Err(LevelError::Corrupt { .. })), "cut at {cut}");
+        }
+        let mut longer = good.clone();
+        longer.push(0);
+        std::fs::write(&path, &longer).unwrap();
+        assert!(matches!(read_all(), Err(LevelError::Corrupt { .. })));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
