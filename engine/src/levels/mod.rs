@@ -160,12 +160,6 @@ impl Accumulator {
         }
     }
 
-    /// Room in the table before it would grow: a table of `with_capacity(n)`
-    /// holds `n` keys in the memory it was given.
-    pub fn room(&self) -> usize {
-        (self.slots.len() / 2).saturating_sub(self.len)
-    }
-
     /// Sorts the entries in place by `order` (the table's own memory, no
     /// copy), hands them to `f`, and empties the table for reuse. Fails, and
     /// leaves the table as it was, when a weight overflowed.

@@ -4,18 +4,20 @@
 //! shard. Expanding it runs in two phases:
 //!
 //! 1. **Spill** ([`spill_level`]): every thread reads whole source shards and
-//!    adds each child's weight into a table of fixed size (its share of the
-//!    memory bound), so children reached from several parents cost one entry.
-//!    When the table is full it is sorted by destination shard and key, in its
-//!    own memory, and written out as one run per destination shard, and the
-//!    table starts again empty.
+//!    appends each child, with its parent's weight, to a buffer per
+//!    destination shard (sequential writes, where a table the size of the
+//!    bound would take a cache miss per child). When its buffers hold its
+//!    share of the bound, each destination's buffer is added up in a table
+//!    small enough for the cache (children reached from several parents cost
+//!    one entry) and written out sorted as one run, and the buffers start
+//!    again empty.
 //! 2. **Merge** ([`merge_runs`]): each destination shard is merged on its own
 //!    from its runs, front to back, adding the weights of equal keys, into its
 //!    shard file of the next level; its runs are deleted as soon as it is done,
 //!    so the disk holds the source level, the runs not merged yet and the part
 //!    of the next level already written.
 //!
-//! Memory: the tables (the bound) while spilling; about two frames per open
+//! Memory: the buffers (the bound) while spilling; about two frames per open
 //! run while merging. The bytes of the next level do not depend on the bound,
 //! the thread count or the order the threads took the shards in: every shard
 //! file holds the same sorted sums as a level expanded in memory.
@@ -29,11 +31,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// Bytes of one table slot: a key and a 128-bit weight.
+/// Bytes of one buffered successor: a key and a 128-bit weight.
 const SLOT_BYTES: u64 = std::mem::size_of::<Successor>() as u64;
 
-/// Children a table keeps room for before the next parent is expanded (more
-/// than any peg position has jumps; a parent with more only grows the table).
+/// Children a buffer keeps room for before the next parent is expanded (more
+/// than any peg position has jumps; a parent with more only overshoots a little).
 const ROOM_PER_PARENT: usize = 256;
 
 /// How a level is expanded on disk.
@@ -46,14 +48,19 @@ pub struct SpillOptions {
 }
 
 impl SpillOptions {
-    /// Keys one thread's table holds (its share of the bound, at the load
-    /// factor the table keeps): at least a few hundred, so tiny bounds in tests
-    /// still make progress.
-    pub fn keys_per_table(&self) -> usize {
-        let share = self.memory_bytes / self.threads.max(1) as u64 / SLOT_BYTES;
-        // The table's slot count is a power of two holding twice its keys.
-        let slots = if share < 1024 { 1024 } else { 1u64 << (63 - share.leading_zeros()) };
-        (slots / 2) as usize
+    /// Successors one thread appends before it spills: two thirds of its
+    /// share of the bound (the rest is for the uneven fill of the buffers,
+    /// adding up one destination at a time when it spills, and the frames of
+    /// the streams), at least a few hundred so that tiny bounds in tests still
+    /// make progress.
+    pub fn entries_per_thread(&self) -> usize {
+        let share = self.memory_bytes / self.threads.max(1) as u64 / SLOT_BYTES * 2 / 3;
+        share.max(1024) as usize
+    }
+
+    /// Bytes the successor buffers may hold, all threads together.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.entries_per_thread() as u64 * SLOT_BYTES * self.threads.max(1) as u64
     }
 }
 
@@ -66,7 +73,7 @@ pub struct SpillRuns {
     pub childless: u64,
     /// Source keys read.
     pub sources: u64,
-    /// Entries written to runs (after adding up within each table).
+    /// Entries written to runs (after adding up within each spill).
     pub entries: u64,
     /// Bytes written to runs.
     pub bytes: u64,
@@ -77,53 +84,59 @@ fn run_dir(scratch: &Path, k: usize) -> PathBuf {
     scratch.join(format!("s{k:04}"))
 }
 
-/// One thread's table and the runs it has written.
+/// One thread's successor buffers and the runs it has written.
 struct Spiller<'a> {
     scratch: &'a Path,
-    shards: usize,
     thread: usize,
-    table: Accumulator,
+    /// `outbox[k]`: successors bound for destination shard `k`, appended in
+    /// the order they come (sequential writes, whatever the destination).
+    outbox: Vec<Vec<Successor>>,
+    held: usize,
     spills: usize,
     runs: Vec<(usize, PathBuf)>,
+    entries: u64,
     bytes: u64,
 }
 
 impl Spiller<'_> {
-    /// Writes the table out as one run per destination shard it holds keys for.
+    /// Adds up each destination's buffer in a table small enough for the
+    /// cache and writes it out as one sorted run; empties the buffers.
     fn spill(&mut self) -> Result<(), LevelError> {
-        if self.table.is_empty() {
-            return Ok(());
-        }
-        let shards = self.shards;
-        let (scratch, thread, seq) = (self.scratch, self.thread, self.spills);
-        let mut written = Vec::new();
-        let mut bytes = 0;
-        self.table.drain_sorted(
-            |s| (shard_of(s.key, shards), s.key),
-            |sorted| {
-                for run in sorted.chunk_by(|a, b| shard_of(a.key, shards) == shard_of(b.key, shards)) {
-                    let k = shard_of(run[0].key, shards);
-                    let path = run_dir(scratch, k).join(format!("t{thread:03}-{seq:06}.run"));
+        for (k, buffer) in self.outbox.iter_mut().enumerate() {
+            if buffer.is_empty() {
+                continue;
+            }
+            // Children repeat (several parents each): a quarter is a first guess.
+            let mut table = Accumulator::with_capacity(buffer.len() / 4);
+            for s in buffer.drain(..) {
+                table.add_weight(s.key, s.weight());
+            }
+            self.entries += table.len() as u64;
+            let path = run_dir(self.scratch, k).join(format!("t{:03}-{:06}.run", self.thread, self.spills));
+            let mut bytes = 0;
+            table.drain_sorted(
+                |s| s.key,
+                |sorted| {
                     let mut w = StreamWriter::create(&path)?;
-                    for s in run {
+                    for s in sorted {
                         w.push(s.key, s.weight())?;
                     }
-                    bytes += w.finish()?;
-                    written.push((k, path));
-                }
-                Ok(())
-            },
-        )?;
+                    bytes = w.finish()?;
+                    Ok(())
+                },
+            )?;
+            self.bytes += bytes;
+            self.runs.push((k, path));
+        }
+        self.held = 0;
         self.spills += 1;
-        self.bytes += bytes;
-        self.runs.extend(written);
         Ok(())
     }
 }
 
 /// Phase 1: expands every source shard stream into runs under `scratch` (an
-/// empty directory this call owns), one table per thread of
-/// [`SpillOptions::keys_per_table`] keys.
+/// empty directory this call owns), spilling each thread's buffers whenever
+/// they hold [`SpillOptions::entries_per_thread`] successors.
 pub fn spill_level(
     game: &impl LevelGame,
     sources: &[PathBuf],
@@ -136,40 +149,43 @@ pub fn spill_level(
         std::fs::create_dir_all(&dir).map_err(|e| LevelError::Io(io_err(&dir)(e)))?;
     }
     let threads = opts.threads.clamp(1, sources.len().max(1));
-    let keys = opts.keys_per_table();
+    let cap = opts.entries_per_thread();
     let cursor = AtomicUsize::new(0);
-    let (childless, read, entries) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let (childless, read) = (AtomicU64::new(0), AtomicU64::new(0));
     let results: Vec<Result<Spiller, LevelError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|thread| {
-                let (cursor, childless, read, entries) = (&cursor, &childless, &read, &entries);
+                let (cursor, childless, read) = (&cursor, &childless, &read);
                 scope.spawn(move || {
                     let mut me = Spiller {
                         scratch,
-                        shards,
                         thread,
-                        table: Accumulator::with_capacity(keys),
+                        // Reserved once, an eighth over the even share, so
+                        // that buffers are not grown (and copied) while full.
+                        outbox: (0..shards).map(|_| Vec::with_capacity(cap / shards + cap / shards / 8)).collect(),
+                        held: 0,
                         spills: 0,
                         runs: Vec::new(),
+                        entries: 0,
                         bytes: 0,
                     };
+                    let room = ROOM_PER_PARENT.min(cap / 2);
                     while let Some(source) = sources.get(cursor.fetch_add(1, Ordering::Relaxed)) {
                         for entry in StreamReader::open(source)? {
                             let (key, weight) = entry?;
-                            if me.table.room() < ROOM_PER_PARENT.min(keys / 2) {
-                                entries.fetch_add(me.table.len() as u64, Ordering::Relaxed);
+                            if me.held + room > cap {
                                 me.spill()?;
                             }
-                            let mut any = false;
+                            let before = me.held;
+                            let (outbox, held) = (&mut me.outbox, &mut me.held);
                             game.for_each_child(key, |child| {
-                                any = true;
-                                me.table.add_weight(child, weight);
+                                outbox[shard_of(child, shards)].push(Successor::new(child, weight));
+                                *held += 1;
                             });
-                            childless.fetch_add(u64::from(!any), Ordering::Relaxed);
+                            childless.fetch_add(u64::from(me.held == before), Ordering::Relaxed);
                             read.fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                    entries.fetch_add(me.table.len() as u64, Ordering::Relaxed);
                     me.spill()?;
                     Ok(me)
                 })
@@ -181,6 +197,7 @@ pub fn spill_level(
     for spiller in results {
         let spiller = spiller?;
         out.bytes += spiller.bytes;
+        out.entries += spiller.entries;
         for (k, path) in spiller.runs {
             out.runs[k].push(path);
         }
@@ -190,7 +207,6 @@ pub fn spill_level(
     }
     out.childless = childless.into_inner();
     out.sources = read.into_inner();
-    out.entries = entries.into_inner();
     Ok(out)
 }
 

@@ -35,7 +35,18 @@ pub const FRAME_BYTES: usize = 1 << 20;
 /// make the reader allocate (a frame is cut just past [`FRAME_BYTES`]).
 const MAX_FRAME_BYTES: usize = FRAME_BYTES + 64;
 
-fn put_varint(out: &mut Vec<u8>, mut x: u128) {
+#[inline]
+fn put_varint(out: &mut Vec<u8>, x: u128) {
+    // Keys and most weights fit 64 bits, where the shifts are one instruction.
+    if let Ok(mut x) = u64::try_from(x) {
+        while x >= 0x80 {
+            out.push(x as u8 | 0x80);
+            x >>= 7;
+        }
+        out.push(x as u8);
+        return;
+    }
+    let mut x = x;
     while x >= 0x80 {
         out.push(x as u8 | 0x80);
         x >>= 7;
@@ -44,7 +55,37 @@ fn put_varint(out: &mut Vec<u8>, mut x: u128) {
 }
 
 /// Reads a varint at `*at`, or `None` when it runs off the end or past 128 bits.
+#[inline]
 fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u128> {
+    // The first 9 bytes (63 bits) in 64-bit arithmetic, the rare rest in 128.
+    let mut small = 0u64;
+    for shift in (0..63).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        small |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(u128::from(small));
+        }
+    }
+    let mut x = u128::from(small);
+    for shift in (63..128).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        let bits = u128::from(b & 0x7f);
+        if shift == 126 && bits > 0b11 {
+            return None;
+        }
+        x |= bits << shift;
+        if b & 0x80 == 0 {
+            return Some(x);
+        }
+    }
+    None
+}
+
+/// The 128-bit varint decoder the fast one must agree with.
+#[cfg(test)]
+fn get_varint_slow(bytes: &[u8], at: &mut usize) -> Option<u128> {
     let mut x = 0u128;
     for shift in (0..128).step_by(7) {
         let b = *bytes.get(*at)?;
@@ -339,6 +380,34 @@ mod tests {
         assert_eq!(StreamReader::open(&d.join("empty")).unwrap().count(), 0);
         assert!(!tmp_path(&d.join("a")).exists());
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn varints_round_trip_at_every_width() {
+        let mut values = vec![0u128, 1, 127, 128, u128::from(u64::MAX), u128::from(u64::MAX) + 1, u128::MAX];
+        values.extend((0..128).map(|b| 1u128 << b));
+        values.extend((1..128).map(|b| (1u128 << b) - 1));
+        for &v in &values {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, v);
+            let (mut a, mut b) = (0, 0);
+            assert_eq!(get_varint(&bytes, &mut a), Some(v));
+            assert_eq!(get_varint_slow(&bytes, &mut b), Some(v));
+            assert_eq!((a, b), (bytes.len(), bytes.len()));
+            assert_eq!(get_varint(&bytes[..bytes.len() - 1], &mut 0), None, "cut short");
+        }
+        // 19 bytes of continuation run past 128 bits.
+        assert_eq!(get_varint(&[0xff; 19], &mut 0), None);
+        assert_eq!(
+            get_varint(
+                &[
+                    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                    0xff, 0xff, 0x04
+                ],
+                &mut 0
+            ),
+            None
+        );
     }
 
     #[test]
