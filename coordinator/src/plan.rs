@@ -36,6 +36,13 @@ const DEFAULT_BLOCK_POSITIONS: u64 = 1 << 20;
 const DEFAULT_CHUNK_BYTES: u64 = 1 << 20;
 /// Default `cluster.listen`.
 const DEFAULT_LISTEN: &str = "0.0.0.0:50051";
+/// Default `cluster.memory_mb`: the memory bound of a level job.
+pub const DEFAULT_MEMORY_MB: u64 = 8000;
+
+fn default_memory_mb() -> u64 {
+    DEFAULT_MEMORY_MB
+}
+
 /// Default `cluster.heartbeat_timeout_secs`.
 const DEFAULT_HEARTBEAT_SECS: u64 = 30;
 /// Default `job.questions` of `cc2`: player 1 plays to win (three-valued).
@@ -162,6 +169,11 @@ pub struct ClusterSection {
     pub threads: u32,
     /// Seconds without a heartbeat before a worker is declared lost, 1..=3600.
     pub heartbeat_timeout_secs: u64,
+    /// Memory bound for level jobs (peg ledgers), in MB (default 8000): a
+    /// level whose successors would not fit is expanded on disk, through
+    /// spill files under the checkpoint directory.
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
     /// TLS certificate chain (PEM file) the coordinator presents; with
     /// `tls_key`, workers must connect with `--tls-ca`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -180,7 +192,7 @@ impl ClusterSection {
 
     /// The fields `[cluster]` may have.
     pub const FIELDS: &[&str] =
-        &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "tls_cert", "tls_key"];
+        &["workers", "token", "listen", "threads", "heartbeat_timeout_secs", "memory_mb", "tls_cert", "tls_key"];
 }
 
 /// `[output]`: where finished tablebases and checkpoints go.
@@ -380,7 +392,8 @@ impl<'a> Reader<'a> {
             let missing = if tls_cert.is_some() { "cluster.tls_key" } else { "cluster.tls_cert" };
             return Err(r.invalid(missing, "TLS needs both tls_cert and tls_key"));
         }
-        Ok(ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, tls_cert, tls_key })
+        let memory_mb = r.int("cluster", "memory_mb", 1, 1 << 30)?.unwrap_or(DEFAULT_MEMORY_MB);
+        Ok(ClusterSection { workers, token, listen, threads, heartbeat_timeout_secs, memory_mb, tls_cert, tls_key })
     }
 
     /// Rejects sections and fields that `schema` does not list, and sections
@@ -739,6 +752,11 @@ impl Plan {
         }
     }
 
+    /// The memory bound of a level job in bytes (`cluster.memory_mb`).
+    pub fn memory_bytes(&self) -> u64 {
+        self.cluster.memory_mb * 1_000_000
+    }
+
     /// Kernel threads per worker: `cluster.threads`, or all cores when 0;
     /// never more than [`retro_common::bounded_threads`] allows (the cores).
     pub fn threads(&self) -> usize {
@@ -845,6 +863,7 @@ mod tests {
                 listen: "0.0.0.0:50051".into(),
                 threads: 0,
                 heartbeat_timeout_secs: 30,
+                memory_mb: DEFAULT_MEMORY_MB,
                 tls_cert: None,
                 tls_key: None,
             }
@@ -906,6 +925,8 @@ mod tests {
         assert_err(&format!("{MINIMAL}[shards]\nblock_positions = 134217728\n"), &["`shards.block_positions`"]);
         assert_err(&format!("{MINIMAL}[shards]\nchunk_bytes = 100\n"), &["`shards.chunk_bytes`"]);
         assert_err(&format!("{MINIMAL}[cluster]\nheartbeat_timeout_secs = 0\n"), &["`cluster.heartbeat_timeout_secs`"]);
+        assert_err(&format!("{MINIMAL}[cluster]\nmemory_mb = 0\n"), &["`cluster.memory_mb`"]);
+        assert_eq!(ok(&format!("{MINIMAL}[cluster]\nmemory_mb = 50\n")).memory_bytes(), 50_000_000);
     }
 
     #[test]

@@ -48,23 +48,38 @@ fn summary(dir: &TempDir) -> Value {
 
 /// The summary without what depends on the run (timings, resumed levels).
 fn results_only(mut v: Value) -> Value {
-    for key in ["seconds_levels", "seconds_ledger", "levels_resumed", "threads"] {
+    for key in [
+        "seconds_levels",
+        "seconds_ledger",
+        "levels_resumed",
+        "threads",
+        "memory_bytes",
+        "levels_on_disk",
+        "peak_disk_bytes",
+        "peak_rss_bytes",
+    ] {
         v.as_object_mut().unwrap().remove(key);
     }
     v
 }
 
-/// sha256 of every file under ck/levels.
+/// sha256 of every file under ck/levels (`level-NNN/shard-KKKK.lvl`, the
+/// markers and levels.json).
 fn level_files(dir: &TempDir) -> BTreeMap<String, String> {
-    let files: BTreeMap<String, String> = std::fs::read_dir(dir.join("ck/levels"))
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            (name, retro_engine::tablebase::sha256_file(&e.path()).unwrap())
-        })
-        .collect();
-    assert_eq!(files.len(), 33, "levels.json and 32 level files");
+    let mut files = BTreeMap::new();
+    let mut todo = vec![dir.join("ck/levels")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().is_dir() {
+                todo.push(e.path());
+                continue;
+            }
+            let name = e.path().strip_prefix(dir.join("ck/levels")).unwrap().to_string_lossy().to_string();
+            files.insert(name, retro_engine::tablebase::sha256_file(&e.path()).unwrap());
+        }
+    }
+    let markers = files.keys().filter(|n| n.ends_with("/level.json")).count();
+    assert_eq!((files.len(), markers), (1 + 32 * 65, 32), "levels.json and 32 levels of 64 shards and a marker");
     files
 }
 
@@ -177,13 +192,38 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     c.env("RETRO_FAULT", "peg-mid-level:0:20");
     let out = run(c, LIMIT);
     assert!(!out.status.success(), "the fault point must kill the run");
-    assert!(!killed.join("ck/levels/level-020.bin").exists());
+    assert!(!killed.join("ck/levels/level-020/level.json").exists());
     let out = run(ledger_command(&killed), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let resumed = summary(&killed);
     assert_eq!(resumed["levels_resumed"], 20);
     assert_eq!(results_only(resumed), results_only(s));
     assert_eq!(level_files(&dir), level_files(&killed));
+
+    // Within a 100 MB bound, the levels past about 260 K keys are expanded on
+    // disk through spill files and the ledger reads them (and spills their
+    // duals) from disk: the same ledger and, byte for byte, the same level
+    // files. Killed in the middle of level 13's merge and run again, too.
+    let small = TempDir::new("peg-english-on-disk");
+    let on_disk = |fault: Option<&str>| {
+        let mut c = ledger_command(&small);
+        c.env("RETRO_CLUSTER__MEMORY_MB", "100");
+        if let Some(f) = fault {
+            c.env("RETRO_FAULT", f);
+        }
+        c
+    };
+    let out = run(on_disk(Some("peg-mid-merge:0:13")), LIMIT);
+    assert!(!out.status.success(), "the fault point must kill the run");
+    assert!(small.join("ck/levels/spill").exists() && !small.join("ck/levels/level-013/level.json").exists());
+    let out = run(on_disk(None), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let spilled = summary(&small);
+    assert_eq!(spilled["memory_bytes"], 100_000_000);
+    assert!(spilled["levels_on_disk"].as_u64().unwrap() >= 10, "{}", spilled["levels_on_disk"]);
+    assert!(spilled["peak_disk_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(results_only(spilled), results_only(summary(&dir)));
+    assert_eq!(level_files(&dir), level_files(&small));
 
     // Two worker processes, the coordinator relaying their successors, with
     // the status page on: the job waits for both, shows who joined with the
@@ -291,7 +331,7 @@ fn a_damaged_level_file_is_refused_with_its_name() {
     let mut c = ledger_command(&dir);
     c.env("RETRO_FAULT", "peg-mid-level:0:6");
     assert!(!run(c, LIMIT).status.success());
-    let path = dir.join("ck/levels/level-003.bin");
+    let path = dir.join("ck/levels/level-003/shard-0000.lvl");
     let mut bytes = std::fs::read(&path).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 1;
@@ -299,7 +339,7 @@ fn a_damaged_level_file_is_refused_with_its_name() {
     let out = run(ledger_command(&dir), LIMIT);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("level-003.bin") && err.contains("checksum"), "{err}");
+    assert!(err.contains("level-003/shard-0000.lvl") && err.contains("damaged"), "{err}");
 }
 
 #[test]

@@ -12,7 +12,12 @@ const LIMIT: Duration = Duration::from_secs(300);
 
 /// `(size, pieces, positions, wins, draws, illegal)` rows of the reference table.
 fn reference_rows() -> Vec<[u64; 6]> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc2.tsv");
+    rows_of("tests/reference/cc2.tsv")
+}
+
+/// The rows of a reference table under the crate.
+fn rows_of(file: &str) -> Vec<[u64; 6]> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -70,6 +75,28 @@ fn plans_reproduce_sturtevants_rows() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("two-player Chinese checkers"), "{text}");
     }
+}
+
+/// The summaries of the real runs committed under docs/results/ reproduce
+/// the larger published rows (too big to solve in a test): the 7 x 7 x 3 one
+/// always, any other whose summary has been committed.
+#[test]
+fn committed_summaries_reproduce_the_larger_rows() {
+    let mut checked = Vec::new();
+    for [m, p, positions, wins, draws, illegal] in rows_of("tests/reference/cc2-large.tsv") {
+        let path = repo().join(format!("docs/results/cc2-m{m}p{p}-summary.json"));
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let s: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!((s["size"].as_u64(), s["pieces"].as_u64()), (Some(m), Some(p)), "{}", path.display());
+        assert_eq!(s["positions"], positions, "{m}x{m} {p}");
+        assert_eq!(s["wins"], wins, "{m}x{m} {p}: won for player 1");
+        assert_eq!(s["losses"], wins, "{m}x{m} {p}: won for player 2");
+        assert_eq!(s["draws"], draws, "{m}x{m} {p}");
+        assert_eq!(s["illegal"], illegal, "{m}x{m} {p}");
+        assert_eq!(s["start"]["value"], "win", "{m}x{m} {p}");
+        checked.push(p);
+    }
+    assert!(checked.contains(&3), "docs/results/cc2-m7p3-summary.json is committed");
 }
 
 #[test]

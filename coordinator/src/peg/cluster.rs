@@ -16,7 +16,7 @@ use crate::status::{JobStatus, LevelStatus, StatusSource};
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::{LevelShard, decode_shard, owned_shards, shard_owner, write_part};
+use retro_engine::levels::{LevelShard, decode_shard, owned_shards, shard_owner};
 use retro_games::peg::Pegs;
 use retro_games::peg::symmetry::Group;
 use retro_proto::levels_server::{Levels, LevelsServer};
@@ -236,8 +236,7 @@ impl LevelJobState {
                     .ok_or_else(|| Status::internal(format!("level {level} shard {k} was never uploaded")))?;
                 shards.push(shard);
             }
-            let refs: Vec<(u32, &LevelShard)> = shards.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
-            write_part(&self.levels_dir.join(format!("level-{level:03}.bin")), &refs)
+            retro_engine::levels::store::write_level(&self.levels_dir, level as usize, &shards)
                 .map_err(|e| Status::internal(e.to_string()))?;
         }
         Ok(())

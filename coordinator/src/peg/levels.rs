@@ -1,19 +1,20 @@
 //! Runs the breadth-first levels of a peg-solitaire start, with a checkpoint
-//! after every level: `DIR/levels.json` names the job and `DIR/level-NNN.bin`
-//! holds every shard of level NNN, written atomically once the level is
-//! complete. A killed run reloads the complete
-//! levels and recomputes from the first incomplete one.
+//! after every level: `DIR/levels.json` names the job and `DIR/level-NNN/`
+//! holds level NNN's shard streams and, once they are all written, its marker
+//! (`retro_engine::levels::store`). A killed run reloads the complete levels
+//! and recomputes from the first incomplete one. A level too big for the
+//! memory bound is expanded on disk, through spill files.
 
 use crate::CoordinatorError;
 use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::{self, LevelShard};
+use retro_engine::levels::spill::{SpillOptions, merge_runs, spill_level};
+use retro_engine::levels::store::{self, LevelMarker, StoredLevel};
+use retro_engine::levels::{self, Level};
 use retro_games::peg::{Folded, Pegs};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
-
-pub use retro_engine::levels::{Level, weight};
 
 /// What a checkpoint directory belongs to; a mismatch refuses to resume.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,31 +44,57 @@ pub struct LevelOptions {
     pub shards: usize,
     /// Threads.
     pub threads: usize,
-    /// Checkpoint directory; `None` keeps everything in memory only.
+    /// Checkpoint directory; `None` keeps everything in memory only (and
+    /// then a level too big for `memory_bytes` is refused).
     pub checkpoints: Option<PathBuf>,
+    /// Bytes the expansion may hold: a level whose successors would not fit
+    /// is expanded on disk, through spill files (`levels::spill`).
+    pub memory_bytes: u64,
+}
+
+/// Bytes a level's successors take in memory per source key: one 24-byte
+/// entry per jump, and a position has at most 16 or so on these boards.
+const SUCCESSOR_BYTES_PER_KEY: u64 = 16 * 24;
+
+/// Bytes a level held in memory takes per key (key, weight, slack).
+const HELD_BYTES_PER_KEY: u64 = 40;
+
+impl LevelOptions {
+    /// Whether a level of `keys` keys is expanded in memory.
+    fn expands_in_memory(&self, keys: u64) -> bool {
+        keys.saturating_mul(SUCCESSOR_BYTES_PER_KEY) <= self.memory_bytes
+    }
+
+    /// Whether a level of `keys` keys stays in memory for the ledger: an
+    /// eighth of the bound for each, so that the levels held together stay
+    /// within it (the widest level and its neighbours dominate).
+    fn holds(&self, keys: u64) -> bool {
+        keys.saturating_mul(HELD_BYTES_PER_KEY) <= self.memory_bytes / 8
+    }
 }
 
 /// The levels of a start, with how long each took.
 #[derive(Debug)]
 pub struct Levels {
-    /// `levels[n]`: the canonical positions after n jumps.
-    pub levels: Vec<Level>,
+    /// `levels[n]`: the canonical positions after n jumps, in memory or on disk.
+    pub levels: Vec<StoredLevel>,
     /// Seconds spent computing each level (0 for levels loaded from checkpoints).
     pub seconds: Vec<f64>,
     /// Levels that were loaded from checkpoints instead of computed.
     pub resumed: usize,
+    /// Most bytes the level files took on disk at once (the two levels of a
+    /// step and the spill files between them), over the levels computed.
+    pub peak_disk_bytes: u64,
 }
 
-fn level_path(root: &Path, n: usize) -> PathBuf {
-    root.join(format!("level-{n:03}.bin"))
-}
-
-/// Computes every level reachable from `start`, resuming from checkpoints.
+/// Computes every level reachable from `start`, resuming from checkpoints:
+/// `ROOT/levels.json` names the job, `ROOT/level-NNN/` holds level NNN's shard
+/// streams and, once complete, its marker (`levels::store`).
 pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, CoordinatorError> {
     let shards = opts.shards.max(1);
     let identity =
         LevelsIdentity { board: board.board.kind().name().into(), start, shards, symmetries: board.group.mask() };
-    let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0 };
+    let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0, peak_disk_bytes: 0 };
     if let Some(root) = &opts.checkpoints {
         std::fs::create_dir_all(root).map_err(|e| CoordinatorError::Job(format!("{}: {e}", root.display())))?;
         let id_path = root.join("levels.json");
@@ -85,18 +112,14 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
             Some(_) => {}
             None => write_checked_json(&id_path, &identity)?,
         }
-        while level_path(root, out.levels.len()).exists() {
+        while let Some(marker) = store::read_marker(root, out.levels.len(), shards)? {
             let n = out.levels.len();
-            let path = level_path(root, n);
-            let parts = levels::read_part(&path)?;
-            let complete = parts.len() == shards && parts.iter().enumerate().all(|(k, (i, _))| *i as usize == k);
-            if !complete {
-                return Err(CoordinatorError::Job(format!(
-                    "{} does not hold shards 0..{shards} in order; delete it to recompute",
-                    path.display()
-                )));
-            }
-            out.levels.push(parts.into_iter().map(|(_, s)| s).collect());
+            let level = if opts.holds(marker.total_keys()) {
+                StoredLevel::Memory(store::read_level(root, n, &marker)?)
+            } else {
+                StoredLevel::Disk { root: root.clone(), n, marker }
+            };
+            out.levels.push(level);
             out.seconds.push(0.0);
         }
         out.resumed = out.levels.len();
@@ -109,7 +132,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
         let began = Instant::now();
         let first = levels::start_level(board.canonical(start), shards);
         save(opts, 0, &first, &fault)?;
-        out.levels.push(first);
+        out.levels.push(StoredLevel::Memory(first));
         out.seconds.push(began.elapsed().as_secs_f64());
     }
     let mut scratch = levels::Scratch::default();
@@ -117,24 +140,99 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
         let n = out.levels.len();
         let began = Instant::now();
         let current = out.levels.last().expect("level 0 exists");
-        let (next, _) = levels::next_level_reusing(board, current, opts.threads, &mut scratch)?;
-        let size: usize = next.iter().map(LevelShard::len).sum();
-        if size == 0 {
-            break;
-        }
-        save(opts, n, &next, &fault)?;
+        let next = match current {
+            StoredLevel::Memory(level) if opts.expands_in_memory(current.keys()) => {
+                let (next, _) = levels::next_level_reusing(board, level, opts.threads, &mut scratch)?;
+                if next.iter().all(|s| s.is_empty()) {
+                    break;
+                }
+                save(opts, n, &next, &fault)?;
+                let keys = next.iter().map(|s| s.len() as u64).sum();
+                if opts.holds(keys) { StoredLevel::Memory(next) } else { disk_level(opts, n)? }
+            }
+            _ => {
+                let (level, disk) = expand_on_disk(board, opts, n, &fault)?;
+                out.peak_disk_bytes = out.peak_disk_bytes.max(disk);
+                if level.keys() == 0 {
+                    let root = opts.checkpoints.as_ref().expect("a level on disk has a root");
+                    let dir = store::level_dir(root, n);
+                    std::fs::remove_dir_all(&dir)
+                        .map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
+                    break;
+                }
+                level
+            }
+        };
         let seconds = began.elapsed().as_secs_f64();
-        tracing::debug!("level {n}: {size} positions up to symmetry, {seconds:.3}s");
+        tracing::info!(
+            "level {n}: {} keys, {seconds:.1}s{}",
+            next.keys(),
+            if matches!(next, StoredLevel::Disk { .. }) { " (on disk)" } else { "" }
+        );
         out.levels.push(next);
         out.seconds.push(seconds);
     }
     Ok(out)
 }
 
+/// Level `n` as written by [`save`], to be read from disk when needed.
+fn disk_level(opts: &LevelOptions, n: usize) -> Result<StoredLevel, CoordinatorError> {
+    let root = opts.checkpoints.as_ref().expect("save wrote the level, so there is a root");
+    let marker = store::read_marker(root, n, opts.shards.max(1))?
+        .ok_or_else(|| CoordinatorError::Job(format!("level {n} was written without its marker")))?;
+    Ok(StoredLevel::Disk { root: root.clone(), n, marker })
+}
+
+/// Expands level `n - 1` (on disk) into level `n` through spill files under
+/// `ROOT/spill`; returns the level and the bytes the step held on disk at its
+/// peak (both levels and the runs).
+fn expand_on_disk(
+    board: &Folded,
+    opts: &LevelOptions,
+    n: usize,
+    fault: &Option<Fault>,
+) -> Result<(StoredLevel, u64), CoordinatorError> {
+    let Some(root) = &opts.checkpoints else {
+        return Err(CoordinatorError::Job(format!(
+            "level {} does not fit the memory bound ({} bytes) and there is no checkpoint directory to spill to",
+            n - 1,
+            opts.memory_bytes
+        )));
+    };
+    let shards = opts.shards.max(1);
+    let source = store::read_marker(root, n - 1, shards)?
+        .ok_or_else(|| CoordinatorError::Job(format!("level {} is not on disk", n - 1)))?;
+    store::begin_level(root, n)?;
+    let scratch = root.join("spill");
+    if scratch.exists() {
+        // Runs of a killed step: the step starts again from its source level.
+        std::fs::remove_dir_all(&scratch).map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
+    }
+    let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
+    let runs = spill_level(board, &store::shard_files(root, n - 1, shards), shards, &scratch, &spill)?;
+    Fault::check(fault, "peg-mid-merge", 0, n as u32);
+    let dest = |k: usize| store::shard_file(root, n, k);
+    let merged = merge_runs(&runs, &dest, opts.threads)?;
+    std::fs::remove_dir_all(&scratch).map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
+    let marker = LevelMarker { keys: merged.keys, bytes: merged.bytes };
+    store::finish_level(root, n, &marker)?;
+    // At the end of the spill phase the disk held the source, every run, and
+    // none of the new level; at the end of the merge the source and the new level.
+    let disk = source.total_bytes() + runs.bytes.max(marker.total_bytes());
+    tracing::info!(
+        "level {n}: {} source keys spilled as {} entries ({:.2} GB of runs); level {:.2} GB on disk",
+        runs.sources,
+        runs.entries,
+        runs.bytes as f64 / 1e9,
+        marker.total_bytes() as f64 / 1e9
+    );
+    Ok((StoredLevel::Disk { root: root.clone(), n, marker }, disk))
+}
+
 fn save(opts: &LevelOptions, n: usize, level: &Level, fault: &Option<Fault>) -> Result<(), CoordinatorError> {
     let Some(root) = &opts.checkpoints else { return Ok(()) };
     // A kill here leaves the level unwritten: the resumed run recomputes it.
     Fault::check(fault, "peg-mid-level", 0, n as u32);
-    let parts: Vec<(u32, &LevelShard)> = level.iter().enumerate().map(|(k, s)| (k as u32, s)).collect();
-    Ok(levels::write_part(&level_path(root, n), &parts)?)
+    store::write_level(root, n, level)?;
+    Ok(())
 }

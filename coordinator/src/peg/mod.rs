@@ -10,6 +10,7 @@ pub mod levels;
 use crate::CoordinatorError;
 use crate::plan::Plan;
 use retro_engine::durable::write_atomic;
+use retro_engine::levels::store::StoredLevel;
 use retro_games::GameKind;
 use retro_games::peg::class::feasible;
 use retro_games::peg::{Board, BoardKind, Folded, hole_name, parse_hole};
@@ -45,13 +46,16 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         shards: plan.shards.count as usize,
         threads,
         checkpoints: Some(checkpoints.join("levels")),
+        memory_bytes: plan.memory_bytes(),
     };
     let began = Instant::now();
     let folded = Folded::of_start(board.clone(), start);
     let computed = levels::run(&folded, start, &opts)?;
     let seconds_levels = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    let ledger = ledger::ledger(&folded, start, &computed.levels, threads)?;
+    let ledger_opts =
+        ledger::LedgerOptions { threads, scratch: checkpoints.join("ledger"), memory_bytes: opts.memory_bytes };
+    let ledger = ledger::ledger(&folded, start, &computed.levels, &ledger_opts)?;
     let seconds_ledger = began.elapsed().as_secs_f64();
     let central = board.kind() == BoardKind::English && vacancy_name == "d4";
     let totals = Totals::of(&ledger);
@@ -69,6 +73,10 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         levels_resumed: computed.resumed,
         seconds_levels,
         seconds_ledger,
+        memory_bytes: opts.memory_bytes,
+        levels_on_disk: computed.levels.iter().filter(|l| matches!(l, StoredLevel::Disk { .. })).count(),
+        peak_disk_bytes: computed.peak_disk_bytes,
+        peak_rss_bytes: retro_engine::process::peak_rss_bytes(),
     };
     std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
     let json = serde_json::to_vec_pretty(&summary)?;

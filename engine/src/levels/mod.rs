@@ -19,6 +19,7 @@
 //! level whose shards are all on disk.
 
 pub mod spill;
+pub mod store;
 pub mod stream;
 
 use crate::durable::{DurableError, write_atomic};

@@ -10,9 +10,9 @@
 //! peg count, never a backward search.
 
 use crate::ResultsError;
-use retro_engine::levels::LevelShard;
-use retro_engine::levels::{self, Level};
-use retro_engine::levels::{LevelGame, next_level};
+use retro_engine::levels::spill::{SpillOptions, expand_level};
+use retro_engine::levels::store::{self, Entries, LevelMarker, StoredLevel};
+use retro_engine::levels::{LevelError, LevelGame, next_level};
 use retro_games::peg::{Folded, Pegs, hole_name};
 use serde::{Deserialize, Serialize};
 
@@ -71,9 +71,23 @@ pub struct Ledger {
 #[derive(Default)]
 struct Partial {
     positions: u64,
+    sequences: u128,
     dead_ends: u64,
     winnable: u64,
     winnable_reps: u64,
+}
+
+impl Partial {
+    fn add(&mut self, other: Partial) -> Result<(), ResultsError> {
+        self.positions += other.positions;
+        self.sequences = self.sequences.checked_add(other.sequences).ok_or_else(|| {
+            ResultsError::Overflow("the number of jump sequences of a level overflows 128 bits".into())
+        })?;
+        self.dead_ends += other.dead_ends;
+        self.winnable += other.winnable;
+        self.winnable_reps += other.winnable_reps;
+        Ok(())
+    }
 }
 
 /// Maps each position to the representative of its complement: expanding a
@@ -87,10 +101,27 @@ impl LevelGame for Dual<'_> {
     }
 }
 
-fn shard_row(board: &Folded, shard: &LevelShard, duals: Option<&LevelShard>) -> Result<Partial, ResultsError> {
+/// Where the ledger may spill while it computes the duals of a level that
+/// lies on disk, and within what memory.
+#[derive(Clone, Debug)]
+pub struct LedgerOptions {
+    /// Threads.
+    pub threads: usize,
+    /// A directory the ledger may use for the duals (emptied when done).
+    pub scratch: std::path::PathBuf,
+    /// Bytes the spill buffers may hold.
+    pub memory_bytes: u64,
+}
+
+fn level_error(e: LevelError) -> ResultsError {
+    ResultsError::Levels(e.to_string())
+}
+
+fn shard_row(board: &Folded, entries: Entries<'_>, duals: Option<Entries<'_>>) -> Result<Partial, ResultsError> {
     let mut p = Partial::default();
-    let mut dual_keys = duals.map_or(&[][..], |d| &d.keys[..]).iter().peekable();
-    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+    let mut duals = duals.map(Iterator::peekable);
+    for entry in entries {
+        let (key, weight) = entry.map_err(level_error)?;
         let orbit = u64::from(board.orbit_size(key));
         // Every member of the orbit is reached by the same number of sequences,
         // so the orbit total must divide exactly; anything else is a bug.
@@ -100,20 +131,52 @@ fn shard_row(board: &Folded, shard: &LevelShard, duals: Option<&LevelShard>) -> 
             )));
         }
         p.positions += orbit;
+        p.sequences = p.sequences.checked_add(weight).ok_or_else(|| ResultsError::Overflow("jump sequences".into()))?;
         if board.board.is_dead_end(key) {
             p.dead_ends += orbit;
         }
-        while dual_keys.next_if(|&&d| d < key).is_some() {}
-        if dual_keys.next_if(|&&d| d == key).is_some() {
-            p.winnable += orbit;
-            p.winnable_reps += 1;
+        if let Some(duals) = &mut duals {
+            // Both streams are sorted: skip the duals below the key, then match it.
+            while let Some(d) = duals.next_if(|d| d.as_ref().is_ok_and(|&(d, _)| d < key)) {
+                d.map_err(level_error)?;
+            }
+            if duals.next_if(|d| d.as_ref().is_ok_and(|&(d, _)| d == key)).is_some() {
+                p.winnable += orbit;
+                p.winnable_reps += 1;
+            }
+            if let Some(Err(_)) = duals.peek() {
+                return Err(level_error(duals.next().expect("peeked").expect_err("an error")));
+            }
         }
     }
     Ok(p)
 }
 
-/// Builds the ledger from the levels of `start` (a single-vacancy position).
-pub fn ledger(board: &Folded, start: Pegs, all: &[Level], threads: usize) -> Result<Ledger, ResultsError> {
+/// The duals of `level` (each key's complement, folded), in memory when the
+/// level is, else written under `opts.scratch` as level `n` of the duals.
+fn duals_of(board: &Folded, level: &StoredLevel, n: usize, opts: &LedgerOptions) -> Result<StoredLevel, ResultsError> {
+    match level {
+        StoredLevel::Memory(shards) => {
+            Ok(StoredLevel::Memory(next_level(&Dual(board), shards, opts.threads).map_err(level_error)?.0))
+        }
+        StoredLevel::Disk { root, n: m, marker } => {
+            let shards = marker.keys.len();
+            let duals = opts.scratch.join("duals");
+            store::begin_level(&duals, n).map_err(level_error)?;
+            let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
+            let dest = |k: usize| store::shard_file(&duals, n, k);
+            let sources = store::shard_files(root, *m, shards);
+            let (_, merged) = expand_level(&Dual(board), &sources, shards, &opts.scratch.join("spill"), &dest, &spill)
+                .map_err(level_error)?;
+            let marker = LevelMarker { keys: merged.keys, bytes: merged.bytes };
+            Ok(StoredLevel::Disk { root: duals, n, marker })
+        }
+    }
+}
+
+/// Builds the ledger from the levels of `start` (a single-vacancy position),
+/// folded as `board` folds them; levels on disk are read shard by shard.
+pub fn ledger(board: &Folded, start: Pegs, all: &[StoredLevel], opts: &LedgerOptions) -> Result<Ledger, ResultsError> {
     let start_pegs = start.count_ones();
     let vacancy = board.board.complement(start);
     if vacancy.count_ones() != 1 {
@@ -125,53 +188,46 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[Level], threads: usize) -> Res
         // has n + 1 (the board has start_pegs + 1 holes) and, if reachable at
         // all, lies in level start_pegs - 1 - n.
         let partner = (start_pegs as usize).checked_sub(1 + n).and_then(|m| all.get(m));
-        let duals = match partner {
-            Some(m) => Some(next_level(&Dual(board), m, threads).map_err(|e| ResultsError::Levels(e.to_string()))?.0),
-            None => None,
-        };
-        let duals = duals.as_deref();
+        let duals = partner.map(|m| duals_of(board, m, n, opts)).transpose()?;
+        let shards = level.shards();
         let cursor = std::sync::atomic::AtomicUsize::new(0);
         let partials: Vec<Result<Partial, ResultsError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads.max(1))
+            let handles: Vec<_> = (0..opts.threads.max(1))
                 .map(|_| {
                     scope.spawn(|| {
                         let mut sum = Partial::default();
                         loop {
                             let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(shard) = level.get(i) else { return Ok(sum) };
-                            let p = shard_row(board, shard, duals.map(|d| &d[i]))?;
-                            sum.positions += p.positions;
-                            sum.dead_ends += p.dead_ends;
-                            sum.winnable += p.winnable;
-                            sum.winnable_reps += p.winnable_reps;
+                            if i >= shards {
+                                return Ok(sum);
+                            }
+                            let entries = level.entries(i).map_err(level_error)?;
+                            let dual_entries = duals.as_ref().map(|d| d.entries(i)).transpose().map_err(level_error)?;
+                            sum.add(shard_row(board, entries, dual_entries)?)?;
                         }
                     })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("ledger thread panicked")).collect()
         });
-        let mut row = LevelRow {
+        if let Some(StoredLevel::Disk { root, n, .. }) = &duals {
+            let dir = store::level_dir(root, *n);
+            std::fs::remove_dir_all(&dir).map_err(|e| ResultsError::Levels(format!("{}: {e}", dir.display())))?;
+        }
+        let mut total = Partial::default();
+        for p in partials {
+            total.add(p?)?;
+        }
+        rows.push(LevelRow {
             jumps: n as u32,
             pegs: start_pegs - n as u32,
-            positions: 0,
-            up_to_symmetry: level.iter().map(|s| s.len() as u64).sum(),
-            sequences: 0,
-            dead_ends: 0,
-            winnable: 0,
-            winnable_up_to_symmetry: 0,
-        };
-        for p in partials {
-            let p = p?;
-            row.positions += p.positions;
-            row.dead_ends += p.dead_ends;
-            row.winnable += p.winnable;
-            row.winnable_up_to_symmetry += p.winnable_reps;
-        }
-        row.sequences =
-            level.iter().flat_map(|s| &s.weights).try_fold(0u128, |acc, &w| acc.checked_add(w)).ok_or_else(|| {
-                ResultsError::Overflow(format!("the number of jump sequences after {n} jumps overflows 128 bits"))
-            })?;
-        rows.push(row);
+            positions: total.positions,
+            up_to_symmetry: level.keys(),
+            sequences: total.sequences,
+            dead_ends: total.dead_ends,
+            winnable: total.winnable,
+            winnable_up_to_symmetry: total.winnable_reps,
+        });
     }
     let mut solutions_by_hole = Vec::new();
     if let Some(last) = all.get(start_pegs as usize - 1) {
@@ -180,7 +236,7 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[Level], threads: usize) -> Res
                 continue;
             }
             let lone: Pegs = 1 << hole;
-            let total = levels::weight(last, board.canonical(lone));
+            let total = last.weight(board.canonical(lone)).map_err(level_error)?;
             let orbit = u128::from(board.orbit_size(lone));
             if !total.is_multiple_of(orbit) {
                 return Err(ResultsError::Inconsistent(format!(
@@ -264,14 +320,18 @@ mod tests {
     use retro_games::peg::{Board, BoardKind, parse_hole};
 
     /// The first `depth` levels of `start`, folded by `group`.
-    fn levels_of(board: &Board, start: Pegs, group: Group, depth: usize) -> Vec<Level> {
+    fn levels_of(board: &Board, start: Pegs, group: Group, depth: usize) -> Vec<StoredLevel> {
         let folded = Folded { board: board.clone(), group };
-        let mut all = vec![levels::start_level(folded.canonical(start), 4)];
+        let mut all = vec![retro_engine::levels::start_level(folded.canonical(start), 4)];
         for _ in 1..depth {
             let next = next_level(&folded, all.last().unwrap(), 2).unwrap().0;
             all.push(next);
         }
-        all
+        all.into_iter().map(StoredLevel::Memory).collect()
+    }
+
+    fn opts() -> LedgerOptions {
+        LedgerOptions { threads: 2, scratch: std::env::temp_dir().join("unused"), memory_bytes: 1 << 20 }
     }
 
     #[test]
@@ -280,19 +340,34 @@ mod tests {
         for hole in ["c1", "d2", "d3"] {
             let start = board.single_vacancy(parse_hole(hole).unwrap());
             let own = Folded::of_start(board.clone(), start);
-            let folded = ledger(&own, start, &levels_of(&board, start, own.group, 7), 2).unwrap();
+            let folded = ledger(&own, start, &levels_of(&board, start, own.group, 7), &opts()).unwrap();
             let plain = Folded { board: board.clone(), group: Group::TRIVIAL };
-            let unfolded = ledger(&plain, start, &levels_of(&board, start, Group::TRIVIAL, 7), 2).unwrap();
+            let unfolded = ledger(&plain, start, &levels_of(&board, start, Group::TRIVIAL, 7), &opts()).unwrap();
             assert_eq!(folded.symmetries, own.group.len());
             for (a, b) in folded.levels.iter().zip(&unfolded.levels) {
                 assert_eq!((a.positions, a.sequences, a.dead_ends), (b.positions, b.sequences, b.dead_ends), "{hole}");
                 assert_eq!(b.positions, b.up_to_symmetry, "no fold: one key per position");
             }
             assert_eq!(folded.levels[0].positions, 1, "{hole}: the start alone");
+            // The same levels on disk, the duals spilled under a tiny bound: the same ledger.
+            let root = std::env::temp_dir().join(format!("ledger-disk-{hole}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&root);
+            let on_disk: Vec<StoredLevel> = levels_of(&board, start, own.group, 7)
+                .iter()
+                .enumerate()
+                .map(|(n, level)| {
+                    let StoredLevel::Memory(shards) = level else { unreachable!() };
+                    let marker = store::write_level(&root.join("levels"), n, shards).unwrap();
+                    StoredLevel::Disk { root: root.join("levels"), n, marker }
+                })
+                .collect();
+            let tiny = LedgerOptions { threads: 2, scratch: root.join("scratch"), memory_bytes: 1 };
+            assert_eq!(ledger(&own, start, &on_disk, &tiny).unwrap(), folded, "{hole}");
+            std::fs::remove_dir_all(&root).unwrap();
             // Folding by all eight symmetries instead would stand the start for
             // its whole orbit, one sequence for several positions: refused.
             let all = Folded { board: board.clone(), group: Group::ALL };
-            let merged = ledger(&all, start, &levels_of(&board, start, Group::ALL, 2), 2);
+            let merged = ledger(&all, start, &levels_of(&board, start, Group::ALL, 2), &opts());
             assert!(matches!(merged, Err(ResultsError::Inconsistent(_))), "{hole}");
         }
     }

@@ -32,6 +32,15 @@ pub struct LedgerSummary {
     pub seconds_levels: f64,
     /// Wall seconds of the ledger pass.
     pub seconds_ledger: f64,
+    /// The memory bound the levels were expanded within (bytes).
+    pub memory_bytes: u64,
+    /// Levels held on disk only (too big for the bound).
+    pub levels_on_disk: usize,
+    /// Most bytes the levels and their spill files took on disk at once, over
+    /// the levels computed in this run (0 when every level fit in memory).
+    pub peak_disk_bytes: u64,
+    /// Peak resident memory of the process (bytes).
+    pub peak_rss_bytes: u64,
 }
 
 /// Sums over all levels.
