@@ -60,16 +60,22 @@ const SUCCESSOR_BYTES_PER_KEY: u64 = 16 * 24;
 const HELD_BYTES_PER_KEY: u64 = 40;
 
 impl LevelOptions {
-    /// Whether a level of `keys` keys is expanded in memory.
+    /// Whether a level of `keys` keys is expanded in memory: its successors
+    /// within three quarters of the bound (the last quarter holds levels).
     fn expands_in_memory(&self, keys: u64) -> bool {
-        keys.saturating_mul(SUCCESSOR_BYTES_PER_KEY) <= self.memory_bytes
+        keys.saturating_mul(SUCCESSOR_BYTES_PER_KEY) <= self.memory_bytes / 4 * 3
     }
 
-    /// Whether a level of `keys` keys stays in memory for the ledger: an
-    /// eighth of the bound for each, so that the levels held together stay
-    /// within it (the widest level and its neighbours dominate).
-    fn holds(&self, keys: u64) -> bool {
-        keys.saturating_mul(HELD_BYTES_PER_KEY) <= self.memory_bytes / 8
+    /// Whether a level of `keys` keys is held in memory for the ledger, when
+    /// `held` bytes of levels are held already: all held levels together stay
+    /// within a quarter of the bound, and the rest are read from disk.
+    fn holds(&self, keys: u64, held: &mut u64) -> bool {
+        let bytes = keys.saturating_mul(HELD_BYTES_PER_KEY);
+        let fits = held.saturating_add(bytes) <= self.memory_bytes / 4;
+        if fits {
+            *held += bytes;
+        }
+        fits
     }
 }
 
@@ -95,6 +101,8 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
     let identity =
         LevelsIdentity { board: board.board.kind().name().into(), start, shards, symmetries: board.group.mask() };
     let mut out = Levels { levels: Vec::new(), seconds: Vec::new(), resumed: 0, peak_disk_bytes: 0 };
+    // Bytes of the levels held in memory (see `LevelOptions::holds`).
+    let mut held = 0u64;
     if let Some(root) = &opts.checkpoints {
         std::fs::create_dir_all(root).map_err(|e| CoordinatorError::Job(format!("{}: {e}", root.display())))?;
         let id_path = root.join("levels.json");
@@ -114,7 +122,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
         }
         while let Some(marker) = store::read_marker(root, out.levels.len(), shards)? {
             let n = out.levels.len();
-            let level = if opts.holds(marker.total_keys()) {
+            let level = if opts.holds(marker.total_keys(), &mut held) {
                 StoredLevel::Memory(store::read_level(root, n, &marker)?)
             } else {
                 StoredLevel::Disk { root: root.clone(), n, marker }
@@ -148,7 +156,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
                 }
                 save(opts, n, &next, &fault)?;
                 let keys = next.iter().map(|s| s.len() as u64).sum();
-                if opts.holds(keys) { StoredLevel::Memory(next) } else { disk_level(opts, n)? }
+                if opts.holds(keys, &mut held) { StoredLevel::Memory(next) } else { disk_level(opts, n)? }
             }
             _ => {
                 let (level, disk) = expand_on_disk(board, opts, n, &fault)?;

@@ -537,14 +537,17 @@ pub fn weight(level: &[LevelShard], key: u64) -> u128 {
     shard.keys.binary_search(&key).map_or(0, |i| shard.weights[i])
 }
 
+/// A level game for tests of the level machinery.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod testgame {
+    use super::LevelGame;
 
-    /// Positions are subsets of 0..6 (bits); a move removes one element.
+    /// Positions are sets of small numbers (bits); a move removes one element.
     /// Canonical form: none (identity), so the weight of a set of size k after
-    /// 6 - k moves is (6 - k)!, the orderings of the removed elements.
-    struct Removal;
+    /// n - k moves from the full set of n is (n - k)!, the orderings of the
+    /// removed elements, and every set has many parents.
+    pub(crate) struct Removal;
+
     impl LevelGame for Removal {
         fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
             let mut rest = key;
@@ -555,6 +558,12 @@ mod tests {
             }
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testgame::Removal;
+    use super::*;
 
     #[test]
     fn levels_count_subsets_and_orderings() {

@@ -321,22 +321,9 @@ pub fn expand_level(
 
 #[cfg(test)]
 mod tests {
+    use super::super::testgame::Removal;
     use super::super::{LevelShard, next_level, start_level};
     use super::*;
-
-    /// Subsets of 0..16 (bits); a move removes one element. Many parents per
-    /// child, so tables add up and spills repeat keys across runs.
-    struct Removal;
-    impl LevelGame for Removal {
-        fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
-            let mut rest = key;
-            while rest != 0 {
-                let bit = rest & rest.wrapping_neg();
-                f(key ^ bit);
-                rest ^= bit;
-            }
-        }
-    }
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("level-spill-{name}-{}", std::process::id()));
