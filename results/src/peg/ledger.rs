@@ -372,3 +372,48 @@ mod tests {
         }
     }
 }
+
+/// The European c1 start against the one published enumeration of it.
+#[cfg(test)]
+mod european_c1 {
+    use super::*;
+    use retro_games::peg::symmetry::Group;
+    use retro_games::peg::{Board, BoardKind, parse_hole};
+    use std::collections::HashSet;
+
+    /// Meyrignac's states per level (`results/reference/peg-european-c1-meyrignac.tsv`).
+    fn published() -> Vec<u64> {
+        include_str!("../../reference/peg-european-c1-meyrignac.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split('\t').nth(1).expect("two columns").parse().expect("a count"))
+            .collect()
+    }
+
+    /// Levels 0-9 by a plain breadth-first search over (board, hole the last
+    /// jump landed in), with `Board::jumps` and no symmetry: the published
+    /// state counts; and the boards alone, which the level engine counts
+    /// (no fold for c1) through its own move generation: the same sets.
+    #[test]
+    fn states_match_the_published_enumeration_and_boards_match_the_levels() {
+        let board = Board::new(BoardKind::European);
+        let start = board.single_vacancy(parse_hole("c1").unwrap());
+        let published = published();
+        assert_eq!((published.len(), published.iter().sum::<u64>()), (36, 22_920_760_254));
+        let mut states: HashSet<(Pegs, u8)> = HashSet::from([(start, u8::MAX)]);
+        let folded = Folded::of_start(board.clone(), start);
+        assert_eq!(folded.group, Group::TRIVIAL);
+        let mut level = retro_engine::levels::start_level(start, 8);
+        for (n, &want) in published.iter().enumerate().take(10) {
+            assert_eq!(states.len() as u64, want, "states after {n} jumps");
+            let boards: HashSet<Pegs> = states.iter().map(|&(b, _)| b).collect();
+            let keys: HashSet<Pegs> = level.iter().flat_map(|s| s.keys.iter().copied()).collect();
+            assert_eq!(boards, keys, "boards after {n} jumps");
+            states = states
+                .iter()
+                .flat_map(|&(b, _)| board.jumps(b).into_iter().map(move |j| (b ^ j.mask(), j.to)))
+                .collect();
+            level = next_level(&folded, &level, 2).unwrap().0;
+        }
+    }
+}
