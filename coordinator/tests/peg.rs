@@ -200,10 +200,11 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(results_only(resumed), results_only(s));
     assert_eq!(level_files(&dir), level_files(&killed));
 
-    // Within a 100 MB bound, the levels past about 260 K keys are expanded on
-    // disk through spill files and the ledger reads them (and spills their
-    // duals) from disk: the same ledger and, byte for byte, the same level
-    // files. Killed in the middle of level 13's merge and run again, too.
+    // Within a 100 MB bound, the levels past about 200 K keys are expanded on
+    // disk (in passes over groups of destination shards) and the ledger reads
+    // them (and makes their duals) from disk: the same ledger and, byte for
+    // byte, the same level files. Killed between two passes of level 13 and
+    // run again, too.
     let small = TempDir::new("peg-english-on-disk");
     let on_disk = |fault: Option<&str>| {
         let mut c = ledger_command(&small);
@@ -215,7 +216,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     };
     let out = run(on_disk(Some("peg-mid-merge:0:13")), LIMIT);
     assert!(!out.status.success(), "the fault point must kill the run");
-    assert!(small.join("ck/levels/spill").exists() && !small.join("ck/levels/level-013/level.json").exists());
+    assert!(small.join("ck/levels/level-013").exists() && !small.join("ck/levels/level-013/level.json").exists());
     let out = run(on_disk(None), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let spilled = summary(&small);

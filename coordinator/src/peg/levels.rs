@@ -8,6 +8,7 @@
 use crate::CoordinatorError;
 use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
+use retro_engine::levels::passes::{count_successors, expand_in_passes};
 use retro_engine::levels::spill::{SpillOptions, merge_runs, spill_level};
 use retro_engine::levels::store::{self, LevelMarker, StoredLevel};
 use retro_engine::levels::{self, Level};
@@ -191,9 +192,10 @@ fn disk_level(opts: &LevelOptions, n: usize) -> Result<StoredLevel, CoordinatorE
     Ok(StoredLevel::Disk { root: root.clone(), n, marker })
 }
 
-/// Expands level `n - 1` (on disk) into level `n` through spill files under
-/// `ROOT/spill`; returns the level and the bytes the step held on disk at its
-/// peak (both levels and the runs).
+/// Expands level `n - 1` (on disk) into level `n`: in passes over groups of
+/// destination shards that fit the bound (`levels::passes`), or, when one
+/// destination alone does not fit, through spill files under `ROOT/spill`.
+/// Returns the level and the bytes the step held on disk at its peak.
 fn expand_on_disk(
     board: &Folded,
     opts: &LevelOptions,
@@ -216,24 +218,45 @@ fn expand_on_disk(
         // Runs of a killed step: the step starts again from its source level.
         std::fs::remove_dir_all(&scratch).map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
     }
-    let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
-    let runs = spill_level(board, &store::shard_files(root, n - 1, shards), shards, &scratch, &spill)?;
-    Fault::check(fault, "peg-mid-merge", 0, n as u32);
+    let bound = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
+    let sources = store::shard_files(root, n - 1, shards);
     let dest = |k: usize| store::shard_file(root, n, k);
-    let merged = merge_runs(&runs, &dest, opts.threads)?;
-    std::fs::remove_dir_all(&scratch).map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
+    let counts = count_successors(board, &sources, shards, opts.threads)?;
+    let successors: u64 = counts.per_shard.iter().sum();
+    // A kill between the phases of a level on disk leaves it without its
+    // marker: the resumed run starts the level again.
+    let (merged, runs_bytes) = match counts.groups(&bound) {
+        Some(groups) => {
+            let merged = expand_in_passes(board, &sources, shards, &groups, &dest, opts.threads, |_| {
+                Fault::check(fault, "peg-mid-merge", 0, n as u32)
+            })?;
+            tracing::info!(
+                "level {n}: {} source keys, {successors} successors, added up in {} passes",
+                counts.sources,
+                groups.len()
+            );
+            (merged, 0)
+        }
+        None => {
+            let runs = spill_level(board, &sources, shards, &scratch, &bound)?;
+            Fault::check(fault, "peg-mid-merge", 0, n as u32);
+            let merged = merge_runs(&runs, &dest, opts.threads)?;
+            std::fs::remove_dir_all(&scratch)
+                .map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
+            tracing::info!(
+                "level {n}: {} source keys, {successors} successors, spilled as {} entries ({:.2} GB of runs)",
+                runs.sources,
+                runs.entries,
+                runs.bytes as f64 / 1e9
+            );
+            (merged, runs.bytes)
+        }
+    };
     let marker = LevelMarker { keys: merged.keys, bytes: merged.bytes };
     store::finish_level(root, n, &marker)?;
-    // At the end of the spill phase the disk held the source, every run, and
-    // none of the new level; at the end of the merge the source and the new level.
-    let disk = source.total_bytes() + runs.bytes.max(marker.total_bytes());
-    tracing::info!(
-        "level {n}: {} source keys spilled as {} entries ({:.2} GB of runs); level {:.2} GB on disk",
-        runs.sources,
-        runs.entries,
-        runs.bytes as f64 / 1e9,
-        marker.total_bytes() as f64 / 1e9
-    );
+    // At the end of a spill the disk held the source and every run; at the
+    // end of the step the source and the new level.
+    let disk = source.total_bytes() + runs_bytes.max(marker.total_bytes());
     Ok((StoredLevel::Disk { root: root.clone(), n, marker }, disk))
 }
 

@@ -18,6 +18,7 @@
 //! checked file ([`write_part`] / [`read_part`]), so a killed run resumes at the last
 //! level whose shards are all on disk.
 
+pub mod passes;
 pub mod spill;
 pub mod store;
 pub mod stream;
@@ -342,27 +343,42 @@ fn expand_and_merge(
     });
     // Merge destinations in parallel; each reads its vector from every thread.
     let outboxes = &scratch.outboxes;
-    let results: Vec<Mutex<Option<Result<LevelShard, LevelError>>>> = (0..shards).map(|_| Mutex::new(None)).collect();
+    let next = for_each_index(shards, threads, |i| {
+        let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();
+        merge_slices(&parts)
+    })?;
+    Ok((next, childless))
+}
+
+/// Runs `f(i)` for every `i` in `0..n` on `threads` threads (each taking the
+/// next index as it finishes one) and returns the results in index order, or
+/// the first failure; after a failure no new index is started.
+pub(crate) fn for_each_index<R: Send>(
+    n: usize,
+    threads: usize,
+    f: impl Fn(usize) -> Result<R, LevelError> + Sync,
+) -> Result<Vec<R>, LevelError> {
+    let results: Vec<Mutex<Option<Result<R, LevelError>>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let cursor = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        for _ in 0..threads.clamp(1, n.max(1)) {
             scope.spawn(|| {
                 loop {
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
-                    if i >= shards {
+                    if i >= n {
                         break;
                     }
-                    let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();
-                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(merge_slices(&parts));
+                    let result = f(i);
+                    if result.is_err() {
+                        cursor.store(n, Ordering::Relaxed);
+                    }
+                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
                 }
             });
         }
     });
-    let next = results
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every shard merged"))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((next, childless))
+    // Indices are left unstarted only after one failed: report that failure.
+    results.into_iter().filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect()
 }
 
 /// The worker (by index, of `workers`) that owns level shard `shard`: a

@@ -23,12 +23,11 @@
 //! file holds the same sorted sums as a level expanded in memory.
 
 use super::stream::{StreamReader, StreamWriter};
-use super::{Accumulator, LevelError, LevelGame, Successor, shard_of};
+use super::{Accumulator, LevelError, LevelGame, Successor, for_each_index, shard_of};
 use crate::durable::io_err;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Bytes of one buffered successor: a key and a 128-bit weight.
@@ -252,9 +251,6 @@ pub fn merge_into(runs: &[PathBuf], out: &Path) -> Result<(u64, u64), LevelError
     Ok((keys, w.finish()?))
 }
 
-/// One shard's merge: its keys and bytes, or why it failed.
-type MergeResult = Result<(u64, u64), LevelError>;
-
 /// Phase 2: merges each destination shard `k` from its runs into the file
 /// `dest(k)`, on `threads` threads, deleting the runs of a shard once it is
 /// written.
@@ -263,43 +259,14 @@ pub fn merge_runs(
     dest: &(dyn Fn(usize) -> PathBuf + Sync),
     threads: usize,
 ) -> Result<Merged, LevelError> {
-    let shards = runs.runs.len();
-    let cursor = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<MergeResult>>> = (0..shards).map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, shards.max(1)) {
-            scope.spawn(|| {
-                loop {
-                    let k = cursor.fetch_add(1, Ordering::Relaxed);
-                    if k >= shards {
-                        break;
-                    }
-                    let result = merge_into(&runs.runs[k], &dest(k)).and_then(|done| {
-                        for run in &runs.runs[k] {
-                            std::fs::remove_file(run).map_err(|e| LevelError::Io(io_err(run)(e)))?;
-                        }
-                        Ok(done)
-                    });
-                    let failed = result.is_err();
-                    *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-                    if failed {
-                        // Stop taking shards; the caller reports the first failure.
-                        cursor.store(shards, Ordering::Relaxed);
-                    }
-                }
-            });
+    let done = for_each_index(runs.runs.len(), threads, |k| {
+        let done = merge_into(&runs.runs[k], &dest(k))?;
+        for run in &runs.runs[k] {
+            std::fs::remove_file(run).map_err(|e| LevelError::Io(io_err(run)(e)))?;
         }
-    });
-    let results: Vec<Option<MergeResult>> =
-        results.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
-    // Shards are left unmerged only after one failed: report that failure.
-    let mut out = Merged::default();
-    for result in results.into_iter().flatten() {
-        let (keys, bytes) = result?;
-        out.keys.push(keys);
-        out.bytes.push(bytes);
-    }
-    Ok(out)
+        Ok(done)
+    })?;
+    Ok(Merged { keys: done.iter().map(|d| d.0).collect(), bytes: done.iter().map(|d| d.1).collect() })
 }
 
 /// Both phases: expands the level in `sources` into `dest(k)` for every
