@@ -8,8 +8,8 @@
 //! (for example `european c1 /work/levels 8 36`).
 
 use retro_engine::levels::spill::{SpillOptions, merge_runs, spill_level};
-use retro_engine::levels::stream::StreamWriter;
-use retro_engine::levels::{LevelShard, start_level};
+use retro_engine::levels::start_level;
+use retro_engine::levels::store::write_shard;
 use retro_engine::process::peak_rss_bytes;
 use retro_games::peg::{Board, BoardKind, Folded, parse_hole};
 use std::path::{Path, PathBuf};
@@ -79,14 +79,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("total {:.1}s", began.elapsed().as_secs_f64());
-    Ok(())
-}
-
-fn write_shard(path: &Path, shard: &LevelShard) -> Result<(), Box<dyn std::error::Error>> {
-    let mut w = StreamWriter::create(path)?;
-    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-        w.push(key, weight)?;
-    }
-    w.finish()?;
     Ok(())
 }

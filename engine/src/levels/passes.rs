@@ -15,9 +15,10 @@
 //! ([`super::spill`]). Both write the bytes of the level expanded in memory.
 
 use super::spill::{Merged, SpillOptions};
-use super::stream::{StreamReader, StreamWriter};
+use super::store::write_shard;
+use super::stream::StreamReader;
 use super::{LevelError, LevelGame, Successor, for_each_index, merge_slices, shard_of};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes of one buffered successor.
@@ -160,14 +161,6 @@ pub fn expand_in_passes(
         }
     }
     Ok(Merged { keys, bytes })
-}
-
-fn write_shard(path: &Path, shard: &super::LevelShard) -> Result<(u64, u64), LevelError> {
-    let mut w = StreamWriter::create(path)?;
-    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-        w.push(key, weight)?;
-    }
-    Ok((w.entries(), w.finish()?))
 }
 
 #[cfg(test)]

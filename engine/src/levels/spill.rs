@@ -301,11 +301,7 @@ mod tests {
 
     fn write_level(level: &[LevelShard], path: impl Fn(usize) -> PathBuf) {
         for (k, shard) in level.iter().enumerate() {
-            let mut w = StreamWriter::create(&path(k)).unwrap();
-            for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-                w.push(key, weight).unwrap();
-            }
-            w.finish().unwrap();
+            super::super::store::write_shard(&path(k), shard).unwrap();
         }
     }
 

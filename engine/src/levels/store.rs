@@ -78,17 +78,23 @@ pub fn read_marker(root: &Path, n: usize, shards: usize) -> Result<Option<LevelM
     Ok(Some(marker))
 }
 
+/// Writes a shard held in memory as a stream at `path`; returns its keys and bytes.
+pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(u64, u64), LevelError> {
+    let mut w = StreamWriter::create(path)?;
+    for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+        w.push(key, weight)?;
+    }
+    Ok((w.entries(), w.finish()?))
+}
+
 /// Writes a level held in memory as level `n` (shard files, then the marker).
 pub fn write_level(root: &Path, n: usize, level: &[LevelShard]) -> Result<LevelMarker, LevelError> {
     begin_level(root, n)?;
     let mut marker = LevelMarker { keys: Vec::with_capacity(level.len()), bytes: Vec::with_capacity(level.len()) };
     for (k, shard) in level.iter().enumerate() {
-        let mut w = StreamWriter::create(&shard_file(root, n, k))?;
-        for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-            w.push(key, weight)?;
-        }
-        marker.keys.push(w.entries());
-        marker.bytes.push(w.finish()?);
+        let (keys, bytes) = write_shard(&shard_file(root, n, k), shard)?;
+        marker.keys.push(keys);
+        marker.bytes.push(bytes);
     }
     finish_level(root, n, &marker)?;
     Ok(marker)
