@@ -8,8 +8,8 @@
 use crate::CoordinatorError;
 use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::passes::{count_successors, expand_in_passes};
-use retro_engine::levels::spill::{SpillOptions, merge_runs, spill_level};
+use retro_engine::levels::disk;
+use retro_engine::levels::spill::SpillOptions;
 use retro_engine::levels::store::{self, LevelMarker, StoredLevel};
 use retro_engine::levels::{self, Level};
 use retro_games::peg::{Folded, Pegs};
@@ -213,45 +213,31 @@ fn expand_on_disk(
     let source = store::read_marker(root, n - 1, shards)?
         .ok_or_else(|| CoordinatorError::Job(format!("level {} is not on disk", n - 1)))?;
     store::begin_level(root, n)?;
-    let scratch = root.join("spill");
-    if scratch.exists() {
-        // Runs of a killed step: the step starts again from its source level.
-        std::fs::remove_dir_all(&scratch).map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
-    }
     let bound = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
     let sources = store::shard_files(root, n - 1, shards);
     let dest = |k: usize| store::shard_file(root, n, k);
-    let counts = count_successors(board, &sources, shards, opts.threads)?;
-    let successors: u64 = counts.per_shard.iter().sum();
-    // A kill between the phases of a level on disk leaves it without its
-    // marker: the resumed run starts the level again.
-    let (merged, runs_bytes) = match counts.groups(&bound) {
-        Some(groups) => {
-            let merged = expand_in_passes(board, &sources, shards, &groups, &dest, opts.threads, |_| {
-                Fault::check(fault, "peg-mid-merge", 0, n as u32)
-            })?;
-            tracing::info!(
-                "level {n}: {} source keys, {successors} successors, added up in {} passes",
-                counts.sources,
-                groups.len()
-            );
-            (merged, 0)
-        }
-        None => {
-            let runs = spill_level(board, &sources, shards, &scratch, &bound)?;
-            Fault::check(fault, "peg-mid-merge", 0, n as u32);
-            let merged = merge_runs(&runs, &dest, opts.threads)?;
-            std::fs::remove_dir_all(&scratch)
-                .map_err(|e| CoordinatorError::Job(format!("{}: {e}", scratch.display())))?;
-            tracing::info!(
-                "level {n}: {} source keys, {successors} successors, spilled as {} entries ({:.2} GB of runs)",
-                runs.sources,
-                runs.entries,
-                runs.bytes as f64 / 1e9
-            );
-            (merged, runs.bytes)
-        }
-    };
+    // A kill in the middle of a level on disk leaves it without its marker:
+    // the resumed run empties it (and any runs) and makes it again.
+    let step = disk::expand_on_disk(board, &sources, shards, &dest, &root.join("spill"), &bound, || {
+        Fault::check(fault, "peg-mid-merge", 0, n as u32)
+    })?;
+    if step.passes > 0 {
+        tracing::info!(
+            "level {n}: {} source keys, {} successors, added up in {} passes",
+            step.sources,
+            step.successors,
+            step.passes
+        );
+    } else {
+        tracing::info!(
+            "level {n}: {} source keys, {} successors, spilled as {} entries ({:.2} GB of runs)",
+            step.sources,
+            step.successors,
+            step.spilled_entries,
+            step.runs_bytes as f64 / 1e9
+        );
+    }
+    let (merged, runs_bytes) = (step.merged, step.runs_bytes);
     let marker = LevelMarker { keys: merged.keys, bytes: merged.bytes };
     store::finish_level(root, n, &marker)?;
     // At the end of a spill the disk held the source and every run; at the

@@ -18,6 +18,7 @@
 //! checked file ([`write_part`] / [`read_part`]), so a killed run resumes at the last
 //! level whose shards are all on disk.
 
+pub mod disk;
 pub mod passes;
 pub mod spill;
 pub mod store;

@@ -269,23 +269,6 @@ pub fn merge_runs(
     Ok(Merged { keys: done.iter().map(|d| d.0).collect(), bytes: done.iter().map(|d| d.1).collect() })
 }
 
-/// Both phases: expands the level in `sources` into `dest(k)` for every
-/// shard `k` of the next level, spilling under `scratch` (which is removed
-/// afterwards). Returns the spill and merge figures.
-pub fn expand_level(
-    game: &impl LevelGame,
-    sources: &[PathBuf],
-    shards: usize,
-    scratch: &Path,
-    dest: &(dyn Fn(usize) -> PathBuf + Sync),
-    opts: &SpillOptions,
-) -> Result<(SpillRuns, Merged), LevelError> {
-    let runs = spill_level(game, sources, shards, scratch, opts)?;
-    let merged = merge_runs(&runs, dest, opts.threads)?;
-    std::fs::remove_dir_all(scratch).map_err(|e| LevelError::Io(io_err(scratch)(e)))?;
-    Ok((runs, merged))
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testgame::Removal;
@@ -320,8 +303,9 @@ mod tests {
             for (memory_bytes, threads) in [(1, 1), (40_000, 2), (1 << 30, 2)] {
                 let opts = SpillOptions { memory_bytes, threads };
                 let disk = |k: usize| d.join(format!("disk-{depth}-{k}"));
-                let (runs, merged) =
-                    expand_level(&Removal, &sources, shards, &d.join("scratch"), &disk, &opts).unwrap();
+                let runs = spill_level(&Removal, &sources, shards, &d.join("scratch"), &opts).unwrap();
+                let merged = merge_runs(&runs, &disk, opts.threads).unwrap();
+                std::fs::remove_dir_all(d.join("scratch")).unwrap();
                 assert_eq!(runs.childless, childless);
                 assert_eq!(merged.keys.iter().sum::<u64>(), next.iter().map(|s| s.len() as u64).sum::<u64>());
                 if depth >= 6 && memory_bytes == 1 {

@@ -10,7 +10,8 @@
 //! peg count, never a backward search.
 
 use crate::ResultsError;
-use retro_engine::levels::spill::{SpillOptions, expand_level};
+use retro_engine::levels::disk;
+use retro_engine::levels::spill::SpillOptions;
 use retro_engine::levels::store::{self, Entries, LevelMarker, StoredLevel};
 use retro_engine::levels::{LevelError, LevelGame, next_level};
 use retro_games::peg::{Folded, Pegs, hole_name};
@@ -166,9 +167,10 @@ fn duals_of(board: &Folded, level: &StoredLevel, n: usize, opts: &LedgerOptions)
             let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
             let dest = |k: usize| store::shard_file(&duals, n, k);
             let sources = store::shard_files(root, *m, shards);
-            let (_, merged) = expand_level(&Dual(board), &sources, shards, &opts.scratch.join("spill"), &dest, &spill)
-                .map_err(level_error)?;
-            let marker = LevelMarker { keys: merged.keys, bytes: merged.bytes };
+            let step =
+                disk::expand_on_disk(&Dual(board), &sources, shards, &dest, &opts.scratch.join("spill"), &spill, || {})
+                    .map_err(level_error)?;
+            let marker = LevelMarker { keys: step.merged.keys, bytes: step.merged.bytes };
             Ok(StoredLevel::Disk { root: duals, n, marker })
         }
     }
