@@ -157,7 +157,12 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
                 }
                 save(opts, n, &next, &fault)?;
                 let keys = next.iter().map(|s| s.len() as u64).sum();
-                if opts.holds(keys, &mut held) { StoredLevel::Memory(next) } else { disk_level(opts, n)? }
+                // Without a checkpoint directory there is no disk to leave it on.
+                if opts.holds(keys, &mut held) || opts.checkpoints.is_none() {
+                    StoredLevel::Memory(next)
+                } else {
+                    disk_level(opts, n)?
+                }
             }
             _ => {
                 let (level, disk) = expand_on_disk(board, opts, n, &fault)?;
