@@ -251,11 +251,20 @@ impl Board {
             // The identity image of a jump's mask is the mask itself.
             return self.for_each_jump_index(pegs, |d, from| f(pegs ^ self.images[d][from as usize][0]));
         }
-        let parent = symmetry::images(pegs);
+        // Only the group's own images of the parent (two for the mirror of
+        // d2 and d3, not all eight), each child's images its mask's xor.
+        let (mut members, mut parent, mut m) = ([0usize; 8], [0 as Pegs; 8], 0);
+        for s in (0..8).filter(|&s| group.contains(s)) {
+            (members[m], parent[m]) = (s, symmetry::apply(s, pegs));
+            m += 1;
+        }
         self.for_each_jump_index(pegs, |d, from| {
             let masks = &self.images[d][from as usize];
-            let least = (0..8).filter(|&s| group.contains(s)).map(|s| parent[s] ^ masks[s]).min();
-            f(least.expect("a group holds the identity"));
+            let mut least = Pegs::MAX;
+            for i in 0..m {
+                least = least.min(parent[i] ^ masks[members[i]]);
+            }
+            f(least);
         });
     }
 
