@@ -16,10 +16,9 @@
 
 use super::spill::{Merged, SpillOptions};
 use super::store::write_shard;
-use super::stream::StreamReader;
+use super::stream::over_sources;
 use super::{LevelError, LevelGame, Successor, for_each_index, merge_slices, shard_of};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bytes of one buffered successor.
 const SUCCESSOR_BYTES: u64 = std::mem::size_of::<Successor>() as u64;
@@ -58,34 +57,6 @@ impl SuccessorCounts {
     }
 }
 
-/// Runs `f(thread, entries of one source)` over the sources on `threads`
-/// threads, each source read whole by one thread.
-fn over_sources<S: Send>(
-    sources: &[PathBuf],
-    threads: usize,
-    init: impl Fn() -> S + Sync,
-    f: impl Fn(&mut S, u64, u128) + Sync,
-) -> Result<Vec<S>, LevelError> {
-    let cursor = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.clamp(1, sources.len().max(1)))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut state = init();
-                    while let Some(source) = sources.get(cursor.fetch_add(1, Ordering::Relaxed)) {
-                        for entry in StreamReader::open(source)? {
-                            let (key, weight) = entry?;
-                            f(&mut state, key, weight);
-                        }
-                    }
-                    Ok(state)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("level thread panicked")).collect()
-    })
-}
-
 /// The counting pass: successors per destination shard of the next level.
 pub fn count_successors(
     game: &impl LevelGame,
@@ -96,17 +67,18 @@ pub fn count_successors(
     let parts = over_sources(
         sources,
         threads,
-        || SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() },
+        |_| SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() },
         |c, key, _| {
-            let before: u64 = c.sources;
             let mut any = false;
             game.for_each_child(key, |child| {
                 any = true;
                 c.per_shard[shard_of(child, shards)] += 1;
             });
             c.childless += u64::from(!any);
-            c.sources = before + 1;
+            c.sources += 1;
+            Ok(())
         },
+        |_| Ok(()),
     )?;
     let mut total = SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() };
     for part in parts {
@@ -141,7 +113,7 @@ pub fn expand_in_passes(
         let outboxes = over_sources(
             sources,
             threads,
-            || vec![Vec::<Successor>::new(); width],
+            |_| vec![Vec::<Successor>::new(); width],
             |outbox, key, weight| {
                 game.for_each_child(key, |child| {
                     let k = shard_of(child, shards);
@@ -149,7 +121,9 @@ pub fn expand_in_passes(
                         outbox[k - lo].push(Successor::new(child, weight));
                     }
                 });
+                Ok(())
             },
+            |_| Ok(()),
         )?;
         let written = for_each_index(width, threads, |i| {
             let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();

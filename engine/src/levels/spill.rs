@@ -22,13 +22,12 @@
 //! the thread count or the order the threads took the shards in: every shard
 //! file holds the same sorted sums as a level expanded in memory.
 
-use super::stream::{StreamReader, StreamWriter};
+use super::stream::{StreamReader, StreamWriter, over_sources};
 use super::{Accumulator, LevelError, LevelGame, Successor, for_each_index, shard_of};
 use crate::durable::io_err;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Bytes of one buffered successor: a key and a 128-bit weight.
 const SLOT_BYTES: u64 = std::mem::size_of::<Successor>() as u64;
@@ -95,6 +94,9 @@ struct Spiller<'a> {
     runs: Vec<(usize, PathBuf)>,
     entries: u64,
     bytes: u64,
+    /// Source keys read, and those without a child.
+    sources: u64,
+    childless: u64,
 }
 
 impl Spiller<'_> {
@@ -147,56 +149,47 @@ pub fn spill_level(
         let dir = run_dir(scratch, k);
         std::fs::create_dir_all(&dir).map_err(|e| LevelError::Io(io_err(&dir)(e)))?;
     }
-    let threads = opts.threads.clamp(1, sources.len().max(1));
     let cap = opts.entries_per_thread();
-    let cursor = AtomicUsize::new(0);
-    let (childless, read) = (AtomicU64::new(0), AtomicU64::new(0));
-    let results: Vec<Result<Spiller, LevelError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|thread| {
-                let (cursor, childless, read) = (&cursor, &childless, &read);
-                scope.spawn(move || {
-                    let mut me = Spiller {
-                        scratch,
-                        thread,
-                        // Reserved once, an eighth over the even share, so
-                        // that buffers are not grown (and copied) while full.
-                        outbox: (0..shards).map(|_| Vec::with_capacity(cap / shards + cap / shards / 8)).collect(),
-                        held: 0,
-                        spills: 0,
-                        runs: Vec::new(),
-                        entries: 0,
-                        bytes: 0,
-                    };
-                    let room = ROOM_PER_PARENT.min(cap / 2);
-                    while let Some(source) = sources.get(cursor.fetch_add(1, Ordering::Relaxed)) {
-                        for entry in StreamReader::open(source)? {
-                            let (key, weight) = entry?;
-                            if me.held + room > cap {
-                                me.spill()?;
-                            }
-                            let before = me.held;
-                            let (outbox, held) = (&mut me.outbox, &mut me.held);
-                            game.for_each_child(key, |child| {
-                                outbox[shard_of(child, shards)].push(Successor::new(child, weight));
-                                *held += 1;
-                            });
-                            childless.fetch_add(u64::from(me.held == before), Ordering::Relaxed);
-                            read.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    me.spill()?;
-                    Ok(me)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("spill thread panicked")).collect()
-    });
+    let room = ROOM_PER_PARENT.min(cap / 2);
+    let spillers = over_sources(
+        sources,
+        opts.threads,
+        |thread| Spiller {
+            scratch,
+            thread,
+            // Reserved once, an eighth over the even share, so that buffers
+            // are not grown (and copied) while full.
+            outbox: (0..shards).map(|_| Vec::with_capacity(cap / shards + cap / shards / 8)).collect(),
+            held: 0,
+            spills: 0,
+            runs: Vec::new(),
+            entries: 0,
+            bytes: 0,
+            childless: 0,
+            sources: 0,
+        },
+        |me, key, weight| {
+            if me.held + room > cap {
+                me.spill()?;
+            }
+            let before = me.held;
+            let (outbox, held) = (&mut me.outbox, &mut me.held);
+            game.for_each_child(key, |child| {
+                outbox[shard_of(child, shards)].push(Successor::new(child, weight));
+                *held += 1;
+            });
+            me.childless += u64::from(me.held == before);
+            me.sources += 1;
+            Ok(())
+        },
+        Spiller::spill,
+    )?;
     let mut out = SpillRuns { runs: vec![Vec::new(); shards], ..SpillRuns::default() };
-    for spiller in results {
-        let spiller = spiller?;
+    for spiller in spillers {
         out.bytes += spiller.bytes;
         out.entries += spiller.entries;
+        out.childless += spiller.childless;
+        out.sources += spiller.sources;
         for (k, path) in spiller.runs {
             out.runs[k].push(path);
         }
@@ -204,8 +197,6 @@ pub fn spill_level(
     for runs in &mut out.runs {
         runs.sort();
     }
-    out.childless = childless.into_inner();
-    out.sources = read.into_inner();
     Ok(out)
 }
 

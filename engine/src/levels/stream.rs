@@ -327,6 +327,39 @@ impl Iterator for StreamReader {
     }
 }
 
+/// Reads every entry of `sources` (whole streams, each taken by the next free
+/// thread) on `threads` threads: each thread starts from `init(thread)`,
+/// hands every entry to `f`, and ends with `finish` on its own state (its last
+/// writes, still in parallel). Returns the threads' states, or the first error.
+pub fn over_sources<S: Send>(
+    sources: &[PathBuf],
+    threads: usize,
+    init: impl Fn(usize) -> S + Sync,
+    f: impl Fn(&mut S, u64, u128) -> Result<(), LevelError> + Sync,
+    finish: impl Fn(&mut S) -> Result<(), LevelError> + Sync,
+) -> Result<Vec<S>, LevelError> {
+    let cursor = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.clamp(1, sources.len().max(1)))
+            .map(|thread| {
+                let (cursor, init, f, finish) = (&cursor, &init, &f, &finish);
+                scope.spawn(move || {
+                    let mut state = init(thread);
+                    while let Some(source) = sources.get(cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        for entry in StreamReader::open(source)? {
+                            let (key, weight) = entry?;
+                            f(&mut state, key, weight)?;
+                        }
+                    }
+                    finish(&mut state)?;
+                    Ok(state)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("level thread panicked")).collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
