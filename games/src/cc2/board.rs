@@ -29,6 +29,10 @@ pub struct Board {
     pub steps: Vec<u64>,
     /// `(jumped cell, landing cell)` per cell and direction.
     pub jumps: Vec<Vec<(u8, u8)>>,
+    /// The same jumps as `(jumped cell, landing cell as one bit)`, six per
+    /// cell, padded with jumps that land nowhere: [`Board::destinations`]
+    /// tests them all without a branch.
+    jump_bits: Vec<[(u8, u64); 6]>,
     /// Start area of each player.
     pub start: [u64; 2],
     /// Goal area of each player (the other player's start).
@@ -95,6 +99,16 @@ impl Board {
                 }
             }
         }
+        let jump_bits = jumps
+            .iter()
+            .map(|list| {
+                let mut row = [(0u8, 0u64); 6];
+                for (slot, &(over, land)) in row.iter_mut().zip(list) {
+                    *slot = (over, 1u64 << land);
+                }
+                row
+            })
+            .collect();
         let rotation: Vec<u8> = coords
             .iter()
             .map(|&(x, y)| {
@@ -126,6 +140,7 @@ impl Board {
             full,
             steps,
             jumps,
+            jump_bits,
             start: [start0, start1],
             goal: [start1, start0],
             rotation,
@@ -157,13 +172,16 @@ impl Board {
         while todo != 0 {
             let c = todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            for &(over, land) in &self.jumps[c] {
-                let l = 1u64 << land;
-                if occupied & (1 << over) != 0 && occupied & l == 0 && reached & l == 0 {
-                    reached |= l;
-                    todo |= l;
-                }
+            // Every jump of the cell at once, without a branch: whether the
+            // jumped cell holds a piece is a coin toss a predictor cannot
+            // learn, and this loop runs for every predecessor and move count.
+            let mut landed = 0;
+            for &(over, land) in &self.jump_bits[c] {
+                landed |= land & (occupied >> over & 1).wrapping_neg();
             }
+            landed &= !(occupied | reached);
+            reached |= landed;
+            todo |= landed;
         }
         (reached | (self.steps[from] & !occupied)) & !(1u64 << from)
     }
