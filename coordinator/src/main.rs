@@ -150,6 +150,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    retro_common::tune_allocator();
     retro_common::init_logging();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {

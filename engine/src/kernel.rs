@@ -357,7 +357,12 @@ pub(crate) fn scan_decided<G: RetroGame>(
     let mut frontier_chunks = Vec::new();
     let mut frontier = 0;
     for (lists, chunks, f) in parts {
-        buckets.extend(lists.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, b)| (d as u32, b)));
+        // Trimmed to their length: a list grown by doubling holds up to twice
+        // its keys, and the worker keeps a round's lists until they are applied.
+        buckets.extend(lists.into_iter().enumerate().filter(|(_, b)| !b.is_empty()).map(|(d, mut b)| {
+            b.shrink_to_fit();
+            (d as u32, b)
+        }));
         frontier_chunks.extend(chunks);
         frontier += f;
     }

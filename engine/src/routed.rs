@@ -131,7 +131,6 @@ pub fn route<G: RetroGame>(
             .map(|run| {
                 s.spawn(move || {
                     let n: usize = run.iter().map(|l| l.len()).sum();
-                    let mut region_of = Vec::with_capacity(n);
                     let mut count = vec![0usize; regions + 1];
                     let mut spans: Vec<Range<u64>> = vec![NO_SPAN; regions];
                     let mut hit = vec![false; chunks];
@@ -144,7 +143,6 @@ pub fn route<G: RetroGame>(
                             }
                             let (lo, hi) = (block.start.max(base) - base, block.end.min(end) - base);
                             let g = (lo / REGION_LEN) as usize;
-                            region_of.push(g as u32);
                             count[g + 1] += 1;
                             let span = &mut spans[g];
                             span.start = span.start.min(block.start);
@@ -161,9 +159,13 @@ pub fn route<G: RetroGame>(
                     let starts = count.clone();
                     let mut keys = vec![0u64; n];
                     let mut next = count;
-                    for (k, &g) in run.iter().flat_map(|l| l.iter()).zip(&region_of) {
-                        keys[next[g as usize]] = *k;
-                        next[g as usize] += 1;
+                    // The region again (one division) rather than kept from the
+                    // first pass: a list of regions would cost half as much
+                    // memory again as the records it sorts.
+                    for &k in run.iter().flat_map(|l| l.iter()) {
+                        let g = ((game.record_block(k >> 1).start.max(base) - base) / REGION_LEN) as usize;
+                        keys[next[g]] = k;
+                        next[g] += 1;
                     }
                     Ok(RouteOut { part: Part { keys, starts }, spans, hit })
                 })

@@ -112,14 +112,15 @@ pub const MAX_BUFFERED_RECORDS: usize = 1 << 23;
 pub const MIN_BUFFERED_RECORDS: usize = 1 << 20;
 
 /// Records buffered before they are applied, for a worker that holds
-/// `positions` state bytes: one record per 64 positions (the buffer and its
-/// routing copy cost a third of the state at most), between
+/// `positions` state bytes: one record per 128 positions (the buffer and its
+/// routing copy cost an eighth of the state at most), between
 /// [`MIN_BUFFERED_RECORDS`] and [`MAX_BUFFERED_RECORDS`]. What a flush gains
 /// is records per region, so a small state needs fewer records for the
 /// same reuse: on cc2 7 x 7 x 3 (141 M positions) 2 M records instead of
-/// 8 M cost no measurable time and 50 MB less memory.
+/// 8 M cost no measurable time and 50 MB less memory, and 1.1 M instead of
+/// 2.2 M another 17 MB (docs/BENCHMARKS.md).
 pub fn buffered_records_limit(positions: u64) -> usize {
-    ((positions / 64) as usize).clamp(MIN_BUFFERED_RECORDS, MAX_BUFFERED_RECORDS)
+    ((positions / 128) as usize).clamp(MIN_BUFFERED_RECORDS, MAX_BUFFERED_RECORDS)
 }
 /// Positions scanned per generate slice.
 pub const SLICE_POSITIONS: usize = 1 << 22;
@@ -580,10 +581,16 @@ impl WorkerCore {
     ) -> Result<u64, TaskError> {
         let bp = self.layout.block_positions;
         let layout = self.layout;
-        let store =
-            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        // The layer is complete: each shard is unmapped as soon as it is
+        // exported, so its pages (a whole layer at stage 2) leave this
+        // process's resident set while the rest is packed, not after; the
+        // export's own peak is then one shard's pages, not the layer's. A
+        // retried export (the store is gone from `self`) maps it again.
+        let mut store = self.layer.take().expect("opened above");
+        self.work = None;
         let mut blocks = 0;
-        for (&s, file) in &store.shards {
+        while let Some((s, file)) = store.shards.pop_first() {
             let r = layout.range(s);
             let bytes = file.bytes();
             for (i, chunk) in bytes.chunks(bp as usize).enumerate() {
@@ -596,11 +603,6 @@ impl WorkerCore {
                 blocks += 1;
             }
         }
-        // The layer is complete: unmap it, so its pages (a whole layer at stage
-        // 2) leave this process's resident set before the next layer or the
-        // analysis. A retried export maps it again.
-        self.layer = None;
-        self.work = None;
         Ok(blocks)
     }
 

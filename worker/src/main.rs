@@ -69,6 +69,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    retro_common::tune_allocator();
     retro_common::init_logging();
     let args = Args::parse();
     // The link is made inside the runtime (its channel spawns a task), and

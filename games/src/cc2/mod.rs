@@ -150,7 +150,13 @@ pub struct Cc2 {
     folded: bool,
     /// Folded by the mirror: the block tables.
     mirror: Option<MirrorBlocks>,
+    /// `choose[k][n]` = C(n, k) for the subset sizes a placement ranks with
+    /// (dense, no bounds branch: one lookup per predecessor).
+    choose: [[u64; 65]; CHOOSE_K],
 }
+
+/// Subset sizes in [`Cc2::choose`]: up to a placement and one more.
+const CHOOSE_K: usize = board::MAX_PIECES as usize + 2;
 
 /// A position text that does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -303,6 +309,7 @@ impl Cc2 {
             major_table,
             minor_table,
             board,
+            choose: std::array::from_fn(|k| std::array::from_fn(|n| binom.get64(n, k))),
             binom,
             folded: folding.colour,
             mirror,
@@ -380,7 +387,7 @@ impl Cc2 {
     pub fn rank(&self, pos: &Position) -> u64 {
         let t = pos.turn as usize;
         let (mut waiting, mut mover) = (pos.pieces[1 - t], pos.pieces[t]);
-        let colex = self.binom.rank_subset(waiting);
+        let colex = self.colex(waiting);
         let major = match &self.mirror {
             None => colex,
             Some(m) => {
@@ -392,7 +399,7 @@ impl Cc2 {
                 major
             }
         };
-        t as u64 * self.per_turn + major * self.block + self.binom.rank_subset_within(mover, self.board.full & !waiting)
+        t as u64 * self.per_turn + major * self.block + self.colex_within(mover, self.board.full & !waiting)
     }
 
     /// Position of a rank.
@@ -574,7 +581,7 @@ impl Cc2 {
         let t = pos.turn as usize;
         let prev = 1 - t;
         // The predecessors keep our pieces (we waited), so they share one block.
-        let colex = self.binom.rank_subset(pos.pieces[t]);
+        let colex = self.colex(pos.pieces[t]);
         let (major, none, twins) = match &self.mirror {
             None => (colex, false, false),
             Some(m) => {
@@ -587,6 +594,32 @@ impl Cc2 {
             }
         };
         PredecessorBase { pos, base: prev as u64 * self.per_turn + major * self.block, none, twins }
+    }
+
+    /// Colex rank of a placement among all placements of its size
+    /// ([`Binomials::rank_subset`], from the dense table).
+    #[inline]
+    fn colex(&self, mut bits: u64) -> u64 {
+        let (mut r, mut i) = (0, 1);
+        while bits != 0 {
+            r += self.choose[i][bits.trailing_zeros() as usize];
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
+    }
+
+    /// Colex rank of a placement counted within `universe`
+    /// ([`Binomials::rank_subset_within`], from the dense table).
+    #[inline]
+    fn colex_within(&self, mut bits: u64, universe: u64) -> u64 {
+        let (mut r, mut i) = (0, 1);
+        while bits != 0 {
+            r += self.choose[i][(universe & ((bits & bits.wrapping_neg()) - 1)).count_ones() as usize];
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
     }
 
     /// Calls `f` with the rank of every predecessor of `pos` (whose
@@ -605,14 +638,37 @@ impl Cc2 {
             let v = own.trailing_zeros() as usize;
             own &= own - 1;
             let mut origins = self.board.destinations(v, all & !(1u64 << v));
+            if origins == 0 {
+                continue;
+            }
+            // The colex rank (within `free`) of the pieces that stay, with
+            // one more inserted below all but `s` of them, is `slot[s]` plus
+            // the inserted piece's own term: each origin then costs two
+            // popcounts and a lookup instead of a rank over every piece.
+            let others = pos.pieces[prev] & !(1u64 << v);
+            let mut places = [0usize; CHOOSE_K];
+            let mut k = 0;
+            let mut o = others;
+            while o != 0 {
+                places[k] = (free & ((o & o.wrapping_neg()) - 1)).count_ones() as usize;
+                k += 1;
+                o &= o - 1;
+            }
+            let mut slot = [0u64; CHOOSE_K];
+            for (s, sum) in slot.iter_mut().enumerate().take(k + 1) {
+                *sum = (0..k).map(|i| self.choose[i + 1 + usize::from(i >= s)][places[i]]).sum();
+            }
             while origins != 0 {
                 let u = origins.trailing_zeros() as usize;
                 origins &= origins - 1;
-                let before = pos.pieces[prev] ^ (1u64 << u) ^ (1u64 << v);
-                f(base + self.binom.rank_subset_within(before, free));
+                let below = (1u64 << u) - 1;
+                let s = (others & below).count_ones() as usize;
+                let at = (free & below).count_ones() as usize;
+                f(base + slot[s] + self.choose[s + 1][at]);
                 if twins {
                     // `free` is symmetric: the block's placement is.
-                    f(base + self.binom.rank_subset_within(self.board.reflect(before), free));
+                    let before = others | (1u64 << u);
+                    f(base + self.colex_within(self.board.reflect(before), free));
                 }
             }
         }
@@ -669,7 +725,7 @@ impl RetroGame for Cc2 {
     fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
         let PredecessorBase { pos, base, none, .. } = self.predecessor_base(rank);
         let t = pos.turn as usize;
-        let minor = self.binom.rank_subset_within(pos.pieces[1 - t], self.board.full & !pos.pieces[t]);
+        let minor = self.colex_within(pos.pieces[1 - t], self.board.full & !pos.pieces[t]);
         let flag = if none { NO_PREDECESSORS } else { 0 };
         ((base + minor) | flag, base..base + self.block)
     }

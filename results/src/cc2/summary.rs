@@ -80,34 +80,42 @@ pub struct TwoPlayerSummary {
 pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSummary, ResultsError> {
     let started = std::time::Instant::now();
     let mut reader = job.open(dir, "solo(1)", game.rank_order())?;
-    let packed = reader.read_all()?;
     let per_turn = game.per_turn();
     let mut sides = [Counts::default(), Counts::default()];
     // Folded by colour symmetry, the file holds player 1 to move only; the
     // positions with player 2 to move are their mirror images, negated.
     // Folded by the mirror, a rank may stand for a position and its image.
-    let stored_sides = if game.is_folded() { 1 } else { 2 };
+    let stored = if game.is_folded() { per_turn } else { 2 * per_turn };
     let block = game.block_len();
-    for (side, counts) in sides.iter_mut().enumerate().take(stored_sides) {
-        let first = side as u64 * per_turn;
-        // A block's ranks share their multiplicity.
-        for (rank, weight) in (first..first + per_turn).step_by(block as usize).flat_map(|start| {
-            let weight = game.multiplicity(start);
-            (start..start + block).map(move |rank| (rank, weight))
-        }) {
-            let c = match unpack_value(&packed, rank) {
-                VALUE_WIN => &mut counts.wins,
-                VALUE_LOSS => &mut counts.losses,
-                VALUE_DRAW => &mut counts.draws,
-                VALUE_ILLEGAL => &mut counts.illegal,
-                other => {
-                    return Err(ResultsError::Inconsistent(format!(
-                        "rank {rank}: value {other} is not a tablebase value"
-                    )));
-                }
-            };
-            *c += weight;
-            counts.positions += weight;
+    // Read a tablebase block at a time (a quarter byte a position would be
+    // the whole file in memory, and the analysis would set the job's peak).
+    let file_block = reader.header().block_positions;
+    for b in 0..reader.block_count() {
+        let packed = reader.read_block(b)?;
+        let first = b * file_block;
+        let end = (first + reader.header().block_len(b)).min(stored);
+        let mut rank = first;
+        while rank < end {
+            // A game block's ranks share their multiplicity and side to move.
+            let run_end = ((rank / block + 1) * block).min(end);
+            let weight = game.multiplicity(rank);
+            let counts = &mut sides[(rank / per_turn) as usize];
+            for r in rank..run_end {
+                let c = match unpack_value(&packed, r - first) {
+                    VALUE_WIN => &mut counts.wins,
+                    VALUE_LOSS => &mut counts.losses,
+                    VALUE_DRAW => &mut counts.draws,
+                    VALUE_ILLEGAL => &mut counts.illegal,
+                    other => {
+                        return Err(ResultsError::Inconsistent(format!(
+                            "rank {r}: value {other} is not a tablebase value"
+                        )));
+                    }
+                };
+                *c += weight;
+                counts.positions += weight;
+            }
+            rank = run_end;
         }
     }
     if game.is_folded() {
@@ -130,7 +138,7 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         )));
     }
     let start = game.start();
-    let value = retro_probe::value_word(unpack_value(&packed, game.rank(&start)));
+    let value = retro_probe::value_word(reader.probe(game.rank(&start))?);
     Ok(TwoPlayerSummary {
         job: job.job.clone(),
         game: GameKind::Cc2,
