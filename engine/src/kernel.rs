@@ -395,6 +395,7 @@ pub fn apply<G: RetroGame>(
 /// this round has propagated) in the listed chunks of a shard.
 pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64], threads: usize) {
     let prev = round - 1;
+    let (win, loss) = (values::win_new(prev), values::loss_new(prev));
     let chunk_len = layout.chunk_len as usize;
     let mut wanted = vec![false; bytes.len().div_ceil(chunk_len)];
     for &c in chunks {
@@ -409,15 +410,35 @@ pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[
         for group in parts.chunks_mut(per) {
             s.spawn(move || {
                 for part in group.iter_mut() {
-                    for b in part.iter_mut() {
-                        if values::is_new_of(*b, prev) {
-                            *b = values::settle(*b);
-                        }
+                    for line in part.chunks_mut(64) {
+                        settle_line(line, win, loss);
                     }
                 }
             });
         }
     });
+}
+
+/// Settles the codes `win` and `loss` (one round's "new" codes) in a cache
+/// line of state. Written as a test over the line and selects, both of which
+/// compile to vector instructions on any x86-64 (a store under a condition
+/// needs AVX-512's masked stores); a line without those codes is not written,
+/// so its page stays clean.
+#[inline]
+fn settle_line(line: &mut [u8], win: u8, loss: u8) {
+    if !line.iter().fold(false, |any, &c| any | (c == win) | (c == loss)) {
+        return;
+    }
+    for b in line.iter_mut() {
+        let c = *b;
+        *b = if c == win {
+            values::WIN
+        } else if c == loss {
+            values::LOSS
+        } else {
+            c
+        };
+    }
 }
 
 /// Applies update lists (any order) to a shard (`bytes[i]` is rank `base + i`):
