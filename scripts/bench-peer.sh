@@ -4,7 +4,12 @@
 # positions), N pairs (default 3), wall time, peak RSS and bytes written for
 # each run, the medians and the ratios ours / theirs.
 #
-#   scripts/bench-peer.sh PEER_DIR [--pairs N] [--m 7] [--p 3]
+#   scripts/bench-peer.sh PEER_DIR [--pairs N] [--m 7] [--p 3] [--portable]
+#
+# Both programs are built for this machine's CPU: the peer's Makefile compiles
+# with -O3 -march=native, so ours is built with RUSTFLAGS="-C target-cpu=native"
+# (in target/native, beside the default build). --portable runs our default
+# build instead (x86-64-v2, what `cargo build --release` gives).
 #
 # PEER_DIR is a local checkout of GitHub jh85/smallgames (its chinesecheckers/
 # directory, or the repository root). The project never contains that code: the
@@ -12,12 +17,13 @@
 # here; it is built there with its own Makefile (`make src/solver`).
 # Figures only, nothing asserted: docs/BENCHMARKS.md records them with the machine.
 set -euo pipefail
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ $# -ge 1 && "$1" != -h && "$1" != --help ]] || { usage; exit 2; }
 peer=$1; shift
-pairs=3; m=7; p=3
+pairs=3; m=7; p=3; portable=0
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --portable) portable=1; shift ;;
     --pairs) pairs=$2; shift 2 ;;
     --m) m=$2; shift 2 ;;
     --p) p=$2; shift 2 ;;
@@ -31,16 +37,21 @@ plan="plans/cc2-m${m}p${p}.toml"
 [[ -f "$plan" ]] || { echo "error: no plan $plan" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
 echo "== building"
-cargo build --release --quiet --bin coordinator
+if [[ $portable == 1 ]]; then
+  cargo build --release --quiet --bin coordinator
+  ours=target/release/coordinator; built="portable build, x86-64-v2"
+else
+  RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native cargo build --release --quiet --bin coordinator
+  ours=target/native/release/coordinator; built="target-cpu=native, as the peer's -march=native"
+fi
 (cd "$peer" && make --quiet src/solver)
-ours=target/release/coordinator
 theirs="$peer/src/solver"
 threads=$(nproc)
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
   "L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')," \
   "$(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo)"
 echo "peer: $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') ($theirs --m $m --p $p --threads $threads)"
-echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan)"
+echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan; $built)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-peer.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 # One timed run: prints "wall_s peak_rss_MB written_MB" (written: GNU time's
 # file system outputs, in 512-byte blocks).
