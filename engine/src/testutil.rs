@@ -16,6 +16,11 @@ impl TestDir {
         Self(dir)
     }
 
+    /// The directory itself.
+    pub fn root(&self) -> &std::path::Path {
+        &self.0
+    }
+
     /// A path inside the directory.
     pub fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)

@@ -5,8 +5,8 @@
 
 use super::passes::{count_successors, expand_in_passes};
 use super::spill::{Merged, SpillOptions, merge_runs, spill_level};
+use super::store::remove_dir_if_present;
 use super::{LevelError, LevelGame};
-use crate::durable::io_err;
 use std::path::{Path, PathBuf};
 
 /// What a step did.
@@ -28,13 +28,6 @@ pub struct DiskStep {
     pub runs_bytes: u64,
 }
 
-fn remove_dir(dir: &Path) -> Result<(), LevelError> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| LevelError::Io(io_err(dir)(e)))?;
-    }
-    Ok(())
-}
-
 /// Expands the level in `sources` (one stream per shard) into `dest(k)` for
 /// each of the `shards` destination shards, within `opts`'s bound. Spill runs,
 /// if any, go under `scratch`, which is emptied first (runs of a killed step)
@@ -49,7 +42,7 @@ pub fn expand_on_disk(
     opts: &SpillOptions,
     mut check: impl FnMut(),
 ) -> Result<DiskStep, LevelError> {
-    remove_dir(scratch)?;
+    remove_dir_if_present(scratch)?;
     let counts = count_successors(game, sources, shards, opts.threads)?;
     let mut step = DiskStep {
         merged: Merged::default(),
@@ -75,7 +68,7 @@ pub fn expand_on_disk(
             step.merged = merge_runs(&runs, dest, opts.threads)?;
             step.spilled_entries = runs.entries;
             step.runs_bytes = runs.bytes;
-            remove_dir(scratch)?;
+            remove_dir_if_present(scratch)?;
         }
     }
     Ok(step)

@@ -145,9 +145,8 @@ mod tests {
 
     #[test]
     fn passes_give_the_bytes_of_a_level_expanded_in_memory() {
-        let d = std::env::temp_dir().join(format!("level-passes-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let dir = crate::testutil::TestDir::new("level-passes");
+        let d = dir.root();
         let shards = 7;
         let mut level = start_level(0xffff, shards);
         for depth in 0..8 {
@@ -191,6 +190,5 @@ mod tests {
             }
             level = next;
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -265,13 +265,7 @@ mod tests {
     use super::super::testgame::Removal;
     use super::super::{LevelShard, next_level, start_level};
     use super::*;
-
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("level-spill-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
+    use crate::testutil::TestDir;
 
     fn write_level(level: &[LevelShard], path: impl Fn(usize) -> PathBuf) {
         for (k, shard) in level.iter().enumerate() {
@@ -281,7 +275,8 @@ mod tests {
 
     #[test]
     fn tiny_bounds_give_the_bytes_of_a_level_expanded_in_memory() {
-        let d = dir("bytes");
+        let dir = TestDir::new("level-spill-bytes");
+        let d = dir.root();
         let shards = 5;
         let mut level = start_level(0xffff, shards);
         for depth in 0..9 {
@@ -313,12 +308,12 @@ mod tests {
             }
             level = next;
         }
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn a_damaged_run_is_named() {
-        let d = dir("damaged");
+        let dir = TestDir::new("level-spill-damaged");
+        let d = dir.root();
         let level = next_level(&Removal, &start_level(0xffff, 3), 1).unwrap().0;
         let level = next_level(&Removal, &level, 1).unwrap().0;
         write_level(&level, |k| d.join(format!("in-{k}")));
@@ -333,6 +328,5 @@ mod tests {
         let err = merge_runs(&runs, &|k| d.join(format!("out-{k}")), 1).unwrap_err();
         assert!(matches!(&err, LevelError::Corrupt { path, .. } if *path == victim), "{err}");
         assert!(err.to_string().contains(&victim.display().to_string()));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -50,12 +50,18 @@ fn marker_path(root: &Path, n: usize) -> PathBuf {
     level_dir(root, n).join("level.json")
 }
 
+/// Removes `dir` and everything in it, if it is there.
+pub fn remove_dir_if_present(dir: &Path) -> Result<(), LevelError> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| LevelError::Io(io_err(dir)(e)))?;
+    }
+    Ok(())
+}
+
 /// Empties (or creates) level `n`'s directory, ready for its shard files.
 pub fn begin_level(root: &Path, n: usize) -> Result<(), LevelError> {
     let dir = level_dir(root, n);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| LevelError::Io(io_err(&dir)(e)))?;
-    }
+    remove_dir_if_present(&dir)?;
     std::fs::create_dir_all(&dir).map_err(|e| LevelError::Io(io_err(&dir)(e)))
 }
 
@@ -128,8 +134,8 @@ mod tests {
 
     #[test]
     fn levels_round_trip_and_an_unmarked_one_is_incomplete() {
-        let root = std::env::temp_dir().join(format!("level-store-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        let dir = crate::testutil::TestDir::new("level-store");
+        let root = dir.path("levels");
         let level =
             vec![LevelShard { keys: vec![1, 5, 9], weights: vec![1, u128::MAX, 1 << 100] }, LevelShard::default()];
         let marker = write_level(&root, 3, &level).unwrap();
@@ -144,7 +150,6 @@ mod tests {
         );
         begin_level(&root, 4).unwrap();
         assert_eq!(read_marker(&root, 4, 2).unwrap(), None);
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }
 

@@ -363,13 +363,7 @@ pub fn over_sources<S: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("level-stream-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
+    use crate::testutil::TestDir;
 
     fn write(path: &Path, entries: &[(u64, u128)]) -> u64 {
         let mut w = StreamWriter::create(path).unwrap();
@@ -381,7 +375,8 @@ mod tests {
 
     #[test]
     fn streams_round_trip_across_frames() {
-        let d = dir("round");
+        let dir = TestDir::new("level-stream-round");
+        let d = dir.root();
         // Enough entries for several frames, with weights up to u128::MAX.
         let entries: Vec<(u64, u128)> = (0..400_000u64)
             .map(|i| (i * 37 + (i % 5), if i % 1000 == 0 { u128::MAX >> (i % 3) } else { u128::from(i) }))
@@ -393,7 +388,6 @@ mod tests {
         write(&d.join("empty"), &[]);
         assert_eq!(StreamReader::open(&d.join("empty")).unwrap().count(), 0);
         assert!(!tmp_path(&d.join("a")).exists());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
@@ -425,16 +419,17 @@ mod tests {
 
     #[test]
     fn keys_out_of_order_are_refused_when_written() {
-        let d = dir("order");
+        let dir = TestDir::new("level-stream-order");
+        let d = dir.root();
         let mut w = StreamWriter::create(&d.join("a")).unwrap();
         w.push(5, 1).unwrap();
         assert!(matches!(w.push(5, 1), Err(LevelError::Corrupt { .. })));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn every_damage_is_named() {
-        let d = dir("damage");
+        let dir = TestDir::new("level-stream-damage");
+        let d = dir.root();
         let path = d.join("shard");
         let entries: Vec<(u64, u128)> = (1..3000u64).map(|i| (i * i, u128::from(i) << 70)).collect();
         write(&path, &entries);
@@ -457,6 +452,5 @@ mod tests {
         longer.push(0);
         std::fs::write(&path, &longer).unwrap();
         assert!(matches!(read_all(), Err(LevelError::Corrupt { .. })));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }
