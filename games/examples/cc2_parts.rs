@@ -24,6 +24,24 @@ fn main() {
     time("classify (move count)", &mut || {
         ranks.iter().map(|&r| matches!(g.classify(r), retro_games::Classification::Illegal) as u64).sum()
     });
+    // The move count pass walks every rank in order.
+    let seq = 4_000_000u64;
+    let first = n / 3;
+    let t = Instant::now();
+    let sum: u64 = (first..first + seq).map(|r| g.unrank(r).pieces[0]).fold(0, u64::wrapping_add);
+    println!(
+        "{:<34} {:>7.1} ns each (checksum {sum})",
+        "unrank, in rank order",
+        t.elapsed().as_secs_f64() * 1e9 / seq as f64
+    );
+    let t = Instant::now();
+    let sum: u64 =
+        (first..first + seq).map(|r| matches!(g.classify(r), retro_games::Classification::Illegal) as u64).sum();
+    println!(
+        "{:<34} {:>7.1} ns each (checksum {sum})",
+        "classify, in rank order",
+        t.elapsed().as_secs_f64() * 1e9 / seq as f64
+    );
     time("frontier_record_and_block", &mut || ranks.iter().map(|&r| g.frontier_record_and_block(r).0).sum());
     let mut records: Vec<u64> = ranks.iter().map(|&r| g.frontier_record(r)).collect();
     records.sort_unstable();

@@ -117,6 +117,88 @@ impl Binomials {
     }
 }
 
+/// Largest subset size [`Colex`] ranks (the order-4 star's corner of 10
+/// pieces, and one more for a piece inserted into a placement).
+pub const COLEX_K: usize = 12;
+
+/// Colex ranks of small subsets of a 64-cell universe from a dense
+/// `C(n, k)` table held inline (6 KB, `k < COLEX_K`, `n <= 64`): one load
+/// per piece with no `k > n` branch and no pointer to follow, where
+/// [`Binomials`] keeps a u128 table of 266 KB on the heap. The kernels rank
+/// a placement for every predecessor they name, so this is their table.
+pub struct Colex {
+    /// `table[k][n]` = C(n, k).
+    table: [[u64; 65]; COLEX_K],
+}
+
+impl Default for Colex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Colex {
+    /// The table, from Pascal's triangle.
+    pub fn new() -> Colex {
+        let b = Binomials::new();
+        Colex { table: std::array::from_fn(|k| std::array::from_fn(|n| b.get64(n, k))) }
+    }
+
+    /// `C(n, k)` for `n <= 64`, `k < COLEX_K` (zero when `k > n`).
+    #[inline]
+    pub fn choose(&self, n: usize, k: usize) -> u64 {
+        self.table[k][n]
+    }
+
+    /// Colex rank of a placement among all placements of its size
+    /// (equal to [`Binomials::rank_subset`]).
+    #[inline]
+    pub fn rank(&self, mut bits: u64) -> u64 {
+        let (mut r, mut i) = (0, 1);
+        while bits != 0 {
+            r += self.table[i][bits.trailing_zeros() as usize];
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
+    }
+
+    /// Colex rank of a placement counted within `universe` (equal to
+    /// [`Binomials::rank_subset_within`]).
+    #[inline]
+    pub fn rank_within(&self, mut bits: u64, universe: u64) -> u64 {
+        let (mut r, mut i) = (0, 1);
+        while bits != 0 {
+            r += self.table[i][(universe & ((bits & bits.wrapping_neg()) - 1)).count_ones() as usize];
+            i += 1;
+            bits &= bits - 1;
+        }
+        r
+    }
+}
+
+/// Spreads the low bits of `value` onto the cells outside `holes` (the j-th
+/// set bit of `value` lands on the j-th cell not in `holes`; equal to
+/// `pdep(value, !holes)`): a bit moves up by one for each hole at or below
+/// where it lands. The rankers' holes are the other players' few pieces, so
+/// this costs a few comparisons per bit, where walking the free cells one by
+/// one ([`pdep`]) costs up to one step per cell.
+#[inline]
+pub fn deposit_around(mut value: u64, holes: u64) -> u64 {
+    let mut out = 0;
+    while value != 0 {
+        let mut cell = value.trailing_zeros();
+        let mut h = holes;
+        while h != 0 && h.trailing_zeros() <= cell {
+            cell += 1;
+            h &= h - 1;
+        }
+        out |= 1 << cell;
+        value &= value - 1;
+    }
+    out
+}
+
 /// Packs the bits of `value` selected by `mask` into the low bits (software pext).
 #[inline]
 pub fn pext(value: u64, mut mask: u64) -> u64 {

@@ -14,6 +14,7 @@ pub mod binom;
 pub mod cc2;
 pub mod cc3;
 pub mod fastdiv;
+mod jumps;
 pub mod kind;
 pub mod peg;
 pub mod sample;

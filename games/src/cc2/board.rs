@@ -1,6 +1,8 @@
 //! The m x m diamond of two-player Chinese checkers (RULES.md section 2):
 //! cells, their numbering, steps, jumps, start and goal areas.
 
+use crate::jumps::{JumpTable, jump_chains, jump_table};
+
 /// Largest board side: the cells must fit one 64-bit board.
 pub const MAX_SIZE: u32 = 8;
 /// Smallest board side that leaves room between the two start areas.
@@ -32,7 +34,7 @@ pub struct Board {
     /// The same jumps as `(jumped cell, landing cell as one bit)`, six per
     /// cell, padded with jumps that land nowhere: [`Board::destinations`]
     /// tests them all without a branch.
-    jump_bits: Vec<[(u8, u64); 6]>,
+    jump_bits: JumpTable,
     /// Start area of each player.
     pub start: [u64; 2],
     /// Goal area of each player (the other player's start).
@@ -99,16 +101,7 @@ impl Board {
                 }
             }
         }
-        let jump_bits = jumps
-            .iter()
-            .map(|list| {
-                let mut row = [(0u8, 0u64); 6];
-                for (slot, &(over, land)) in row.iter_mut().zip(list) {
-                    *slot = (over, 1u64 << land);
-                }
-                row
-            })
-            .collect();
+        let jump_bits = jump_table(&jumps);
         let rotation: Vec<u8> = coords
             .iter()
             .map(|&(x, y)| {
@@ -167,23 +160,7 @@ impl Board {
     /// it) but is never a destination.
     #[inline]
     pub fn destinations(&self, from: usize, occupied: u64) -> u64 {
-        let mut reached = 1u64 << from;
-        let mut todo = reached;
-        while todo != 0 {
-            let c = todo.trailing_zeros() as usize;
-            todo &= todo - 1;
-            // Every jump of the cell at once, without a branch: whether the
-            // jumped cell holds a piece is a coin toss a predictor cannot
-            // learn, and this loop runs for every predecessor and move count.
-            let mut landed = 0;
-            for &(over, land) in &self.jump_bits[c] {
-                landed |= land & (occupied >> over & 1).wrapping_neg();
-            }
-            landed &= !(occupied | reached);
-            reached |= landed;
-            todo |= landed;
-        }
-        (reached | (self.steps[from] & !occupied)) & !(1u64 << from)
+        jump_chains(&self.jump_bits, from, occupied, !occupied) | (self.steps[from] & !occupied)
     }
 
     /// True when player `p` meets its win condition: its goal area completely

@@ -31,7 +31,7 @@ mod tests;
 
 pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 
-use crate::binom::Binomials;
+use crate::binom::{Binomials, COLEX_K, Colex, deposit_around};
 use crate::fastdiv::FastDiv;
 use crate::{Classification, Question, RetroGame};
 
@@ -150,13 +150,13 @@ pub struct Cc2 {
     folded: bool,
     /// Folded by the mirror: the block tables.
     mirror: Option<MirrorBlocks>,
-    /// `choose[k][n]` = C(n, k) for the subset sizes a placement ranks with
-    /// (dense, no bounds branch: one lookup per predecessor).
-    choose: [[u64; 65]; CHOOSE_K],
+    /// Colex ranks from the dense table (one lookup per predecessor).
+    colex: Colex,
 }
 
-/// Subset sizes in [`Cc2::choose`]: up to a placement and one more.
+/// Subset sizes a placement ranks with: up to a placement and one more.
 const CHOOSE_K: usize = board::MAX_PIECES as usize + 2;
+const _: () = assert!(CHOOSE_K <= COLEX_K);
 
 /// A position text that does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -309,7 +309,7 @@ impl Cc2 {
             major_table,
             minor_table,
             board,
-            choose: std::array::from_fn(|k| std::array::from_fn(|n| binom.get64(n, k))),
+            colex: Colex::new(),
             binom,
             folded: folding.colour,
             mirror,
@@ -387,7 +387,7 @@ impl Cc2 {
     pub fn rank(&self, pos: &Position) -> u64 {
         let t = pos.turn as usize;
         let (mut waiting, mut mover) = (pos.pieces[1 - t], pos.pieces[t]);
-        let colex = self.colex(waiting);
+        let colex = self.colex.rank(waiting);
         let major = match &self.mirror {
             None => colex,
             Some(m) => {
@@ -399,7 +399,7 @@ impl Cc2 {
                 major
             }
         };
-        t as u64 * self.per_turn + major * self.block + self.colex_within(mover, self.board.full & !waiting)
+        t as u64 * self.per_turn + major * self.block + self.colex.rank_within(mover, self.board.full & !waiting)
     }
 
     /// Position of a rank.
@@ -515,27 +515,6 @@ fn mirror_blocks(board: &Board, binom: &Binomials) -> (Vec<u64>, MirrorBlocks) {
     (placements, blocks)
 }
 
-/// Spreads the low bits of `value` onto the cells outside `holes` (the j-th
-/// set bit of `value` lands on the j-th cell not in `holes`): a bit moves up
-/// by one for each hole at or below where it lands. The holes are the other
-/// player's few pieces, so this costs a few comparisons per bit, where
-/// walking the free cells one by one costs up to one step per cell.
-#[inline]
-pub(crate) fn deposit_around(mut value: u64, holes: u64) -> u64 {
-    let mut out = 0;
-    while value != 0 {
-        let mut cell = value.trailing_zeros();
-        let mut h = holes;
-        while h != 0 && h.trailing_zeros() <= cell {
-            cell += 1;
-            h &= h - 1;
-        }
-        out |= 1 << cell;
-        value &= value - 1;
-    }
-    out
-}
-
 /// Set in a frontier record whose position names no predecessors
 /// ([`PredecessorBase::none`]); ranks stay far below it.
 const NO_PREDECESSORS: u64 = 1 << 62;
@@ -581,7 +560,7 @@ impl Cc2 {
         let t = pos.turn as usize;
         let prev = 1 - t;
         // The predecessors keep our pieces (we waited), so they share one block.
-        let colex = self.colex(pos.pieces[t]);
+        let colex = self.colex.rank(pos.pieces[t]);
         let (major, none, twins) = match &self.mirror {
             None => (colex, false, false),
             Some(m) => {
@@ -594,32 +573,6 @@ impl Cc2 {
             }
         };
         PredecessorBase { pos, base: prev as u64 * self.per_turn + major * self.block, none, twins }
-    }
-
-    /// Colex rank of a placement among all placements of its size
-    /// ([`Binomials::rank_subset`], from the dense table).
-    #[inline]
-    fn colex(&self, mut bits: u64) -> u64 {
-        let (mut r, mut i) = (0, 1);
-        while bits != 0 {
-            r += self.choose[i][bits.trailing_zeros() as usize];
-            i += 1;
-            bits &= bits - 1;
-        }
-        r
-    }
-
-    /// Colex rank of a placement counted within `universe`
-    /// ([`Binomials::rank_subset_within`], from the dense table).
-    #[inline]
-    fn colex_within(&self, mut bits: u64, universe: u64) -> u64 {
-        let (mut r, mut i) = (0, 1);
-        while bits != 0 {
-            r += self.choose[i][(universe & ((bits & bits.wrapping_neg()) - 1)).count_ones() as usize];
-            i += 1;
-            bits &= bits - 1;
-        }
-        r
     }
 
     /// Calls `f` with the rank of every predecessor of `pos` (whose
@@ -656,7 +609,7 @@ impl Cc2 {
             }
             let mut slot = [0u64; CHOOSE_K];
             for (s, sum) in slot.iter_mut().enumerate().take(k + 1) {
-                *sum = (0..k).map(|i| self.choose[i + 1 + usize::from(i >= s)][places[i]]).sum();
+                *sum = (0..k).map(|i| self.colex.choose(places[i], i + 1 + usize::from(i >= s))).sum();
             }
             while origins != 0 {
                 let u = origins.trailing_zeros() as usize;
@@ -664,11 +617,11 @@ impl Cc2 {
                 let below = (1u64 << u) - 1;
                 let s = (others & below).count_ones() as usize;
                 let at = (free & below).count_ones() as usize;
-                f(base + slot[s] + self.choose[s + 1][at]);
+                f(base + slot[s] + self.colex.choose(at, s + 1));
                 if twins {
                     // `free` is symmetric: the block's placement is.
                     let before = others | (1u64 << u);
-                    f(base + self.colex_within(self.board.reflect(before), free));
+                    f(base + self.colex.rank_within(self.board.reflect(before), free));
                 }
             }
         }
@@ -725,7 +678,7 @@ impl RetroGame for Cc2 {
     fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
         let PredecessorBase { pos, base, none, .. } = self.predecessor_base(rank);
         let t = pos.turn as usize;
-        let minor = self.colex_within(pos.pieces[1 - t], self.board.full & !pos.pieces[t]);
+        let minor = self.colex.rank_within(pos.pieces[1 - t], self.board.full & !pos.pieces[t]);
         let flag = if none { NO_PREDECESSORS } else { 0 };
         ((base + minor) | flag, base..base + self.block)
     }

@@ -146,12 +146,19 @@ impl Cc3 {
         // Moves are reversible: the previous player's piece moved from u to v
         // exactly when, here, it can move from v back to u. Every predecessor
         // keeps the other two players' pieces, so only the mover's part is
-        // ranked per move.
+        // ranked per move, and of that only the moved piece.
+        let occupied = before.occupied();
+        let mut own = before.pieces[p];
         let mut moved = false;
-        for_each_move(&self.star, &before.pieces, p, &mut |from, to| {
-            moved = true;
-            f(self.ranker.minor(block, before.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
-        });
+        while own != 0 {
+            let v = own.trailing_zeros() as usize;
+            own &= own - 1;
+            let origins = destinations(&self.star, p, occupied, v);
+            if origins != 0 {
+                moved = true;
+                self.ranker.for_each_moved(block, before.pieces[p], v, origins, f);
+            }
+        }
         // The pass: the same placement with the previous player to move, when
         // that player had no move there and the game was not over.
         if !moved && before.outcome(&self.star) == Outcome::Ongoing {

@@ -2,6 +2,7 @@
 //! terminal and illegal placements, and the rotation of a whole position.
 
 use super::star::Star;
+use crate::jumps::jump_chains;
 
 /// A position: each player's pieces as a bitboard over cell indices, and the
 /// player to move (0 = A, 1 = B, 2 = C).
@@ -75,6 +76,12 @@ impl Position {
 #[inline]
 pub fn destinations(star: &Star, player: usize, occupied: u128, from: usize) -> u128 {
     let empty_lane = star.lane_mask[player] & !occupied;
+    if !star.narrow_jumps.is_empty() {
+        // Stage 2's board fits a u64: the shared branch-free chains, without
+        // the u128 shifts (most of this function's cost at stage 2).
+        let chains = jump_chains(&star.narrow_jumps, from, occupied as u64, empty_lane as u64);
+        return (chains | (star.step_mask[from] & empty_lane) as u64) as u128;
+    }
     let mut dests = star.step_mask[from] & empty_lane;
     // Jump chains: breadth-first over landing cells. A chain only lands on even
     // offsets from `from`, so it can never jump over the (empty) origin.

@@ -20,7 +20,7 @@
 
 use super::position::Position;
 use super::star::Star;
-use crate::binom::{Binomials, pdep};
+use crate::binom::{Binomials, COLEX_K, Colex, deposit_around, pdep};
 use crate::fastdiv::FastDiv;
 
 /// Ranking tables for one star order.
@@ -28,9 +28,16 @@ pub struct Ranker {
     k: usize,
     h: usize,
     binom: Binomials,
+    /// Colex ranks from a dense table (every predecessor is ranked with it).
+    colex: Colex,
     /// `bc_offset[b*(k+1)+c]`: first rank (within a turn) of the (b, c) section;
     /// one extra entry holds the placement count.
     bc_offset: Vec<u128>,
+    /// [`Ranker::bc_offset`] in u64 (saturated), for finding a rank's section
+    /// without a u128 comparison.
+    bc_offset64: Vec<u64>,
+    /// `(b, c)` of each section (a division by `k + 1` at run time is slow).
+    section_bc: Vec<(u8, u8)>,
     /// `minor_size[b*(k+1)+c]`: positions of the mover for fixed others.
     minor_size: Vec<u64>,
     /// `minor_offset[(b*(k+1)+c)*(k+1)+a]`: first minor index with `a` mover pieces in the centre.
@@ -100,6 +107,9 @@ impl Ranker {
             k,
             h,
             binom,
+            colex: Colex::new(),
+            section_bc: (0..=k).flat_map(|b| (0..=k).map(move |c| (b as u8, c as u8))).collect(),
+            bc_offset64: bc_offset.iter().map(|&o| o.min(u64::MAX as u128) as u64).collect(),
             bc_offset,
             minor_size,
             minor_offset,
@@ -116,6 +126,13 @@ impl Ranker {
     #[inline]
     fn binom_div(&self, n: usize, r: usize) -> &FastDiv {
         &self.binom_div[n * (self.k + 1) + r]
+    }
+
+    /// The (b, c) section of a rank within its player to move: the last one
+    /// whose offset is at most `within` (empty sections share offsets).
+    #[inline]
+    fn section_of(&self, within: u64) -> usize {
+        last_at_most(&self.bc_offset64, within)
     }
 
     /// Placements of the pieces (positions for one fixed player to move).
@@ -155,11 +172,11 @@ impl Ranker {
         let cc = self.centre(pos.pieces[o2]);
         let (b, c) = (cb.count_ones() as usize, cc.count_ones() as usize);
         let free_c = self.centre64 & !cb;
-        let b64 = |n: usize, r: usize| self.binom.get64(n, r);
-        let mut major = self.binom.rank_subset(cb);
-        major = major * b64(h - b, c) + self.binom.rank_subset_within(cc, free_c);
-        major = major * b64(kk, k - b) + self.binom.rank_subset(self.corner(pos.pieces[o1], o1));
-        major = major * b64(kk, k - c) + self.binom.rank_subset(self.corner(pos.pieces[o2], o2));
+        let b64 = |n: usize, r: usize| self.colex.choose(n, r);
+        let mut major = self.colex.rank(cb);
+        major = major * b64(h - b, c) + self.colex.rank_within(cc, free_c);
+        major = major * b64(kk, k - b) + self.colex.rank(self.corner(pos.pieces[o1], o1));
+        major = major * b64(kk, k - c) + self.colex.rank(self.corner(pos.pieces[o2], o2));
         let section = b * (k + 1) + c;
         let base =
             mover as u64 * self.placements as u64 + self.bc_offset[section] as u64 + major * self.minor_size[section];
@@ -173,9 +190,78 @@ impl Ranker {
         let ca = self.centre(mover_pieces);
         let a = ca.count_ones() as usize;
         let free_count = block.free.count_ones() as usize;
-        let corner = self.binom.rank_subset(self.corner(mover_pieces, block.mover));
-        let centre = self.binom.rank_subset_within(ca, block.free);
-        block.base + self.minor_offset[block.section * (k + 1) + a] + corner * self.binom.get64(free_count, a) + centre
+        let corner = self.colex.rank(self.corner(mover_pieces, block.mover));
+        let centre = self.colex.rank_within(ca, block.free);
+        block.base + self.minor_offset[block.section * (k + 1) + a] + corner * self.colex.choose(free_count, a) + centre
+    }
+
+    /// Calls `f` with the rank in `block` of each placement of the mover
+    /// that is `pieces` with the piece on cell `v` standing on a cell of
+    /// `origins` instead (empty cells of the mover's lanes): what
+    /// [`Ranker::minor`] gives for each, at a fraction of its cost. The
+    /// pieces that stay are ranked once, with the moved piece inserted below
+    /// all but `s` of them (`slot[s]`, for the centre and for the corner), so
+    /// an origin costs two popcounts and a lookup.
+    #[inline]
+    pub fn for_each_moved(
+        &self,
+        block: &PredecessorBlock,
+        pieces: u128,
+        v: usize,
+        mut origins: u128,
+        f: &mut impl FnMut(u64),
+    ) {
+        let (k, h) = (self.k, self.h);
+        let others = pieces & !(1u128 << v);
+        let centre = self.centre(others);
+        let corner = self.corner(others, block.mover);
+        let a = centre.count_ones() as usize;
+        let free = block.free;
+        let free_count = free.count_ones() as usize;
+        let offsets = &self.minor_offset[block.section * (k + 1)..(block.section + 1) * (k + 1)];
+        let centre_slot = self.slots(centre, free);
+        let corner_slot = self.slots(corner, self.corner64);
+        // An origin in the centre adds a centre piece (the corner part stays);
+        // one in the corner keeps the centre part.
+        let from_centre =
+            block.base + offsets[(a + 1).min(k)] + self.colex.rank(corner) * self.colex.choose(free_count, a + 1);
+        let from_corner = block.base + offsets[a] + self.colex.rank_within(centre, free);
+        let corner_weight = self.colex.choose(free_count, a);
+        let corner_shift = h + 2 * k * block.mover;
+        while origins != 0 {
+            let u = origins.trailing_zeros() as usize;
+            origins &= origins - 1;
+            if u < h {
+                let below = (1u64 << u) - 1;
+                let s = (centre & below).count_ones() as usize;
+                let at = (free & below).count_ones() as usize;
+                f(from_centre + centre_slot[s] + self.colex.choose(at, s + 1));
+            } else {
+                let at = u - corner_shift;
+                let s = (corner & ((1u64 << at) - 1)).count_ones() as usize;
+                f(from_corner + (corner_slot[s] + self.colex.choose(at, s + 1)) * corner_weight);
+            }
+        }
+    }
+
+    /// `slot[s]`: the colex rank within `universe` of `bits` with one more
+    /// element inserted below all but `s` of them, less that element's own
+    /// term (see [`Ranker::for_each_moved`]).
+    #[inline]
+    fn slots(&self, bits: u64, universe: u64) -> [u64; COLEX_K] {
+        let mut places = [0usize; COLEX_K];
+        let mut m = 0;
+        let mut rest = bits;
+        while rest != 0 {
+            places[m] = (universe & ((rest & rest.wrapping_neg()) - 1)).count_ones() as usize;
+            m += 1;
+            rest &= rest - 1;
+        }
+        let mut slot = [0u64; COLEX_K];
+        for (s, sum) in slot.iter_mut().enumerate().take(m + 1) {
+            *sum = (0..m).map(|i| self.colex.choose(places[i], i + 1 + usize::from(i >= s))).sum();
+        }
+        slot
     }
 
     /// Rank of a lane-legal position (every piece inside its player's lanes, `k`
@@ -203,9 +289,9 @@ impl Ranker {
     /// two divisions by multiplication, no unranking.
     #[inline]
     pub fn block_range_of(&self, rank: u64) -> std::ops::Range<u64> {
-        let within = self.placements_div.div_rem(rank).1 as u128;
-        let section = self.bc_offset.partition_point(|&o| o <= within) - 1;
-        let rest = (within - self.bc_offset[section]) as u64;
+        let within = self.placements_div.div_rem(rank).1;
+        let section = self.section_of(within);
+        let rest = within - self.bc_offset64[section];
         let base = rank - self.minor_div[section].div_rem(rest).1;
         base..base + self.minor_size[section]
     }
@@ -217,15 +303,15 @@ impl Ranker {
         let (k, h) = (self.k, self.h);
         let kk = 2 * k;
         let (turn, within) = self.placements_div.div_rem(rank);
-        let (turn, within) = (turn as usize, within as u128);
-        // Last section whose offset is <= within (empty sections share offsets).
-        let section = self.bc_offset.partition_point(|&o| o <= within) - 1;
-        let (b, c) = (section / (k + 1), section % (k + 1));
-        let rest = (within - self.bc_offset[section]) as u64;
+        let turn = turn as usize;
+        let section = self.section_of(within);
+        let (b, c) = self.section_bc[section];
+        let (b, c) = (b as usize, c as usize);
+        let rest = within - self.bc_offset64[section];
         let (mut major, minor) = self.minor_div[section].div_rem(rest);
         let base = rank - minor;
         let offsets = &self.minor_offset[section * (k + 1)..(section + 1) * (k + 1)];
-        let a = offsets.partition_point(|&o| o <= minor) - 1;
+        let a = last_at_most(offsets, minor);
         let minor = minor - offsets[a];
         let free_count = h - b - c;
         let (corner_a, centre_a) = self.binom_div(free_count, a).div_rem(minor);
@@ -240,9 +326,11 @@ impl Ranker {
         let r_o1c = major;
         let cb = self.binom.unrank_subset(r_o1c, b, h);
         let free_c = self.centre64 & !cb;
-        let cc = pdep(self.binom.unrank_subset(r_o2c, c, h - b), free_c);
+        // The centre cells free of o1 (of o1 and o2) are the centre less a
+        // few holes: spreading around the holes beats walking the free cells.
+        let cc = deposit_around(self.binom.unrank_subset(r_o2c, c, h - b), cb);
         let free = free_c & !cc;
-        let ca = pdep(self.binom.unrank_subset(centre_a, a, free_count), free);
+        let ca = deposit_around(self.binom.unrank_subset(centre_a, a, free_count), cb | cc);
         let corner = |bits: u64, p: usize| (bits as u128) << (h + kk * p);
         let (o1, o2) = ((turn + 1) % 3, (turn + 2) % 3);
         let mut pieces = [0u128; 3];
@@ -321,12 +409,12 @@ impl Ranker {
             mover,
             moved,
             cb,
-            cb_rank: self.binom.rank_subset(cb),
+            cb_rank: self.colex.rank(cb),
             b: cb.count_ones() as usize,
-            o1_corner_rank: self.binom.rank_subset(self.corner(pos.pieces[o1], o1)),
+            o1_corner_rank: self.colex.rank(self.corner(pos.pieces[o1], o1)),
             ca,
             a: ca.count_ones() as usize,
-            mover_corner_rank: self.binom.rank_subset(self.corner(pos.pieces[mover], mover)),
+            mover_corner_rank: self.colex.rank(self.corner(pos.pieces[mover], mover)),
         }
     }
 
@@ -341,11 +429,11 @@ impl Ranker {
         let c = cc.count_ones() as usize;
         let free_c = self.centre64 & !ctx.cb;
         let free = free_c & !cc;
-        let b64 = |n: usize, r: usize| self.binom.get64(n, r);
+        let b64 = |n: usize, r: usize| self.colex.choose(n, r);
         let mut major = ctx.cb_rank;
-        major = major * b64(h - b, c) + self.binom.rank_subset_within(cc, free_c);
+        major = major * b64(h - b, c) + self.colex.rank_within(cc, free_c);
         major = major * b64(kk, k - b) + ctx.o1_corner_rank;
-        major = major * b64(kk, k - c) + self.binom.rank_subset(self.corner(moved_pieces, ctx.moved));
+        major = major * b64(kk, k - c) + self.colex.rank(self.corner(moved_pieces, ctx.moved));
         let section = b * (k + 1) + c;
         let free_count = free.count_ones() as usize;
         ctx.mover as u64 * self.placements as u64
@@ -353,8 +441,17 @@ impl Ranker {
             + major * self.minor_size[section]
             + self.minor_offset[section * (k + 1) + ctx.a]
             + ctx.mover_corner_rank * b64(free_count, ctx.a)
-            + self.binom.rank_subset_within(ctx.ca, free)
+            + self.colex.rank_within(ctx.ca, free)
     }
+}
+
+/// The index of the last entry of the sorted `offsets` that is at most `x`
+/// (`offsets[0] <= x`), found by counting rather than by a binary search:
+/// a rank's section is a coin toss for the branch predictor, and the tables
+/// are short.
+#[inline]
+fn last_at_most(offsets: &[u64], x: u64) -> usize {
+    offsets.iter().map(|&o| usize::from(o <= x)).sum::<usize>() - 1
 }
 
 /// Calls `f` with every `size`-subset of `0..universe` as a bitmask, in

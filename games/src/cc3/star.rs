@@ -5,6 +5,8 @@
 //! So player `p`'s corner cells (start then goal) are the contiguous range
 //! `H + 2Kp .. H + 2K(p+1)`, which is what the ranker relies on.
 
+use crate::jumps::{JumpTable, jump_table};
+
 /// Cube coordinates of a cell, `x + y + z = 0`.
 pub type Cube = (i32, i32, i32);
 
@@ -46,6 +48,9 @@ pub struct Star {
     pub step_mask: Vec<u128>,
     /// `jumps[c]`: every `(over, land)` pair of a jump from `c` (both on the board).
     pub jumps: Vec<Vec<(u8, u8)>>,
+    /// [`Star::jumps`] as a branch-free table, on stars of at most 64 cells
+    /// (orders 1 and 2; empty on larger ones), where a bitboard fits a u64.
+    pub(super) narrow_jumps: JumpTable,
 }
 
 /// Which region a cell belongs to: the centre or one of the six corners.
@@ -122,7 +127,7 @@ impl Star {
             .iter()
             .map(|row| row.iter().filter(|&&m| m != NONE).fold(0u128, |acc, &m| acc | 1u128 << m))
             .collect();
-        let jumps = neighbour
+        let jumps: Vec<Vec<(u8, u8)>> = neighbour
             .iter()
             .map(|row| {
                 (0..6)
@@ -137,6 +142,7 @@ impl Star {
                     .collect()
             })
             .collect();
+        let narrow_jumps = if count <= 64 { jump_table(&jumps) } else { Vec::new() };
         Star {
             n,
             k,
@@ -151,6 +157,7 @@ impl Star {
             rotate,
             step_mask,
             jumps,
+            narrow_jumps,
         }
     }
 
