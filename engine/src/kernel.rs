@@ -147,21 +147,22 @@ fn par_chunks_mut<T: Send>(
 /// expensive move generation runs once per job, not once per layer.
 pub fn count_moves<G: RetroGame>(game: &G, base: u64, bytes: &mut [u8], threads: usize) -> Result<(), KernelError> {
     let results = par_chunks_mut(bytes, base, threads, |first, part| {
-        for (i, b) in part.iter_mut().enumerate() {
-            let rank = first + i as u64;
-            *b = match game.classify(rank) {
+        let mut result = Ok(());
+        game.classify_run(first, part.len(), &mut |i, class| {
+            part[i] = match class {
                 Classification::Illegal => ILLEGAL,
                 Classification::Terminal { winner } => COUNT_WON + winner,
                 Classification::Open { no_move: true, .. } => COUNT_PASS,
                 Classification::Open { children, .. } => {
-                    if children > COUNTER_MAX as u32 {
-                        return Err(KernelError::TooManyChildren { rank, children, max: COUNTER_MAX });
+                    if children > COUNTER_MAX as u32 && result.is_ok() {
+                        result =
+                            Err(KernelError::TooManyChildren { rank: first + i as u64, children, max: COUNTER_MAX });
                     }
-                    children as u8
+                    children.min(COUNTER_MAX as u32) as u8
                 }
             };
-        }
-        Ok(())
+        });
+        result
     });
     results.into_iter().collect()
 }

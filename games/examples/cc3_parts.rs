@@ -27,6 +27,10 @@ fn main() {
     let sum: u64 = (first..first + seq).map(|r| is_illegal(g.classify(r))).sum();
     report("classify, in rank order", seq as usize, t.elapsed().as_secs_f64(), sum);
     let t = Instant::now();
+    let mut sum = 0u64;
+    g.classify_run(first, seq as usize, &mut |_, c| sum += is_illegal(c));
+    report("classify_run, in rank order", seq as usize, t.elapsed().as_secs_f64(), sum);
+    let t = Instant::now();
     let sum: u64 = ranks.iter().map(|&r| g.frontier_record_and_block(r).0).fold(0, u64::wrapping_add);
     report("frontier_record_and_block", ranks.len(), t.elapsed().as_secs_f64(), sum);
     let mut records: Vec<u64> = ranks.iter().map(|&r| g.frontier_record(r)).collect();

@@ -51,6 +51,13 @@ impl RetroGame for AnyGame {
         }
     }
 
+    fn classify_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, Classification)) {
+        match self {
+            AnyGame::Cc3(g) => g.classify_run(first, len, f),
+            AnyGame::Cc2(g) => g.classify_run(first, len, f),
+        }
+    }
+
     #[inline]
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
         match self {

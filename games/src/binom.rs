@@ -199,6 +199,16 @@ pub fn deposit_around(mut value: u64, holes: u64) -> u64 {
     out
 }
 
+/// The next subset of the same size in colex order (the next larger number
+/// with as many set bits: Gosper's hack, with the division by the lowest bit
+/// done as a shift).
+#[inline]
+pub fn next_colex(s: u64) -> u64 {
+    let low = s & s.wrapping_neg();
+    let ripple = s.wrapping_add(low);
+    (((ripple ^ s) >> 2) >> low.trailing_zeros()) | ripple
+}
+
 /// Packs the bits of `value` selected by `mask` into the low bits (software pext).
 #[inline]
 pub fn pext(value: u64, mut mask: u64) -> u64 {

@@ -61,6 +61,15 @@ pub trait RetroGame: Sync {
     fn side_to_move(&self, rank: u64) -> u8;
     /// Illegal, terminal (and who won) or open (and how many children).
     fn classify(&self, rank: u64) -> Classification;
+    /// Calls `f(i, classification)` for the ranks `first + i`, `i < len`, in
+    /// order: what the move count pass runs over every rank. The default
+    /// classifies each rank on its own; a game whose ranks come in blocks
+    /// decodes each block once and walks its positions.
+    fn classify_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, Classification)) {
+        for i in 0..len {
+            f(i, self.classify(first + i as u64));
+        }
+    }
     /// Calls `f` once for every edge into `rank`, with the predecessor's rank.
     /// Predecessors may be terminal or illegal; the kernel ignores decided ones.
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64));

@@ -50,3 +50,28 @@ pub fn check_predecessor_blocks(game: &impl crate::RetroGame, seed: u64, samples
         assert!(w[0].1 <= w[1].0, "blocks {:?} and {:?} overlap without being equal", w[0], w[1]);
     }
 }
+
+/// Checks [`crate::RetroGame::classify_run`] against
+/// [`crate::RetroGame::classify`] on `runs` runs of random starts and lengths
+/// (up to a few thousand ranks, so most cross block boundaries), and on the
+/// last ranks of the space. Panics on a difference.
+pub fn check_classify_runs(game: &impl crate::RetroGame, seed: u64, runs: usize) {
+    let n = game.position_count();
+    let mut rng = XorShift(seed.max(1));
+    let mut starts: Vec<(u64, usize)> = (0..runs)
+        .map(|_| {
+            let first = rng.next_u64() % n;
+            (first, (rng.next_u64() % 5_000).min(n - first) as usize)
+        })
+        .collect();
+    starts.push((n.saturating_sub(3_000), 3_000.min(n) as usize));
+    for (first, len) in starts {
+        let mut seen = 0;
+        game.classify_run(first, len, &mut |i, class| {
+            assert_eq!(i, seen, "run from {first}: ranks out of order");
+            assert_eq!(class, game.classify(first + i as u64), "rank {}", first + i as u64);
+            seen += 1;
+        });
+        assert_eq!(seen, len, "run from {first} of {len} ranks");
+    }
+}

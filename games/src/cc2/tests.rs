@@ -396,3 +396,14 @@ fn mirror_folded_blocks_tile_the_space() {
         }
     }
 }
+
+/// The move count pass's block-by-block classification is the rank-by-rank one.
+#[test]
+fn classify_runs_equal_classify() {
+    for (m, p) in [(5, 2), (6, 3), (7, 3)] {
+        for folding in foldings().into_iter().filter(|f| !f.mirror || Board::new(m, p).unwrap().has_mirror_symmetry()) {
+            let g = Cc2::with_folding(m, p, folding).unwrap();
+            crate::sample::check_classify_runs(&g, 0xc1a5_51f1 ^ m as u64, 200);
+        }
+    }
+}

@@ -82,15 +82,26 @@ impl RetroGame for Cc3 {
     }
 
     fn classify(&self, rank: u64) -> Classification {
-        let pos = self.unrank(rank);
-        match pos.outcome(&self.star) {
-            Outcome::Illegal => Classification::Illegal,
-            Outcome::Won(p) => Classification::Terminal { winner: p },
-            Outcome::Ongoing => {
-                let moves = move_count(&self.star, &pos.pieces, pos.turn as usize);
-                // A player with no move passes: one child.
-                Classification::Open { children: moves.max(1), no_move: moves == 0 }
-            }
+        self.classify_position(&self.unrank(rank))
+    }
+
+    /// Block by block: one unranking per block, then each position of the
+    /// block from the mover's placements in rank order.
+    fn classify_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, Classification)) {
+        let end = first + len as u64;
+        let mut next = first;
+        let mut centres = Vec::new();
+        while next < end {
+            let (pos, block) = self.ranker.unrank_in_block(next);
+            let turn = pos.turn as usize;
+            self.ranker.for_each_in_block(&block, &mut centres, |rank, mover| {
+                if (next..end).contains(&rank) {
+                    let mut at = pos;
+                    at.pieces[turn] = mover;
+                    f((rank - first) as usize, self.classify_position(&at));
+                }
+            });
+            next = block.base + self.ranker.block_len(&block);
         }
     }
 
@@ -138,6 +149,20 @@ impl RetroGame for Cc3 {
 }
 
 impl Cc3 {
+    /// [`RetroGame::classify`] of a position.
+    #[inline]
+    fn classify_position(&self, pos: &Position) -> Classification {
+        match pos.outcome(&self.star) {
+            Outcome::Illegal => Classification::Illegal,
+            Outcome::Won(p) => Classification::Terminal { winner: p },
+            Outcome::Ongoing => {
+                let moves = move_count(&self.star, &pos.pieces, pos.turn as usize);
+                // A player with no move passes: one child.
+                Classification::Open { children: moves.max(1), no_move: moves == 0 }
+            }
+        }
+    }
+
     /// The predecessors of the position whose placement is `before`'s with the
     /// next player to move: `before.turn` moved last. All lie in `block`.
     #[inline]

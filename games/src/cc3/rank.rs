@@ -20,7 +20,7 @@
 
 use super::position::Position;
 use super::star::Star;
-use crate::binom::{Binomials, COLEX_K, Colex, deposit_around, pdep};
+use crate::binom::{Binomials, COLEX_K, Colex, deposit_around, next_colex, pdep};
 use crate::fastdiv::FastDiv;
 
 /// Ranking tables for one star order.
@@ -373,13 +373,13 @@ impl Ranker {
     /// Calls `f(rank, mover_pieces)` for every position of `block`, in rank
     /// order: the mover's pieces enumerated without dividing or unranking
     /// (colex order of a subset is the numeric order of its bitmask).
-    pub fn for_each_in_block(&self, block: &PredecessorBlock, mut f: impl FnMut(u64, u128)) {
+    /// `centres` is scratch space, kept by callers that walk many blocks.
+    pub fn for_each_in_block(&self, block: &PredecessorBlock, centres: &mut Vec<u128>, mut f: impl FnMut(u64, u128)) {
         let (k, h) = (self.k, self.h);
         let kk = 2 * k;
         let free = block.free;
         let free_count = free.count_ones() as usize;
         let corner_shift = h + kk * block.mover;
-        let mut centres = Vec::new();
         let mut rank = block.base;
         for a in 0..=k.min(free_count) {
             // The centre subsets of size a, spread onto the free cells, once per a.
@@ -387,7 +387,7 @@ impl Ranker {
             for_each_subset(a, free_count, |bits| centres.push(pdep(bits, free) as u128));
             for_each_subset(k - a, kk, |corner| {
                 let corner = (corner as u128) << corner_shift;
-                for &c in &centres {
+                for &c in centres.iter() {
                     f(rank, c | corner);
                     rank += 1;
                 }
@@ -469,9 +469,7 @@ fn for_each_subset(size: usize, universe: usize, mut f: impl FnMut(u64)) {
     let mut s = (1u64 << size) - 1;
     while s < limit {
         f(s);
-        let low = s & s.wrapping_neg();
-        let ripple = s + low;
-        s = (((ripple ^ s) >> 2) / low) | ripple;
+        s = next_colex(s);
     }
 }
 
@@ -488,7 +486,7 @@ mod block_tests {
             let len = g.ranker.block_len(&block);
             assert!(block.base <= r && r < block.base + len, "rank {r} outside its block");
             let mut expect = block.base;
-            g.ranker.for_each_in_block(&block, |rank, mover| {
+            g.ranker.for_each_in_block(&block, &mut Vec::new(), |rank, mover| {
                 assert_eq!(rank, expect);
                 let mut p = pos;
                 p.pieces[pos.turn as usize] = mover;

@@ -229,3 +229,11 @@ fn predecessor_blocks_tile_the_space() {
         crate::sample::check_predecessor_blocks(&Cc3::new(order).unwrap(), 0x0071_11e5 + order as u64, 20_000);
     }
 }
+
+/// The move count pass's block-by-block classification is the rank-by-rank one.
+#[test]
+fn classify_runs_equal_classify() {
+    let g = Cc3::new(1).unwrap();
+    g.classify_run(0, g.position_count() as usize, &mut |i, class| assert_eq!(class, g.classify(i as u64)));
+    crate::sample::check_classify_runs(&Cc3::new(2).unwrap(), 0xc1a5_51f3, 200);
+}

@@ -217,6 +217,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
                 at = first.base + ranker.block_len(&first);
             }
             let done_before = tally.positions;
+            let mut centres = Vec::new();
             while at < chunk_end {
                 let pos = game.unrank(at);
                 let block = ranker.block(&pos, 0);
@@ -225,7 +226,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
                 let rot2 = rot1.rotated(star);
                 let (block1, block2) = (ranker.block(&rot1, 1), ranker.block(&rot2, 2));
                 let others_done = pos.pieces[1] & goal[1] == goal[1] || pos.pieces[2] & goal[2] == goal[2];
-                ranker.for_each_in_block(&block, |r0, a| {
+                ranker.for_each_in_block(&block, &mut centres, |r0, a| {
                     let a1 = star.rotate_bits(a);
                     let a2 = star.rotate_bits(a1);
                     let r = [r0, ranker.minor(&block1, a1), ranker.minor(&block2, a2)];
