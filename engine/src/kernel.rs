@@ -254,8 +254,10 @@ pub fn generate<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    scan_decided(game, layout, round, base, bytes, threads, |buckets, child, loss_bit| {
-        game.for_each_predecessor(child, &mut |p| buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit));
+    scan_decided(game, layout, round, base, bytes, threads, |buckets, children, loss_bits| {
+        for (&child, &loss_bit) in children.iter().zip(loss_bits) {
+            game.for_each_predecessor(child, &mut |p| buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit));
+        }
     })
 }
 
@@ -296,9 +298,10 @@ pub fn for_each_byte_of(bytes: &[u8], a: u8, b: u8, mut f: impl FnMut(usize, u8)
 }
 
 /// The frontier scan both rounds share: visits every position of `bytes`
-/// (`bytes[i]` is rank `base + i`) decided in round `round - 1`, as
-/// `visit(buckets, rank, loss_bit)` (`loss_bit` already negated in a folded
-/// game), where `buckets[d]` collects the keys for shard `d`; and records the
+/// (`bytes[i]` is rank `base + i`) decided in round `round - 1`, a piece of
+/// the state at a time, as `visit(buckets, ranks, loss_bits)` (in rank order;
+/// `loss_bits[j]` is `ranks[j]`'s, already negated in a folded game), where
+/// `buckets[d]` collects the keys for shard `d`; and records the
 /// chunks holding the frontier. Threads take pieces from a shared counter:
 /// frontier positions bunch up, so fixed halves would leave one core idle.
 pub(crate) fn scan_decided<G: RetroGame>(
@@ -308,7 +311,7 @@ pub(crate) fn scan_decided<G: RetroGame>(
     base: u64,
     bytes: &[u8],
     threads: usize,
-    visit: impl Fn(&mut [Vec<u64>], u64, u64) + Sync,
+    visit: impl Fn(&mut [Vec<u64>], &[u64], &[u64]) + Sync,
 ) -> Generated {
     let prev = round - 1;
     let negate = game.edges_negate();
@@ -325,6 +328,7 @@ pub(crate) fn scan_decided<G: RetroGame>(
                     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); shards];
                     let mut chunks = Vec::new();
                     let mut frontier = 0u64;
+                    let (mut ranks, mut loss_bits) = (Vec::new(), Vec::new());
                     loop {
                         let piece = next_piece.fetch_add(1, Ordering::Relaxed);
                         if piece >= pieces {
@@ -341,9 +345,12 @@ pub(crate) fn scan_decided<G: RetroGame>(
                                 chunks.push(chunk);
                             }
                             // In a folded game the child's value counts negated.
-                            let loss_bit = ((code == loss) ^ negate) as u64;
-                            visit(&mut buckets, base + i as u64, loss_bit);
+                            loss_bits.push(((code == loss) ^ negate) as u64);
+                            ranks.push(base + i as u64);
                         });
+                        visit(&mut buckets, &ranks, &loss_bits);
+                        ranks.clear();
+                        loss_bits.clear();
                     }
                     (buckets, chunks, frontier)
                 })

@@ -52,12 +52,13 @@ pub fn scan_frontier<G: RetroGame>(
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    kernel::scan_decided(game, layout, round, base, bytes, threads, |buckets, child, loss_bit| {
-        let (record, block) = game.frontier_record_and_block(child);
-        let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
-        for d in first..=last.min(layout.shards - 1) {
-            buckets[d as usize].push(record << 1 | loss_bit);
-        }
+    kernel::scan_decided(game, layout, round, base, bytes, threads, |buckets, children, loss_bits| {
+        game.frontier_records(children, &mut |j, record, block| {
+            let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
+            for d in first..=last.min(layout.shards - 1) {
+                buckets[d as usize].push(record << 1 | loss_bits[j]);
+            }
+        });
     })
 }
 

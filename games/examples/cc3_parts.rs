@@ -33,6 +33,15 @@ fn main() {
     let t = Instant::now();
     let sum: u64 = ranks.iter().map(|&r| g.frontier_record_and_block(r).0).fold(0, u64::wrapping_add);
     report("frontier_record_and_block", ranks.len(), t.elapsed().as_secs_f64(), sum);
+    // A heavy round's frontier: about one position in ten, in rank order.
+    let dense: Vec<u64> = (first..first + 20_000_000).step_by(10).collect();
+    let t = Instant::now();
+    let sum: u64 = dense.iter().map(|&r| g.frontier_record_and_block(r).0).fold(0, u64::wrapping_add);
+    report("  the same, every tenth rank", dense.len(), t.elapsed().as_secs_f64(), sum);
+    let t = Instant::now();
+    let mut sum = 0u64;
+    g.frontier_records(&dense, &mut |_, record, _| sum = sum.wrapping_add(record));
+    report("frontier_records, every tenth rank", dense.len(), t.elapsed().as_secs_f64(), sum);
     let mut records: Vec<u64> = ranks.iter().map(|&r| g.frontier_record(r)).collect();
     records.sort_unstable();
     let t = Instant::now();

@@ -58,6 +58,13 @@ impl RetroGame for AnyGame {
         }
     }
 
+    fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
+        match self {
+            AnyGame::Cc3(g) => g.frontier_records(ranks, f),
+            AnyGame::Cc2(g) => g.frontier_records(ranks, f),
+        }
+    }
+
     #[inline]
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
         match self {

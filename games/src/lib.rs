@@ -101,6 +101,17 @@ pub trait RetroGame: Sync {
         let record = self.frontier_record(rank);
         (record, self.record_block(record))
     }
+    /// [`RetroGame::frontier_record_and_block`] of each of `ranks` (in
+    /// increasing order, as a scan of the state finds them), as
+    /// `f(i, record, block)` for `ranks[i]`. A game whose consecutive ranks
+    /// share most of their decoding (cc3: the other two players' pieces)
+    /// keeps it from one rank to the next.
+    fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
+        for (i, &rank) in ranks.iter().enumerate() {
+            let (record, block) = self.frontier_record_and_block(rank);
+            f(i, record, block);
+        }
+    }
     /// [`RetroGame::for_each_predecessor`] of the position `record` stands for.
     fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
         self.for_each_predecessor(record, f)

@@ -75,3 +75,32 @@ pub fn check_classify_runs(game: &impl crate::RetroGame, seed: u64, runs: usize)
         assert_eq!(seen, len, "run from {first} of {len} ranks");
     }
 }
+
+/// Checks [`crate::RetroGame::frontier_records`] against
+/// [`crate::RetroGame::frontier_record_and_block`] on `runs` windows of ranks
+/// as a scan meets them: every rank of a few thousand in a row, then every
+/// seventh, then a sparse sorted sample of the whole space. Panics on a
+/// difference.
+pub fn check_frontier_records(game: &impl crate::RetroGame, seed: u64, runs: usize) {
+    let n = game.position_count();
+    let mut rng = XorShift(seed.max(1));
+    let mut lists: Vec<Vec<u64>> = Vec::new();
+    for _ in 0..runs {
+        let first = rng.next_u64() % n;
+        let end = (first + 3_000).min(n);
+        lists.push((first..end).collect());
+        lists.push((first..end).step_by(7).collect());
+    }
+    let mut sparse: Vec<u64> = (0..runs * 100).map(|_| rng.next_u64() % n).collect();
+    sparse.sort_unstable();
+    lists.push(sparse);
+    for ranks in lists {
+        let mut seen = 0;
+        game.frontier_records(&ranks, &mut |i, record, block| {
+            assert_eq!(i, seen, "frontier records out of order");
+            assert_eq!((record, block), game.frontier_record_and_block(ranks[i]), "rank {}", ranks[i]);
+            seen += 1;
+        });
+        assert_eq!(seen, ranks.len());
+    }
+}

@@ -125,11 +125,31 @@ impl RetroGame for Cc3 {
     }
 
     fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
-        let pos = self.unrank(rank);
-        let prev = (pos.turn as usize + 2) % 3;
-        let block = self.ranker.block(&pos, prev);
-        let record = self.ranker.minor(&block, pos.pieces[prev]);
-        (record, block.base..block.base + self.ranker.block_len(&block))
+        self.record_of(&self.unrank(rank))
+    }
+
+    /// Consecutive frontier ranks often share their block (the other two
+    /// players' pieces), so the block's decoding is kept and only the
+    /// mover's pieces are decoded again.
+    fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
+        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
+        for (i, &rank) in ranks.iter().enumerate() {
+            let pos = match &last {
+                Some((pos, block, range)) if range.contains(&rank) => {
+                    let mut pos = *pos;
+                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, rank - block.base);
+                    pos
+                }
+                _ => {
+                    let (pos, block) = self.ranker.unrank_in_block(rank);
+                    let range = block.base..block.base + self.ranker.block_len(&block);
+                    last = Some((pos, block, range));
+                    pos
+                }
+            };
+            let (record, block) = self.record_of(&pos);
+            f(i, record, block);
+        }
     }
 
     fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
@@ -149,6 +169,15 @@ impl RetroGame for Cc3 {
 }
 
 impl Cc3 {
+    /// The frontier record of a position and its predecessors' block.
+    #[inline]
+    fn record_of(&self, pos: &Position) -> (u64, std::ops::Range<u64>) {
+        let prev = (pos.turn as usize + 2) % 3;
+        let block = self.ranker.block(pos, prev);
+        let record = self.ranker.minor(&block, pos.pieces[prev]);
+        (record, block.base..block.base + self.ranker.block_len(&block))
+    }
+
     /// [`RetroGame::classify`] of a position.
     #[inline]
     fn classify_position(&self, pos: &Position) -> Classification {

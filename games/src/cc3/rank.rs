@@ -310,11 +310,6 @@ impl Ranker {
         let rest = within - self.bc_offset64[section];
         let (mut major, minor) = self.minor_div[section].div_rem(rest);
         let base = rank - minor;
-        let offsets = &self.minor_offset[section * (k + 1)..(section + 1) * (k + 1)];
-        let a = last_at_most(offsets, minor);
-        let minor = minor - offsets[a];
-        let free_count = h - b - c;
-        let (corner_a, centre_a) = self.binom_div(free_count, a).div_rem(minor);
         let mut take = |n: &FastDiv| {
             let (q, d) = n.div_rem(major);
             major = q;
@@ -330,14 +325,30 @@ impl Ranker {
         // few holes: spreading around the holes beats walking the free cells.
         let cc = deposit_around(self.binom.unrank_subset(r_o2c, c, h - b), cb);
         let free = free_c & !cc;
-        let ca = deposit_around(self.binom.unrank_subset(centre_a, a, free_count), cb | cc);
+        let block = PredecessorBlock { base, free, section, mover: turn };
         let corner = |bits: u64, p: usize| (bits as u128) << (h + kk * p);
         let (o1, o2) = ((turn + 1) % 3, (turn + 2) % 3);
         let mut pieces = [0u128; 3];
-        pieces[turn] = ca as u128 | corner(self.binom.unrank_subset(corner_a, k - a, kk), turn);
+        pieces[turn] = self.mover_in_block(&block, minor);
         pieces[o1] = cb as u128 | corner(self.binom.unrank_subset(r_o1k, k - b, kk), o1);
         pieces[o2] = cc as u128 | corner(self.binom.unrank_subset(r_o2k, k - c, kk), o2);
-        (Position { pieces, turn: turn as u8 }, PredecessorBlock { base, free, section, mover: turn })
+        (Position { pieces, turn: turn as u8 }, block)
+    }
+
+    /// The mover's pieces at position `minor` (counted from the block's first
+    /// rank) of `block`: the part of unranking that differs between the
+    /// positions of one block.
+    #[inline]
+    pub fn mover_in_block(&self, block: &PredecessorBlock, minor: u64) -> u128 {
+        let (k, h) = (self.k, self.h);
+        let kk = 2 * k;
+        let offsets = &self.minor_offset[block.section * (k + 1)..(block.section + 1) * (k + 1)];
+        let a = last_at_most(offsets, minor);
+        let free_count = block.free.count_ones() as usize;
+        let (corner_a, centre_a) = self.binom_div(free_count, a).div_rem(minor - offsets[a]);
+        // The free centre cells are the centre less the other players' few pieces.
+        let ca = deposit_around(self.binom.unrank_subset(centre_a, a, free_count), self.centre64 & !block.free);
+        ca as u128 | (self.binom.unrank_subset(corner_a, k - a, kk) as u128) << (h + kk * block.mover)
     }
 }
 

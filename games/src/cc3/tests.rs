@@ -237,3 +237,11 @@ fn classify_runs_equal_classify() {
     g.classify_run(0, g.position_count() as usize, &mut |i, class| assert_eq!(class, g.classify(i as u64)));
     crate::sample::check_classify_runs(&Cc3::new(2).unwrap(), 0xc1a5_51f3, 200);
 }
+
+/// The scan's records, with the block kept from one rank to the next, are
+/// the records computed rank by rank.
+#[test]
+fn frontier_records_equal_record_by_record() {
+    crate::sample::check_frontier_records(&Cc3::new(1).unwrap(), 0x5ca7_0001, 20);
+    crate::sample::check_frontier_records(&Cc3::new(2).unwrap(), 0x5ca7_0002, 100);
+}
