@@ -168,6 +168,13 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     }
     records.sort_unstable();
     records.dedup();
+    // In a real round the records arrive in the order their children were
+    // scanned, not sorted: shuffled, so that the records of one block do not
+    // follow each other and find its cache lines warm.
+    let mut rng = retro_games::sample::XorShift(0x5eed_0dd5);
+    for i in (1..records.len()).rev() {
+        records.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
     figures.push(figure("routed round: records made (children of slice positions)", records.len() as u64, t));
     let shard = layout.shard_of(start);
     let t = Instant::now();

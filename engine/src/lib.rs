@@ -31,6 +31,7 @@ pub mod kernel;
 pub mod layout;
 pub mod levels;
 pub mod memsolve;
+mod prefetch;
 pub mod process;
 pub mod routed;
 pub mod shardfile;

@@ -229,6 +229,36 @@ pub fn apply_routed<G: RetroGame>(
             .map(|_| {
                 s.spawn(move || {
                     let mut d = Decided::default();
+                    // Applies one record's predecessors (offsets into the shard).
+                    let mut update = |offsets: &[usize], is_max: bool, child_loss: bool| {
+                        let good = is_max != child_loss;
+                        for &i in offsets {
+                            // Plain load and store: no other thread works on this block.
+                            let cell = &cells[i];
+                            let cur = cell.load(Ordering::Relaxed);
+                            if values::is_decided(cur) {
+                                continue;
+                            }
+                            let next = if good {
+                                if is_max { win_new } else { loss_new }
+                            } else if cur == 1 {
+                                if is_max { loss_new } else { win_new }
+                            } else {
+                                cur - 1
+                            };
+                            cell.store(next, Ordering::Relaxed);
+                            if next == win_new {
+                                d.win += 1;
+                            } else if next == loss_new {
+                                d.loss += 1;
+                            }
+                        }
+                    };
+                    // A record's predecessors are generated and their state bytes
+                    // prefetched while the previous record's are applied: once the
+                    // state outgrows the cache, the misses then overlap with work.
+                    let (mut pending, mut generated) = (Vec::new(), Vec::new());
+                    let (mut pending_max, mut pending_loss) = (false, false);
                     loop {
                         let first = next.fetch_add(REGIONS_PER_TAKE, Ordering::Relaxed);
                         if first >= regions {
@@ -239,47 +269,33 @@ pub fn apply_routed<G: RetroGame>(
                             for part in &routed.parts {
                                 for &k in &part.keys[part.starts[g]..part.starts[g + 1]] {
                                     let record = k >> 1;
-                                    let child_loss = k & 1 == 1;
-                                    // Every predecessor has the block's player to move.
-                                    let mut is_max = None;
                                     let mut stray = None;
+                                    generated.clear();
                                     game.for_each_record_predecessor(record, &mut |p| {
                                         if !span.contains(&p) {
                                             stray = Some(p);
-                                            return;
-                                        }
-                                        if p < base || p >= end {
-                                            // The neighbouring shard's part of a block on the boundary.
-                                            return;
-                                        }
-                                        let is_max = *is_max.get_or_insert_with(|| q.is_max(game.side_to_move(p)));
-                                        // Plain load and store: no other thread works on this block.
-                                        let cell = &cells[(p - base) as usize];
-                                        let cur = cell.load(Ordering::Relaxed);
-                                        if values::is_decided(cur) {
-                                            return;
-                                        }
-                                        let good = is_max != child_loss;
-                                        let next = if good {
-                                            if is_max { win_new } else { loss_new }
-                                        } else if cur == 1 {
-                                            if is_max { loss_new } else { win_new }
-                                        } else {
-                                            cur - 1
-                                        };
-                                        cell.store(next, Ordering::Relaxed);
-                                        if next == win_new {
-                                            d.win += 1;
-                                        } else if next == loss_new {
-                                            d.loss += 1;
+                                        } else if p >= base && p < end {
+                                            // (Else the neighbouring shard's part of a block on the boundary.)
+                                            let i = (p - base) as usize;
+                                            crate::prefetch::prefetch(&cells[i]);
+                                            generated.push(i);
                                         }
                                     });
                                     if let Some(p) = stray {
                                         return Err(KernelError::OutsideBlock { rank: p, child: record });
                                     }
+                                    update(&pending, pending_max, pending_loss);
+                                    std::mem::swap(&mut pending, &mut generated);
+                                    // Every predecessor has the block's player to move.
+                                    if let Some(&i) = pending.first() {
+                                        pending_max = q.is_max(game.side_to_move(base + i as u64));
+                                    }
+                                    pending_loss = k & 1 == 1;
                                 }
                             }
                         }
+                        update(&pending, pending_max, pending_loss);
+                        pending.clear();
                     }
                     Ok(d)
                 })

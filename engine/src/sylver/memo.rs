@@ -76,16 +76,7 @@ impl<const W: usize> Memo<W> {
     /// outgrows the cache, so overlapping the misses is most of the speed.
     #[inline]
     pub(crate) fn prefetch(&self, h: u64) {
-        let i = h as usize & (self.slots.len() - 1);
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch never
-            // faults; the pointer is in bounds anyway.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(self.slots[i..].as_ptr().cast::<i8>()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+        crate::prefetch::prefetch(&self.slots[h as usize & (self.slots.len() - 1)]);
     }
 
     /// [`Memo::get`] with the key's hash already known.
