@@ -495,13 +495,7 @@ pub fn apply_updates<G: RetroGame>(
                                 if values::is_decided(cur) {
                                     break;
                                 }
-                                let next = if good {
-                                    if is_max { win_new } else { loss_new }
-                                } else if cur == 1 {
-                                    if is_max { loss_new } else { win_new }
-                                } else {
-                                    cur - 1
-                                };
+                                let next = values::after_update(cur, good, is_max, win_new, loss_new);
                                 match cell.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
                                     Ok(_) => {
                                         if next == win_new {

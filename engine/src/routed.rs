@@ -239,13 +239,7 @@ pub fn apply_routed<G: RetroGame>(
                             if values::is_decided(cur) {
                                 continue;
                             }
-                            let next = if good {
-                                if is_max { win_new } else { loss_new }
-                            } else if cur == 1 {
-                                if is_max { loss_new } else { win_new }
-                            } else {
-                                cur - 1
-                            };
+                            let next = values::after_update(cur, good, is_max, win_new, loss_new);
                             cell.store(next, Ordering::Relaxed);
                             if next == win_new {
                                 d.win += 1;

@@ -49,6 +49,22 @@ pub fn is_decided(code: u8) -> bool {
     code > COUNTER_MAX
 }
 
+/// The state byte of an undecided position holding `cur` after one child's
+/// update, in a round whose "new" codes are `win_new` and `loss_new`: decided
+/// at once when the child is good for the player to move (`good`), decided
+/// against that player when this was its last open child, else one open
+/// child fewer. `is_max`: the player to move is on the MAX side.
+#[inline]
+pub fn after_update(cur: u8, good: bool, is_max: bool, win_new: u8, loss_new: u8) -> u8 {
+    if good {
+        if is_max { win_new } else { loss_new }
+    } else if cur == 1 {
+        if is_max { loss_new } else { win_new }
+    } else {
+        cur - 1
+    }
+}
+
 /// Settles a "new" code into plain WIN / LOSS; other codes are unchanged.
 #[inline]
 pub fn settle(code: u8) -> u8 {

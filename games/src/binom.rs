@@ -177,6 +177,32 @@ impl Colex {
     }
 }
 
+impl Colex {
+    /// `slot[s]`: the colex rank within `universe` of `bits` with one more
+    /// element inserted below all but `s` of them, less that element's own
+    /// term. A predecessor generator moves one piece of a placement to each
+    /// of its origins: the pieces that stay are ranked once, and an origin
+    /// `u` then costs `slot[s] + C(at, s + 1)` (`s` pieces below `u`, `at`
+    /// cells of the universe below it) instead of a rank over every piece.
+    /// `N` bounds the placement: at most `N - 1` pieces (and `N <= COLEX_K`).
+    #[inline]
+    pub fn insertion_slots<const N: usize>(&self, bits: u64, universe: u64) -> [u64; N] {
+        let mut places = [0usize; N];
+        let mut m = 0;
+        let mut rest = bits;
+        while rest != 0 {
+            places[m] = (universe & ((rest & rest.wrapping_neg()) - 1)).count_ones() as usize;
+            m += 1;
+            rest &= rest - 1;
+        }
+        let mut slot = [0u64; N];
+        for (s, sum) in slot.iter_mut().enumerate().take(m + 1) {
+            *sum = (0..m).map(|i| self.choose(places[i], i + 1 + usize::from(i >= s))).sum();
+        }
+        slot
+    }
+}
+
 /// Spreads the low bits of `value` onto the cells outside `holes` (the j-th
 /// set bit of `value` lands on the j-th cell not in `holes`; equal to
 /// `pdep(value, !holes)`): a bit moves up by one for each hole at or below

@@ -630,23 +630,11 @@ impl Cc2 {
             if origins == 0 {
                 continue;
             }
-            // The colex rank (within `free`) of the pieces that stay, with
-            // one more inserted below all but `s` of them, is `slot[s]` plus
-            // the inserted piece's own term: each origin then costs two
-            // popcounts and a lookup instead of a rank over every piece.
+            // The pieces that stay are ranked once (within `free`): each
+            // origin then costs two popcounts and a lookup instead of a rank
+            // over every piece.
             let others = pos.pieces[prev] & !(1u64 << v);
-            let mut places = [0usize; CHOOSE_K];
-            let mut k = 0;
-            let mut o = others;
-            while o != 0 {
-                places[k] = (free & ((o & o.wrapping_neg()) - 1)).count_ones() as usize;
-                k += 1;
-                o &= o - 1;
-            }
-            let mut slot = [0u64; CHOOSE_K];
-            for (s, sum) in slot.iter_mut().enumerate().take(k + 1) {
-                *sum = (0..k).map(|i| self.colex.choose(places[i], i + 1 + usize::from(i >= s))).sum();
-            }
+            let slot = self.colex.insertion_slots::<CHOOSE_K>(others, free);
             while origins != 0 {
                 let u = origins.trailing_zeros() as usize;
                 origins &= origins - 1;

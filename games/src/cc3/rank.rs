@@ -198,10 +198,10 @@ impl Ranker {
     /// Calls `f` with the rank in `block` of each placement of the mover
     /// that is `pieces` with the piece on cell `v` standing on a cell of
     /// `origins` instead (empty cells of the mover's lanes): what
-    /// [`Ranker::minor`] gives for each, at a fraction of its cost. The
-    /// pieces that stay are ranked once, with the moved piece inserted below
-    /// all but `s` of them (`slot[s]`, for the centre and for the corner), so
-    /// an origin costs two popcounts and a lookup.
+    /// [`Ranker::minor`] gives for each, at a fraction of its cost: the
+    /// pieces that stay are ranked once ([`Colex::insertion_slots`], for the
+    /// centre and for the corner), so an origin costs two popcounts and a
+    /// lookup.
     #[inline]
     pub fn for_each_moved(
         &self,
@@ -219,8 +219,8 @@ impl Ranker {
         let free = block.free;
         let free_count = free.count_ones() as usize;
         let offsets = &self.minor_offset[block.section * (k + 1)..(block.section + 1) * (k + 1)];
-        let centre_slot = self.slots(centre, free);
-        let corner_slot = self.slots(corner, self.corner64);
+        let centre_slot = self.colex.insertion_slots::<COLEX_K>(centre, free);
+        let corner_slot = self.colex.insertion_slots::<COLEX_K>(corner, self.corner64);
         // An origin in the centre adds a centre piece (the corner part stays);
         // one in the corner keeps the centre part.
         let from_centre =
@@ -242,26 +242,6 @@ impl Ranker {
                 f(from_corner + (corner_slot[s] + self.colex.choose(at, s + 1)) * corner_weight);
             }
         }
-    }
-
-    /// `slot[s]`: the colex rank within `universe` of `bits` with one more
-    /// element inserted below all but `s` of them, less that element's own
-    /// term (see [`Ranker::for_each_moved`]).
-    #[inline]
-    fn slots(&self, bits: u64, universe: u64) -> [u64; COLEX_K] {
-        let mut places = [0usize; COLEX_K];
-        let mut m = 0;
-        let mut rest = bits;
-        while rest != 0 {
-            places[m] = (universe & ((rest & rest.wrapping_neg()) - 1)).count_ones() as usize;
-            m += 1;
-            rest &= rest - 1;
-        }
-        let mut slot = [0u64; COLEX_K];
-        for (s, sum) in slot.iter_mut().enumerate().take(m + 1) {
-            *sum = (0..m).map(|i| self.colex.choose(places[i], i + 1 + usize::from(i >= s))).sum();
-        }
-        slot
     }
 
     /// Rank of a lane-legal position (every piece inside its player's lanes, `k`
