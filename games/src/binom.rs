@@ -60,37 +60,7 @@ impl Binomials {
         self.get(n, k) as u64
     }
 
-    /// Colex rank of the set bits of `bits` among `C(universe, popcount)` subsets.
-    #[inline]
-    pub fn rank_subset(&self, mut bits: u64) -> u64 {
-        let mut r = 0u64;
-        let mut i = 1;
-        while bits != 0 {
-            let pos = bits.trailing_zeros() as usize;
-            r += self.get64(pos, i);
-            i += 1;
-            bits &= bits - 1;
-        }
-        r
-    }
-
-    /// Colex rank of the set bits of `bits` counted among the set bits of
-    /// `universe` (equal to `rank_subset(pext(bits, universe))`, without the pext).
-    #[inline]
-    pub fn rank_subset_within(&self, mut bits: u64, universe: u64) -> u64 {
-        let mut r = 0u64;
-        let mut i = 1;
-        while bits != 0 {
-            let low = bits & bits.wrapping_neg();
-            let pos = (universe & (low - 1)).count_ones() as usize;
-            r += self.get64(pos, i);
-            i += 1;
-            bits &= bits - 1;
-        }
-        r
-    }
-
-    /// Inverse of [`Binomials::rank_subset`]: the `k`-subset with colex rank `r`
+    /// Inverse of [`Colex::rank`]: the `k`-subset with colex rank `r`
     /// of a universe of `universe` elements (a table lookup for small universes).
     #[inline]
     pub fn unrank_subset(&self, r: u64, k: usize, universe: usize) -> u64 {
@@ -138,10 +108,17 @@ impl Default for Colex {
 }
 
 impl Colex {
-    /// The table, from Pascal's triangle.
+    /// The table, from Pascal's triangle (every entry fits a u64: the
+    /// largest, C(64, 11), is under 2^40).
     pub fn new() -> Colex {
-        let b = Binomials::new();
-        Colex { table: std::array::from_fn(|k| std::array::from_fn(|n| b.get64(n, k))) }
+        let mut table = [[0u64; 65]; COLEX_K];
+        table[0] = [1; 65];
+        for k in 1..COLEX_K {
+            for n in 1..=64 {
+                table[k][n] = table[k - 1][n - 1] + table[k][n - 1];
+            }
+        }
+        Colex { table }
     }
 
     /// `C(n, k)` for `n <= 64`, `k < COLEX_K` (zero when `k > n`).
@@ -150,8 +127,8 @@ impl Colex {
         self.table[k][n]
     }
 
-    /// Colex rank of a placement among all placements of its size
-    /// (equal to [`Binomials::rank_subset`]).
+    /// Colex rank of a placement among all placements of its size (at most
+    /// `COLEX_K - 1` pieces).
     #[inline]
     pub fn rank(&self, mut bits: u64) -> u64 {
         let (mut r, mut i) = (0, 1);
@@ -164,7 +141,7 @@ impl Colex {
     }
 
     /// Colex rank of a placement counted within `universe` (equal to
-    /// [`Binomials::rank_subset_within`]).
+    /// `rank(pext(bits, universe))`, without the pext).
     #[inline]
     pub fn rank_within(&self, mut bits: u64, universe: u64) -> u64 {
         let (mut r, mut i) = (0, 1);
@@ -175,9 +152,7 @@ impl Colex {
         }
         r
     }
-}
 
-impl Colex {
     /// `slot[s]`: the colex rank within `universe` of `bits` with one more
     /// element inserted below all but `s` of them, less that element's own
     /// term. A predecessor generator moves one piece of a placement to each
@@ -289,6 +264,7 @@ mod tests {
     #[test]
     fn subset_rank_is_a_bijection() {
         let b = Binomials::new();
+        let colex = Colex::new();
         for k in 0..=4usize {
             let n = 9usize;
             let count = b.get64(n, k);
@@ -297,7 +273,7 @@ mod tests {
                 if bits.count_ones() as usize != k {
                     continue;
                 }
-                let r = b.rank_subset(bits);
+                let r = colex.rank(bits);
                 assert!(r < count);
                 assert!(!seen[r as usize]);
                 seen[r as usize] = true;
@@ -310,11 +286,22 @@ mod tests {
 
     #[test]
     fn rank_within_equals_rank_of_pext() {
-        let b = Binomials::new();
+        let colex = Colex::new();
         let universe = 0b1101_1011_0110_1101u64;
         for bits in 0u64..(1 << 16) {
             let bits = bits & universe;
-            assert_eq!(b.rank_subset_within(bits, universe), b.rank_subset(pext(bits, universe)));
+            assert_eq!(colex.rank_within(bits, universe), colex.rank(pext(bits, universe)));
+        }
+    }
+
+    /// The dense table is Pascal's triangle as `Binomials` holds it.
+    #[test]
+    fn colex_table_equals_the_binomials() {
+        let (b, colex) = (Binomials::new(), Colex::new());
+        for k in 0..COLEX_K {
+            for n in 0..=64 {
+                assert_eq!(colex.choose(n, k) as u128, b.get(n, k), "C({n}, {k})");
+            }
         }
     }
 

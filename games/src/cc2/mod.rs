@@ -293,8 +293,9 @@ impl Cc2 {
             }
             (0..count).map(|r| binom.unrank_subset(r, p, universe)).collect()
         };
+        let colex = Colex::new();
         let (major_table, mirror) = if folding.mirror {
-            let (placements, blocks) = mirror_blocks(&board, &binom);
+            let (placements, blocks) = mirror_blocks(&board, &binom, &colex);
             (placements, Some(blocks))
         } else {
             (table(majors, n), None)
@@ -309,7 +310,7 @@ impl Cc2 {
             major_table,
             minor_table,
             board,
-            colex: Colex::new(),
+            colex,
             binom,
             folded: folding.colour,
             mirror,
@@ -530,22 +531,22 @@ impl Cc2 {
 /// The mirror fold's blocks: the placements of `p` pieces that are the
 /// smaller (in colex rank) of themselves and their mirror images, in colex
 /// order, and the tables that find a placement's block.
-fn mirror_blocks(board: &Board, binom: &Binomials) -> (Vec<u64>, MirrorBlocks) {
+fn mirror_blocks(board: &Board, binom: &Binomials, ranks: &Colex) -> (Vec<u64>, MirrorBlocks) {
     let (n, p) = (board.cells, board.pieces as usize);
     let count = binom.get64(n, p);
     let mut placements = Vec::new();
     let mut blocks = MirrorBlocks { index: Vec::with_capacity(count as usize), symmetric: Vec::new() };
-    for colex in 0..count {
-        let bits = binom.unrank_subset(colex, p, n);
-        let image = binom.rank_subset(board.reflect(bits));
-        if image < colex {
+    for rank in 0..count {
+        let bits = binom.unrank_subset(rank, p, n);
+        let image = ranks.rank(board.reflect(bits));
+        if image < rank {
             // The image came first, so its block is already numbered.
             let v = blocks.index[image as usize] | MirrorBlocks::FLIP;
             blocks.index.push(v);
         } else {
             blocks.index.push(placements.len() as u32);
             placements.push(bits);
-            blocks.symmetric.push(image == colex);
+            blocks.symmetric.push(image == rank);
         }
     }
     (placements, blocks)

@@ -223,8 +223,7 @@ impl Ranker {
         let corner_slot = self.colex.insertion_slots::<COLEX_K>(corner, self.corner64);
         // An origin in the centre adds a centre piece (the corner part stays);
         // one in the corner keeps the centre part.
-        let from_centre =
-            block.base + offsets[(a + 1).min(k)] + self.colex.rank(corner) * self.colex.choose(free_count, a + 1);
+        let from_centre = block.base + offsets[a + 1] + self.colex.rank(corner) * self.colex.choose(free_count, a + 1);
         let from_corner = block.base + offsets[a] + self.colex.rank_within(centre, free);
         let corner_weight = self.colex.choose(free_count, a);
         let corner_shift = h + 2 * k * block.mover;
