@@ -8,14 +8,21 @@
 
 use retro_games::cc3::{Cc3, children};
 use retro_games::sample::XorShift;
-use retro_results::cc3::analysis::{Bfs, LayerValues, Tally, answers, category, count_orbits};
+use retro_results::cc3::analysis::{Bfs, LayerReader, LayerValues, Tally, answers, category, count_orbits};
 use std::time::Instant;
 
 /// Pseudo-random layer values: DRAW, WIN or LOSS by a hash of (layer, rank).
+#[derive(Clone, Copy)]
 struct Hashed;
 impl LayerValues for Hashed {
+    type Reader<'a> = Hashed;
+    fn reader(&self) -> Hashed {
+        Hashed
+    }
+}
+impl LayerReader for Hashed {
     #[inline]
-    fn value(&self, layer: usize, rank: u64) -> u8 {
+    fn value(&mut self, layer: usize, rank: u64) -> u8 {
         let mut x = rank.wrapping_add(layer as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         x ^= x >> 29;
         ((x % 3) as u8) & 3
@@ -103,7 +110,7 @@ fn main() {
     let base = rng.next_u64() % (third - 40 * samples);
     for r in base..base + samples_before {
         let pos = g.unrank(r);
-        let a = answers(&g, &Hashed, &pos);
+        let a = answers(&g, &mut Hashed, &pos);
         tally.add(&a, category(&g, &pos, &a));
     }
     rate("count, position by position: unrank, 3 ranks (1 thread)", samples, t);

@@ -765,35 +765,56 @@ impl TablebaseReader {
     /// Returns the packed 2-bit values of all positions (`ceil(N/4)` bytes, same
     /// packing as [`pack_values`]). Every block is verified.
     pub fn read_all(&mut self) -> Result<Vec<u8>, TablebaseError> {
-        let n = self.header.positions;
-        let total = packed_len(n);
+        let total = packed_len(self.header.positions);
         let oom = || TablebaseError::OutOfMemory { path: self.path.clone(), bytes: total };
         let total_usize = usize::try_from(total).map_err(|_| oom())?;
         let mut out: Vec<u8> = Vec::new();
         out.try_reserve_exact(total_usize).map_err(|_| oom())?;
+        self.for_each_packed(|bytes| out.extend_from_slice(bytes))?;
+        Ok(out)
+    }
+
+    /// Hands every position's packed 2-bit value to `f` in rank order, a
+    /// block at a time: the slices, joined, are [`Self::read_all`]'s bytes,
+    /// without holding them all. Every block is verified.
+    pub fn for_each_packed(&self, mut f: impl FnMut(&[u8])) -> Result<(), TablebaseError> {
         let bp = self.header.block_positions;
-        let aligned = bp.is_multiple_of(4);
-        if !aligned {
-            out.resize(total_usize, 0);
-        }
+        // Blocks whose length is not a multiple of 4 values end inside a byte:
+        // their values are repacked behind the ones before them.
+        let mut carry: Vec<u8> = Vec::new();
+        let mut carried = 0u64;
+        let mut handed = 0u64;
         for block in 0..self.block_count() {
             let raw = self.read_block(block)?;
-            if aligned {
-                out.extend_from_slice(&raw);
-            } else {
-                let start = block * bp;
-                for i in 0..self.header.block_len(block) {
-                    set_packed(&mut out, start + i, unpack_value(&raw, i));
-                }
+            if bp.is_multiple_of(4) {
+                handed += raw.len() as u64;
+                f(&raw);
+                continue;
             }
+            carry.resize(packed_len(carried + self.header.block_len(block)) as usize, 0);
+            for i in 0..self.header.block_len(block) {
+                set_packed(&mut carry, carried + i, unpack_value(&raw, i));
+            }
+            carried += self.header.block_len(block);
+            // Whole bytes go now; a partial last byte waits for the next block.
+            let whole = (carried / 4) as usize;
+            handed += whole as u64;
+            f(&carry[..whole]);
+            carry.drain(..whole);
+            carried %= 4;
         }
-        if out.len() != total_usize {
+        if carried > 0 {
+            handed += carry.len() as u64;
+            f(&carry);
+        }
+        let total = packed_len(self.header.positions);
+        if handed != total {
             return Err(TablebaseError::Corrupt {
                 path: self.path.clone(),
-                detail: format!("blocks hold {} bytes, expected {total}", out.len()),
+                detail: format!("blocks hold {handed} bytes, expected {total}"),
             });
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Checks the whole-file checksum and every block's checksums.

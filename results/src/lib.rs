@@ -28,6 +28,7 @@ pub mod cc3 {
     //! Three-player Chinese checkers.
     pub mod analysis;
     pub mod check;
+    pub mod compressed;
     pub mod summary;
     pub mod witness;
 }

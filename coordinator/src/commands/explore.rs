@@ -33,7 +33,7 @@ pub fn run(
         retro_games::cc3::RANK_ORDER,
     ) {
         Ok(Some(m)) if dir.join("summary.json").exists() => {
-            Some(summary::load_layers(&dir, &m.solved()).map_err(|e| e.to_string())?)
+            Some(summary::load_layers(&game, &dir, &m.solved()).map_err(|e| e.to_string())?)
         }
         _ => None,
     };

@@ -3,7 +3,7 @@
 //! counts over the whole space, over the positions reachable from the start and
 //! per breadth-first depth from the start.
 
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 // The per-position answers live in the probe library, which reads them from
 // tablebase files; the analysis computes the same from layers in memory.
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
@@ -18,27 +18,25 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Packed 2-bit values of the three computed layers over the whole rank space.
-pub struct Layers {
-    /// `packed[i]` holds layer i (see [`COMPUTED_LAYERS`]).
-    pub packed: [Vec<u8>; 3],
-}
-
-/// Where the analysis reads the three computed layers' values.
+/// Where the analysis reads the three computed layers' values: each thread
+/// takes its own [`LayerReader`] (which may keep what it decoded).
 pub trait LayerValues: Sync {
+    /// One thread's reader.
+    type Reader<'a>: LayerReader
+    where
+        Self: 'a;
+    /// A new reader.
+    fn reader(&self) -> Self::Reader<'_>;
+}
+
+/// One thread's access to the layers' values.
+pub trait LayerReader {
     /// The value of layer `layer` (see [`COMPUTED_LAYERS`]) at `rank`.
-    fn value(&self, layer: usize, rank: u64) -> u8;
+    fn value(&mut self, layer: usize, rank: u64) -> u8;
 }
 
-impl LayerValues for Layers {
-    #[inline]
-    fn value(&self, layer: usize, rank: u64) -> u8 {
-        unpack_value(&self.packed[layer], rank)
-    }
-}
-
-/// The 12 answers at `pos` from layers held in memory.
-pub fn answers(game: &Cc3, layers: &impl LayerValues, pos: &Position) -> Answers {
+/// The 12 answers at `pos`, read through `layers`.
+pub fn answers(game: &Cc3, layers: &mut impl LayerReader, pos: &Position) -> Answers {
     let r: Result<Answers, std::convert::Infallible> =
         answers_with(game, pos, |layer, rank| Ok(layers.value(layer, rank)));
     match r {
@@ -204,6 +202,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
     let goal = star.goal_mask;
     let work = || {
         let mut tally = Tally::default();
+        let mut values = values.reader();
         loop {
             let chunk = next.fetch_add(CHUNK_RANKS, Ordering::Relaxed);
             if chunk >= range.end {
@@ -580,6 +579,7 @@ impl<'g> Bfs<'g> {
         let work = |thread: usize| {
             let mut tally = Tally::default();
             let mut found = 0u64;
+            let mut values = values.map(|v| v.reader());
             let (mut batch, mut spare) = (Vec::new(), Vec::new());
             let first = thread * chunks / threads.max(1);
             // The current block of the frontier position and its two rotated
@@ -611,7 +611,7 @@ impl<'g> Bfs<'g> {
                         let r = cur_base + w as u64 * 64 + bits.trailing_zeros() as u64;
                         bits &= bits - 1;
                         let pos = game.unrank(r);
-                        if let Some(values) = values {
+                        if let Some(values) = values.as_mut() {
                             if !matches!(&blocks, Some((lo, hi, _, _)) if (*lo..*hi).contains(&r)) {
                                 let block = ranker.block(&pos, turn);
                                 let rot1 = pos.rotated(&game.star);
@@ -828,9 +828,9 @@ pub struct StartReport {
 }
 
 /// Describes the start position.
-pub fn start_report(game: &Cc3, layers: &Layers) -> StartReport {
+pub fn start_report(game: &Cc3, layers: &impl LayerValues) -> StartReport {
     let pos = game.start();
-    let a = answers(game, layers, &pos);
+    let a = answers(game, &mut layers.reader(), &pos);
     StartReport {
         position: game.format(&pos),
         category: category(game, &pos, &a).key().to_string(),
@@ -854,9 +854,16 @@ mod tests {
     use std::collections::HashSet;
 
     /// Pseudo-random values (all four, ILLEGAL included) for every rank.
+    #[derive(Clone, Copy)]
     struct Hashed(u64);
     impl LayerValues for Hashed {
-        fn value(&self, layer: usize, rank: u64) -> u8 {
+        type Reader<'a> = Hashed;
+        fn reader(&self) -> Hashed {
+            *self
+        }
+    }
+    impl LayerReader for Hashed {
+        fn value(&mut self, layer: usize, rank: u64) -> u8 {
             let mut x =
                 (rank ^ self.0).wrapping_add(layer as u64 * 0x51_7cc1_b727_220a).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             x ^= x >> 31;
@@ -868,7 +875,7 @@ mod tests {
         let mut t = Tally::default();
         for r in ranks {
             let pos = game.unrank(r);
-            let a = answers(game, values, &pos);
+            let a = answers(game, &mut values.reader(), &pos);
             t.add(&a, category(game, &pos, &a));
         }
         t

@@ -3,7 +3,8 @@
 //! the same code from the same bytes), and the short human table.
 
 use crate::ResultsError;
-use crate::cc3::analysis::{self, Depth, Layers, ScopeCounts, StartReport};
+use crate::cc3::analysis::{self, Depth, ScopeCounts, StartReport};
+use crate::cc3::compressed::{CHUNK_POSITIONS, CompressedLayers};
 use crate::report::{program_of, thousands};
 use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
 use retro_games::GameKind;
@@ -59,38 +60,21 @@ pub struct Summary {
 }
 
 /// Loads the three computed layers from `dir` (every file proven to be the
-/// job's, every block verified), one thread per layer: decompressing is most
-/// of the time (3.7 GB per layer at order 2, 11.1 GB held in all).
-pub fn load_layers(dir: &Path, job: &SolvedJob) -> Result<Layers, ResultsError> {
-    let load = |want: &str| -> Result<Vec<u8>, ResultsError> {
-        let started = std::time::Instant::now();
-        let mut r = job.open(dir, want, retro_games::cc3::RANK_ORDER)?;
-        let packed = r.read_all()?;
-        tracing::info!(
-            "loaded {} ({} bytes) in {:.1}s",
-            r.path().display(),
-            packed.len(),
-            started.elapsed().as_secs_f64()
-        );
-        Ok(packed)
-    };
-    let packed: Vec<Result<Vec<u8>, ResultsError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = analysis::COMPUTED_LAYERS.iter().map(|want| s.spawn(move || load(want))).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a layer loader panicked".into()))))
-            .collect()
-    });
-    let packed = packed.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let [a, b, c]: [Vec<u8>; 3] =
-        packed.try_into().map_err(|_| ResultsError::Inconsistent("three layers expected".to_string()))?;
-    Ok(Layers { packed: [a, b, c] })
+/// job's, every block verified), compressed in memory chunk by chunk (see
+/// [`CompressedLayers`]): at order 2 they hold 11.1 GB of 2-bit values.
+pub fn load_layers(game: &Cc3, dir: &Path, job: &SolvedJob) -> Result<CompressedLayers, ResultsError> {
+    let open = |want: &str| job.open(dir, want, retro_games::cc3::RANK_ORDER);
+    let [a, b, c] = analysis::COMPUTED_LAYERS;
+    let readers = [open(a)?, open(b)?, open(c)?];
+    let layers = CompressedLayers::from_tablebases(readers, game.ranker.placements() as u64, CHUNK_POSITIONS)?;
+    tracing::info!("the three layers hold {} bytes in memory", layers.bytes());
+    Ok(layers)
 }
 
 /// Computes the summary from the tablebases `job` recorded.
 pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Result<Summary, ResultsError> {
     let started = std::time::Instant::now();
-    let layers = load_layers(dir, job)?;
+    let layers = load_layers(game, dir, job)?;
     let t = std::time::Instant::now();
     let all = analysis::count_all(game, &layers, threads);
     tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
