@@ -128,7 +128,7 @@ fn main() {
         bfs.seed(depth, &frontier).expect("A to move");
         let len = bfs.frontier_len();
         let t = Instant::now();
-        let tally = bfs.step(if round == 2 { Some(&Hashed) } else { None }, true, threads);
+        let tally = bfs.step(if round == 2 { Some(&Hashed) } else { None }, true, threads).expect("no parking");
         let what = match round {
             0 => "BFS step, frontier positions (warm-up: page faults)",
             1 => "BFS step, frontier positions",
@@ -137,7 +137,7 @@ fn main() {
         rate(&format!("{what} ({threads} threads)"), len, t);
         println!("  children new: {}, categories counted: {}", bfs.frontier_len(), tally.positions);
         // Clear the children's frontier without expanding it.
-        bfs.step(None::<&Hashed>, false, threads);
+        bfs.step(None::<&Hashed>, false, threads).expect("no parking");
     }
     std::hint::black_box(sink);
     println!("peak RSS {:.0} MB", retro_engine::process::peak_rss_bytes() as f64 / 1e6);

@@ -26,4 +26,15 @@ pub enum ResultsError {
     /// A level file or a search on the way failed.
     #[error("{0}")]
     Levels(String),
+    /// A scratch file of the analysis (a parked bitset) could not be written
+    /// or read back.
+    #[error("analysis scratch file {}: {what}: {source}", .path.display())]
+    Scratch {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
 }

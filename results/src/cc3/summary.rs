@@ -71,6 +71,10 @@ pub fn load_layers(game: &Cc3, dir: &Path, job: &SolvedJob) -> Result<Compressed
     Ok(layers)
 }
 
+/// The directory, beside the tablebases, where the analysis parks what it
+/// does not need in memory (removed when it is done).
+pub const ANALYSIS_SCRATCH: &str = "analysis-scratch";
+
 /// Computes the summary from the tablebases `job` recorded.
 pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Result<Summary, ResultsError> {
     let started = std::time::Instant::now();
@@ -79,7 +83,12 @@ pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Resul
     let all = analysis::count_all(game, &layers, threads);
     tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
     let t = std::time::Instant::now();
-    let reach = analysis::explore(game, Some(&layers), None, threads);
+    // The search's idle visited bitsets wait beside the tablebases.
+    let scratch = dir.join(ANALYSIS_SCRATCH);
+    let reach = analysis::explore(game, Some(&layers), None, threads, Some(&scratch));
+    // Best effort: the files in it are gone already, on success or failure.
+    let _ = std::fs::remove_dir(&scratch);
+    let reach = reach?;
     tracing::info!("explored from the start in {:.1}s", t.elapsed().as_secs_f64());
     let start = analysis::start_report(game, &layers);
     let positions = game.ranker.positions() as u64;

@@ -623,7 +623,8 @@ mod tests {
     fn levels_are_the_breadth_first_depths() {
         for (order, max_depth) in [(1, None), (2, Some(8))] {
             let g = Cc3::new(order).unwrap();
-            let reach = analysis::explore(&g, None::<&crate::cc3::compressed::CompressedLayers>, max_depth, 2);
+            let reach =
+                analysis::explore(&g, None::<&crate::cc3::compressed::CompressedLayers>, max_depth, 2, None).unwrap();
             let mut levels = Levels::new(&g);
             while max_depth.is_none_or(|d| levels.depths.len() <= d as usize) && levels.grow(&g) {}
             let sizes: Vec<u64> = levels.depths.iter().map(|d| d.len() as u64).collect();
