@@ -142,7 +142,7 @@ impl Star {
                     .collect()
             })
             .collect();
-        let narrow_jumps = if count <= 64 { jump_table(&jumps) } else { Vec::new() };
+        let narrow_jumps = if count <= 64 { jump_table(&jumps) } else { JumpTable::default() };
         Star {
             n,
             k,
