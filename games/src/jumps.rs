@@ -111,6 +111,7 @@ pub(crate) fn jump_chains(table: &JumpTable, from: usize, occupied: u64, landabl
 /// into its callers; a portable build calls it once per piece.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
+#[inline]
 unsafe fn pext_chains(table: &JumpTable, from: usize, occupied: u64, landable: u64) -> u64 {
     chains(from, landable, |cell| {
         table.landings[cell][std::arch::x86_64::_pext_u64(occupied, table.over[cell]) as usize]
