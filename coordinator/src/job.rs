@@ -97,16 +97,21 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
 }
 
 /// What the coordinator's machine needs for a job over `stored` positions.
-/// The analysis of a three-player job holds its three layers packed (a
-/// quarter byte a position each) and the breadth-first search's sets: about
-/// a byte a position (stage 2: 14.0 GB peak for 14.8 G positions); a
-/// two-player summary reads one layer packed. The tablebases go to disk,
-/// allowed a sixteenth of a byte a position each (4:1 compression; stage 2
-/// compresses 25:1). Embedded, the worker's layers run here too.
+/// The analysis of a three-player job holds its layers compressed in chunks
+/// (allowed a thirty-second of a byte a position each, 8:1; the tablebase
+/// files of stage 2 compress 25:1 in larger blocks) and three of the
+/// breadth-first search's bitsets of a third of the positions each (an
+/// eighth of a byte a position; the other two wait on disk): at stage 2
+/// about 3.2 GB. A two-player summary reads one layer packed. The tablebases
+/// go to disk, allowed a sixteenth of a byte a position each. Embedded, the
+/// worker's layers run here too.
 pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_common::resources::Needs {
     let layers = spec.questions.len() as u64;
-    let analysis = if spec.game == GameKind::Cc2 { stored / 4 } else { stored };
-    let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) };
+    let analysis = if spec.game == GameKind::Cc2 { stored / 4 } else { stored / 8 + layers * (stored / 32) };
+    // The search's two parked bitsets (a third of the positions each) wait
+    // beside the tablebases.
+    let parked = if spec.game == GameKind::Cc2 { 0 } else { stored / 12 };
+    let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) + parked };
     if embedded {
         let worker = retro_common::resources::Needs::retrograde(stored, true);
         retro_common::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
