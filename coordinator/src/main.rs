@@ -50,6 +50,11 @@ enum Command {
         /// Threads (default: the plan's [cluster] threads, 0 there meaning all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// A directory where the search parks the visited bitsets no step
+        /// needs (two of three; at stage 2, 1.85 GB in memory instead of
+        /// 3.1 GB). Default: all in memory.
+        #[arg(long)]
+        scratch: Option<PathBuf>,
         /// JSON output.
         #[arg(long)]
         json: bool,
@@ -156,8 +161,8 @@ fn main() -> ExitCode {
     let result: Result<(), String> = match cli.command {
         None => commands::run::run(cli.run),
         Some(Command::Estimate { plan, json }) => commands::estimate::run(&plan, json),
-        Some(Command::Explore { plan, depth, tablebase, threads, json }) => {
-            commands::explore::run(plan, depth, tablebase, threads, json)
+        Some(Command::Explore { plan, depth, tablebase, threads, scratch, json }) => {
+            commands::explore::run(plan, depth, tablebase, threads, scratch, json)
         }
         Some(Command::Probe { tablebase, position, witness, max_depth, batch, json }) => {
             let request = match (witness, batch) {

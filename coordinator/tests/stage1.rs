@@ -157,6 +157,29 @@ fn explore_stage2_depth_9() {
     assert_eq!(v["depths"][9]["new"], reference_u64("stage2.bfs_from_start.depth9_new_positions"));
 }
 
+/// `coordinator explore --scratch DIR` parks the idle visited bitsets in
+/// DIR and finds the same depths as the search held in memory; DIR is gone
+/// afterwards.
+#[test]
+fn explore_with_a_scratch_directory_finds_the_same_depths() {
+    let dir = TempDir::new("explore-scratch");
+    let scratch = dir.join("parked");
+    let explore = |scratch: Option<&std::path::Path>| {
+        let mut c = Command::new(coordinator());
+        c.args(["explore", "--json"]);
+        if let Some(s) = scratch {
+            c.arg("--scratch").arg(s);
+        }
+        let out = run(c, Duration::from_secs(60));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["depths"].clone()
+    };
+    let parked = explore(Some(&scratch));
+    assert!(parked.as_array().is_some_and(|d| d.len() > 3), "{parked}");
+    assert_eq!(parked, explore(None));
+    assert!(!scratch.exists(), "the scratch directory is removed");
+}
+
 /// `coordinator check` puts every published stage-1 number next to the run's
 /// value and passes; a summary with one count changed fails, naming the key.
 #[test]

@@ -12,6 +12,7 @@ pub fn run(
     depth: Option<u32>,
     tablebase: Option<PathBuf>,
     threads: Option<usize>,
+    scratch: Option<PathBuf>,
     json: bool,
 ) -> Result<(), String> {
     let plan = not_peg(load_plan(&plan)?)?;
@@ -37,11 +38,12 @@ pub fn run(
         }
         _ => None,
     };
-    // The idle visited bitsets wait beside the checkpoints (3.1 GB in memory
-    // at order 2 without parking, 1.85 GB with it).
-    let scratch = plan.output.checkpoints.join("explore-scratch");
-    let reach = analysis::explore(&game, layers.as_ref(), depth, threads, Some(&scratch));
-    let _ = std::fs::remove_dir(&scratch);
+    let reach = analysis::explore(&game, layers.as_ref(), depth, threads, scratch.as_deref());
+    if let Some(dir) = &scratch {
+        // Best effort: the parked files are gone already, and the directory
+        // goes too when nothing else is in it.
+        let _ = std::fs::remove_dir(dir);
+    }
     let reach = reach.map_err(|e| e.to_string())?;
     if json {
         let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
