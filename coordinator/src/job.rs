@@ -107,10 +107,12 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
 /// worker's layers run here too.
 pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_common::resources::Needs {
     let layers = spec.questions.len() as u64;
-    let analysis = if spec.game == GameKind::Cc2 { stored / 4 } else { stored / 8 + layers * (stored / 32) };
-    // The search's two parked bitsets (a third of the positions each) wait
-    // beside the tablebases.
-    let parked = if spec.game == GameKind::Cc2 { 0 } else { stored / 12 };
+    // The three-player search's two parked bitsets (a third of the positions
+    // each) wait beside the tablebases.
+    let (analysis, parked) = match spec.game {
+        GameKind::Cc2 => (stored / 4, 0),
+        _ => (stored / 8 + layers * (stored / 32), stored / 12),
+    };
     let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) + parked };
     if embedded {
         let worker = retro_common::resources::Needs::retrograde(stored, true);

@@ -770,14 +770,18 @@ impl TablebaseReader {
         let total_usize = usize::try_from(total).map_err(|_| oom())?;
         let mut out: Vec<u8> = Vec::new();
         out.try_reserve_exact(total_usize).map_err(|_| oom())?;
-        self.for_each_packed(|bytes| out.extend_from_slice(bytes))?;
+        self.for_each_packed(|bytes| {
+            out.extend_from_slice(bytes);
+            Ok::<(), TablebaseError>(())
+        })?;
         Ok(out)
     }
 
     /// Hands every position's packed 2-bit value to `f` in rank order, a
     /// block at a time: the slices, joined, are [`Self::read_all`]'s bytes,
-    /// without holding them all. Every block is verified.
-    pub fn for_each_packed(&self, mut f: impl FnMut(&[u8])) -> Result<(), TablebaseError> {
+    /// without holding them all. Every block is verified; the first error,
+    /// the file's or `f`'s, stops the reading.
+    pub fn for_each_packed<E: From<TablebaseError>>(&self, mut f: impl FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
         let bp = self.header.block_positions;
         // Blocks whose length is not a multiple of 4 values end inside a byte:
         // their values are repacked behind the ones before them.
@@ -788,7 +792,7 @@ impl TablebaseReader {
             let raw = self.read_block(block)?;
             if bp.is_multiple_of(4) {
                 handed += raw.len() as u64;
-                f(&raw);
+                f(&raw)?;
                 continue;
             }
             carry.resize(packed_len(carried + self.header.block_len(block)) as usize, 0);
@@ -799,20 +803,21 @@ impl TablebaseReader {
             // Whole bytes go now; a partial last byte waits for the next block.
             let whole = (carried / 4) as usize;
             handed += whole as u64;
-            f(&carry[..whole]);
+            f(&carry[..whole])?;
             carry.drain(..whole);
             carried %= 4;
         }
         if carried > 0 {
             handed += carry.len() as u64;
-            f(&carry);
+            f(&carry)?;
         }
         let total = packed_len(self.header.positions);
         if handed != total {
             return Err(TablebaseError::Corrupt {
                 path: self.path.clone(),
                 detail: format!("blocks hold {handed} bytes, expected {total}"),
-            });
+            }
+            .into());
         }
         Ok(())
     }

@@ -18,6 +18,8 @@
 //! Every failure is a [`ResultsError`].
 
 mod error;
+#[cfg(test)]
+mod testutil;
 pub use error::ResultsError;
 
 pub mod estimate;

@@ -38,13 +38,8 @@ pub fn run(
         }
         _ => None,
     };
-    let reach = analysis::explore(&game, layers.as_ref(), depth, threads, scratch.as_deref());
-    if let Some(dir) = &scratch {
-        // Best effort: the parked files are gone already, and the directory
-        // goes too when nothing else is in it.
-        let _ = std::fs::remove_dir(dir);
-    }
-    let reach = reach.map_err(|e| e.to_string())?;
+    let reach =
+        analysis::explore(&game, layers.as_ref(), depth, threads, scratch.as_deref()).map_err(|e| e.to_string())?;
     if json {
         let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
             "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });

@@ -333,7 +333,8 @@ const CHUNK_WORDS: usize = 1 << 12;
 /// Breadth-first search from the start over at most `max_depth` plies (all, if
 /// `None`), on `threads` threads. With `layers`, each depth gets its category
 /// counts and the reached set its full counts. With `parking`, the visited
-/// bitsets no step needs wait in files there (see [`Bfs::park_in`]). See
+/// bitsets no step needs wait in files there, and the directory goes at the
+/// end if nothing else is in it (see [`Bfs::park_in`]). See
 /// [`Bfs`] for the method.
 pub fn explore(
     game: &Cc3,
@@ -414,10 +415,9 @@ pub struct Bfs<'g> {
     /// Whether the last step expanded bottom-up.
     pulled: bool,
     /// Where visited bitsets wait while no step needs them (see
-    /// [`Bfs::park_in`]); `None`: all three stay in memory.
+    /// [`Bfs::park_in`]); `None`: all three stay in memory. A parked third's
+    /// `visited` is an empty `Vec`.
     parking: Option<PathBuf>,
-    /// Per third: whether its visited bitset is parked (its `Vec` is empty).
-    parked: [bool; 3],
 }
 
 impl<'g> Bfs<'g> {
@@ -443,7 +443,6 @@ impl<'g> Bfs<'g> {
             direction: Direction::Auto,
             pulled: false,
             parking: None,
-            parked: [false; 3],
         }
     }
 
@@ -452,7 +451,8 @@ impl<'g> Bfs<'g> {
     /// expands into one third, so the search holds one visited bitset and
     /// the two frontier bitsets instead of five (1.85 GB instead of 3.1 GB at
     /// order 2), for a write and a read of one bitset per depth. The files
-    /// are removed as they are read back and when the search is dropped.
+    /// are removed as they are read back, and when the search is dropped, the
+    /// directory too if nothing else is in it.
     pub fn park_in(&mut self, dir: &Path) -> Result<(), ResultsError> {
         std::fs::create_dir_all(dir).map_err(|source| ResultsError::Scratch {
             path: dir.to_path_buf(),
@@ -470,10 +470,16 @@ impl<'g> Bfs<'g> {
         dir.join(format!("visited-{}.zst", PLAYER_NAMES[third]))
     }
 
+    /// Whether third `third`'s visited bitset is parked (a third holds at
+    /// least one position, so its bitset in memory is never empty).
+    fn is_parked(&self, third: usize) -> bool {
+        self.visited[third].is_empty()
+    }
+
     /// Moves third `third`'s visited bitset to its file, if parking is on.
     fn park(&mut self, third: usize) -> Result<(), ResultsError> {
         let Some(dir) = &self.parking else { return Ok(()) };
-        if self.parked[third] {
+        if self.is_parked(third) {
             return Ok(());
         }
         // An empty set needs no file: it comes back as fresh zeroed memory.
@@ -490,13 +496,12 @@ impl<'g> Bfs<'g> {
             out.finish().and_then(|mut w| w.flush()).map_err(io("cannot write"))?;
         }
         self.visited[third] = Vec::new();
-        self.parked[third] = true;
         Ok(())
     }
 
     /// Brings third `third`'s visited bitset back into memory.
     fn unpark(&mut self, third: usize) -> Result<(), ResultsError> {
-        if !self.parked[third] {
+        if !self.is_parked(third) {
             return Ok(());
         }
         let mut words = vec![0u64; self.third_words];
@@ -519,7 +524,6 @@ impl<'g> Bfs<'g> {
             std::fs::remove_file(&path).map_err(io("cannot remove"))?;
         }
         self.visited[third] = words;
-        self.parked[third] = false;
         Ok(())
     }
 
@@ -784,7 +788,7 @@ impl<'g> Bfs<'g> {
         let (third, third_words, chunks) = (self.third, self.third_words, self.chunks);
         let prev = (self.depth % 3) as usize;
         let turn = (prev + 1) % 3;
-        assert!(!self.parked[turn], "pull_chunks into a parked third (Bfs::step brings it back first)");
+        assert!(!self.is_parked(turn), "pull_chunks into a parked third (Bfs::step brings it back first)");
         let cur_base = prev as u64 * third;
         let next_base = turn as u64 * third;
         let visited = atomic_words(&mut self.visited[turn]);
@@ -895,10 +899,11 @@ fn scratch_error<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io:
 impl Drop for Bfs<'_> {
     fn drop(&mut self) {
         if let Some(dir) = &self.parking {
+            // Best effort: what is left behind is only scratch.
             for third in 0..3 {
-                // Best effort: a file left behind is only scratch.
                 let _ = std::fs::remove_file(Self::parked_path(dir, third));
             }
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }
@@ -971,6 +976,7 @@ pub fn start_report(game: &Cc3, layers: &impl LayerValues) -> StartReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::TestDir;
     use retro_games::cc3::children;
     use std::collections::HashSet;
 
@@ -1083,9 +1089,9 @@ mod tests {
                 bfs.set_batch(batch);
                 bfs.set_direction(direction);
                 // Two threads: with the idle visited bitsets parked on disk.
-                let parking = Scratch::new(&format!("explore-{order}-{batch}-{direction:?}"));
+                let parking = TestDir::new(&format!("explore-{order}-{batch}-{direction:?}"));
                 if threads == 2 {
-                    bfs.park_in(&parking.0).unwrap();
+                    bfs.park_in(parking.path()).unwrap();
                 }
                 let mut got = Vec::new();
                 loop {
@@ -1098,8 +1104,8 @@ mod tests {
                 }
                 assert_eq!(got, expect, "order {order}, {threads} threads, batch {batch}, {direction:?}");
             }
-            let parking = Scratch::new(&format!("explore-{order}"));
-            for dir in [None, Some(parking.0.as_path())] {
+            let parking = TestDir::new(&format!("explore-{order}"));
+            for dir in [None, Some(parking.path())] {
                 let reach = explore(&g, Some(&v), Some(max_depth), 2, dir).unwrap();
                 let news: Vec<u64> = reach.depths.iter().map(|d| d.new).collect();
                 assert_eq!(news, expect.iter().map(|e| e.0).collect::<Vec<_>>());
@@ -1107,35 +1113,22 @@ mod tests {
                 expect.iter().for_each(|e| total.merge(&e.1));
                 assert_eq!(reach.reachable, Some(total.to_scope()));
             }
-            assert_eq!(std::fs::read_dir(&parking.0).unwrap().count(), 0, "the parked files are gone");
-        }
-    }
-
-    /// A directory under the system's temporary one, removed on drop.
-    struct Scratch(PathBuf);
-    impl Scratch {
-        fn new(name: &str) -> Scratch {
-            Scratch(std::env::temp_dir().join(format!("retro-analysis-{name}-{}", std::process::id())))
-        }
-    }
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            assert!(!parking.path().exists(), "the parked files and their directory are gone");
         }
     }
 
     #[test]
     fn a_damaged_parked_bitset_is_an_error_naming_its_file() {
         let g = Cc3::new(1).unwrap();
-        let parking = Scratch::new("damaged");
+        let parking = TestDir::new("damaged");
         for damage in [0usize, 1, 2] {
             let mut bfs = Bfs::from_start(&g);
-            bfs.park_in(&parking.0).unwrap();
+            bfs.park_in(parking.path()).unwrap();
             // Depths 0, 1, 2 fill the three thirds; depth 3 needs B's back.
             for _ in 0..3 {
                 bfs.step(None::<&Hashed>, true, 1).unwrap();
             }
-            let path = parking.0.join("visited-B.zst");
+            let path = parking.path().join("visited-B.zst");
             let bytes = std::fs::read(&path).unwrap();
             match damage {
                 0 => std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap(),

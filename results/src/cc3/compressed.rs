@@ -119,17 +119,7 @@ impl CompressedLayers {
         let build = |reader: TablebaseReader| -> Result<Chunks, ResultsError> {
             let started = std::time::Instant::now();
             let mut writer = ChunkWriter::new(chunk_positions, reader.header().positions)?;
-            let mut failed = None;
-            reader.for_each_packed(|bytes| {
-                if failed.is_none()
-                    && let Err(e) = writer.push(bytes)
-                {
-                    failed = Some(e);
-                }
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
+            reader.for_each_packed(|bytes| writer.push(bytes))?;
             let chunks = writer.finish()?;
             tracing::info!(
                 "loaded {}: {} positions in {} chunks, {} bytes compressed in memory, in {:.1}s",
@@ -252,18 +242,11 @@ impl ChunkReader<'_> {
 mod tests {
     use super::*;
     use crate::cc3::analysis::{self, LayerReader};
+    use crate::testutil::TestDir;
     use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter};
     use retro_games::cc3::Cc3;
     use retro_games::sample::XorShift;
-    use std::path::{Path, PathBuf};
-
-    /// A temporary directory removed on drop.
-    struct Scratch(PathBuf);
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use std::path::Path;
 
     /// Writes `values` as a tablebase of `block_positions` per block.
     fn write(path: &Path, values: &[u8], block_positions: u64) {
@@ -315,14 +298,14 @@ mod tests {
 
     #[test]
     fn every_value_reads_back_in_any_order() {
-        let dir = Scratch(std::env::temp_dir().join(format!("compressed-layers-{}", std::process::id())));
-        std::fs::create_dir_all(&dir.0).unwrap();
+        let dir = TestDir::new("compressed-layers");
+        let dir = dir.path();
         // Block lengths that are and are not multiples of 4 and of the chunk.
         for (third, block_positions, chunk) in
             [(1000u64, 64u64, 64u64), (999, 7, 16), (4000, 1 << 20, 4), (3, 64, 4096)]
         {
-            let values = layers(&dir.0, 3 * third as usize, block_positions, third ^ block_positions);
-            let store = CompressedLayers::from_tablebases(open(&dir.0), third, chunk).unwrap();
+            let values = layers(dir, 3 * third as usize, block_positions, third ^ block_positions);
+            let store = CompressedLayers::from_tablebases(open(dir), third, chunk).unwrap();
             let mut reader = store.reader();
             // In order, then at random (chunk changes in every set).
             for (layer, values) in values.iter().enumerate() {
@@ -336,21 +319,21 @@ mod tests {
                 assert_eq!(reader.value(layer, rank), values[layer][rank as usize]);
             }
         }
-        let values = layers(&dir.0, 30, 64, 1);
-        assert!(CompressedLayers::from_tablebases(open(&dir.0), 11, 64).is_err(), "3 x 11 is not 30");
-        assert!(CompressedLayers::from_tablebases(open(&dir.0), 10, 24).is_err(), "24 is not a power of two");
+        let values = layers(dir, 30, 64, 1);
+        assert!(CompressedLayers::from_tablebases(open(dir), 11, 64).is_err(), "3 x 11 is not 30");
+        assert!(CompressedLayers::from_tablebases(open(dir), 10, 24).is_err(), "24 is not a power of two");
         assert_eq!(values[0].len(), 30);
     }
 
     #[test]
     fn the_analysis_counts_the_same_from_compressed_layers() {
-        let dir = Scratch(std::env::temp_dir().join(format!("compressed-analysis-{}", std::process::id())));
-        std::fs::create_dir_all(&dir.0).unwrap();
+        let dir = TestDir::new("compressed-analysis");
+        let dir = dir.path();
         let g = Cc3::new(1).unwrap();
         let third = g.ranker.placements() as u64;
-        let values = layers(&dir.0, 3 * third as usize, 100, 5);
+        let values = layers(dir, 3 * third as usize, 100, 5);
         let flat = Flat(&values);
-        let store = CompressedLayers::from_tablebases(open(&dir.0), third, 16).unwrap();
+        let store = CompressedLayers::from_tablebases(open(dir), third, 16).unwrap();
         assert_eq!(analysis::count_all(&g, &store, 2), analysis::count_all(&g, &flat, 2));
         let a = analysis::explore(&g, Some(&store), None, 2, None).unwrap();
         let b = analysis::explore(&g, Some(&flat), None, 2, None).unwrap();

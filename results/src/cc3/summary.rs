@@ -84,11 +84,7 @@ pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Resul
     tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
     let t = std::time::Instant::now();
     // The search's idle visited bitsets wait beside the tablebases.
-    let scratch = dir.join(ANALYSIS_SCRATCH);
-    let reach = analysis::explore(game, Some(&layers), None, threads, Some(&scratch));
-    // Best effort: the files in it are gone already, on success or failure.
-    let _ = std::fs::remove_dir(&scratch);
-    let reach = reach?;
+    let reach = analysis::explore(game, Some(&layers), None, threads, Some(&dir.join(ANALYSIS_SCRATCH)))?;
     tracing::info!("explored from the start in {:.1}s", t.elapsed().as_secs_f64());
     let start = analysis::start_report(game, &layers);
     let positions = game.ranker.positions() as u64;

@@ -318,6 +318,7 @@ pub mod decimal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::TestDir;
     use retro_games::peg::symmetry::Group;
     use retro_games::peg::{Board, BoardKind, parse_hole};
 
@@ -352,8 +353,8 @@ mod tests {
             }
             assert_eq!(folded.levels[0].positions, 1, "{hole}: the start alone");
             // The same levels on disk, the duals spilled under a tiny bound: the same ledger.
-            let root = std::env::temp_dir().join(format!("ledger-disk-{hole}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&root);
+            let root = TestDir::new(&format!("ledger-disk-{hole}"));
+            let root = root.path();
             let on_disk: Vec<StoredLevel> = levels_of(&board, start, own.group, 7)
                 .iter()
                 .enumerate()
@@ -365,7 +366,6 @@ mod tests {
                 .collect();
             let tiny = LedgerOptions { threads: 2, scratch: root.join("scratch"), memory_bytes: 1 };
             assert_eq!(ledger(&own, start, &on_disk, &tiny).unwrap(), folded, "{hole}");
-            std::fs::remove_dir_all(&root).unwrap();
             // Folding by all eight symmetries instead would stand the start for
             // its whole orbit, one sequence for several positions: refused.
             let all = Folded { board: board.clone(), group: Group::ALL };
