@@ -140,6 +140,12 @@ pub struct JobSection {
     /// single-vacancy start and single-survivor finish decided).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<PegTask>,
+    /// `peg` ledger: also count each level's states, a position with the
+    /// hole its last jump landed in, as the published European enumeration
+    /// does (default false: one more expansion of every level). Absent, the
+    /// plan hash is what it was before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing_holes: Option<bool>,
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -281,6 +287,7 @@ const SCHEMA: [(&str, &[&str]); 4] = [
             "board",
             "vacancy",
             "task",
+            "landing_holes",
         ],
     ),
     ("shards", &["count", "block_positions", "chunk_bytes"]),
@@ -579,17 +586,18 @@ impl Plan {
         {
             return Err(r.invalid("job.name", format!("must match [a-z0-9_-]+, got {name:?}")));
         }
-        for key in ["board", "vacancy", "task"] {
+        for key in ["board", "vacancy", "task", "landing_holes"] {
             if game != GameKind::Peg && r.get("job", key).is_some() {
                 return Err(r.invalid(&format!("job.{key}"), "is for peg plans"));
             }
         }
-        let (board, vacancy, task) = if game == GameKind::Peg {
+        let (board, vacancy, task, landing_holes) = if game == GameKind::Peg {
             for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "questions"] {
                 if r.get("job", key).is_some() {
-                    return Err(
-                        r.invalid(&format!("job.{key}"), "is not a peg setting (peg plans have board, vacancy, task)")
-                    );
+                    return Err(r.invalid(
+                        &format!("job.{key}"),
+                        "is not a peg setting (peg plans have board, vacancy, task, landing_holes)",
+                    ));
                 }
             }
             let task = match r.get("job", "task") {
@@ -624,9 +632,13 @@ impl Plan {
                 }
             }
             let vacancy = (task == PegTask::Ledger).then(|| vacancy.unwrap_or_else(|| "d4".into()));
-            (kind.map(|k| k.name().to_owned()), vacancy, Some(task))
+            let landing_holes = r.boolean("job", "landing_holes")?;
+            if landing_holes.is_some() && task != PegTask::Ledger {
+                return Err(r.invalid("job.landing_holes", "is for the ledger task"));
+            }
+            (kind.map(|k| k.name().to_owned()), vacancy, Some(task), landing_holes)
         } else {
-            (None, None, None)
+            (None, None, None, None)
         };
         let (order, size, pieces, colour_symmetry, mirror_symmetry) = if game == GameKind::Peg {
             (0, None, None, None, None)
@@ -723,6 +735,7 @@ impl Plan {
                 board,
                 vacancy,
                 task,
+                landing_holes,
             },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster,
@@ -827,6 +840,9 @@ mod tests {
         assert_err(&format!("{peg}vacancy = \"zz\"\n"), &["job.vacancy"]);
         assert_err(&format!("{peg}task = \"solve\"\n"), &["job.task"]);
         assert_err(&format!("{peg}task = \"problems\"\nvacancy = \"d4\"\n"), &["job.vacancy", "ledger"]);
+        assert_eq!(ok(&format!("{peg}landing_holes = true\n")).job.landing_holes, Some(true));
+        assert_err(&format!("{peg}landing_holes = 1\n"), &["job.landing_holes"]);
+        assert_err(&format!("{peg}task = \"problems\"\nlanding_holes = true\n"), &["job.landing_holes", "ledger"]);
         assert_err(&format!("{peg}order = 2\n"), &["job.order", "peg"]);
         assert_err(&format!("{MINIMAL}board = \"english\"\n"), &["job.board", "peg plans"]);
     }

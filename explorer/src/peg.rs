@@ -599,6 +599,7 @@ mod tests {
             dead_ends: 0,
             winnable: 4,
             winnable_up_to_symmetry: 1,
+            landing_states: None,
         };
         let ledger = Ledger {
             board: "english".into(),

@@ -53,18 +53,13 @@ pub struct LevelOptions {
     pub memory_bytes: u64,
 }
 
-/// Bytes a level's successors take in memory per source key: one 24-byte
-/// entry per jump, and a position has at most 16 or so on these boards.
-const SUCCESSOR_BYTES_PER_KEY: u64 = 16 * 24;
-
 /// Bytes a level held in memory takes per key (key, weight, slack).
 const HELD_BYTES_PER_KEY: u64 = 40;
 
 impl LevelOptions {
-    /// Whether a level of `keys` keys is expanded in memory: its successors
-    /// within three quarters of the bound (the last quarter holds levels).
+    /// Whether a level of `keys` keys is expanded in memory ([`levels::expands_in_memory`]).
     fn expands_in_memory(&self, keys: u64) -> bool {
-        keys.saturating_mul(SUCCESSOR_BYTES_PER_KEY) <= self.memory_bytes / 4 * 3
+        levels::expands_in_memory(keys, self.memory_bytes)
     }
 
     /// Whether a level of `keys` keys is held in memory for the ledger, when

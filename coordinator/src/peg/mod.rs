@@ -53,8 +53,12 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
     let computed = levels::run(&folded, start, &opts)?;
     let seconds_levels = began.elapsed().as_secs_f64();
     let began = Instant::now();
-    let ledger_opts =
-        ledger::LedgerOptions { threads, scratch: checkpoints.join("ledger"), memory_bytes: opts.memory_bytes };
+    let ledger_opts = ledger::LedgerOptions {
+        threads,
+        scratch: checkpoints.join("ledger"),
+        memory_bytes: opts.memory_bytes,
+        landing_holes: plan.job.landing_holes.unwrap_or(false),
+    };
     let ledger = ledger::ledger(&folded, start, &computed.levels, &ledger_opts)?;
     let seconds_ledger = began.elapsed().as_secs_f64();
     let central = board.kind() == BoardKind::English && vacancy_name == "d4";

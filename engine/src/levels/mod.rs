@@ -81,6 +81,17 @@ impl Successor {
     }
 }
 
+/// Bytes a level's successors take in memory per source key: one 24-byte
+/// [`Successor`] per move, and a peg position has at most 16 or so.
+pub const SUCCESSOR_BYTES_PER_KEY: u64 = 16 * 24;
+
+/// Whether a level of `keys` keys is expanded in memory within a bound of
+/// `memory_bytes`: its successors within three quarters of the bound (the
+/// last quarter holds levels); a bigger one is expanded on disk ([`disk`]).
+pub fn expands_in_memory(keys: u64, memory_bytes: u64) -> bool {
+    keys.saturating_mul(SUCCESSOR_BYTES_PER_KEY) <= memory_bytes / 4 * 3
+}
+
 /// The shard that owns `key` among `shards`.
 #[inline]
 pub fn shard_of(key: u64, shards: usize) -> usize {

@@ -8,6 +8,7 @@
 //! duality are in `RULES.md` section 3.
 
 pub mod class;
+pub mod landing;
 mod notation;
 pub mod search;
 pub mod symmetry;

@@ -13,7 +13,7 @@ use crate::ResultsError;
 use retro_engine::levels::disk;
 use retro_engine::levels::spill::SpillOptions;
 use retro_engine::levels::store::{self, Entries, LevelMarker, StoredLevel};
-use retro_engine::levels::{LevelError, LevelGame, next_level};
+use retro_engine::levels::{LevelError, LevelGame, expands_in_memory, next_level};
 use retro_games::peg::{Folded, Pegs, hole_name};
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +38,12 @@ pub struct LevelRow {
     pub winnable: u64,
     /// The same, up to symmetry.
     pub winnable_up_to_symmetry: u64,
+    /// States as the published European enumeration counts them: a position
+    /// together with the hole its last jump landed in (`retro_games::peg::landing`;
+    /// the start counts as one). Present when the plan asks for it
+    /// (`job.landing_holes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landing_states: Option<u64>,
 }
 
 /// Solutions (jump sequences down to one peg) ending on one hole.
@@ -102,6 +108,17 @@ impl LevelGame for Dual<'_> {
     }
 }
 
+/// Maps each position to the states its jumps lead to (child and landing
+/// hole, packed): expanding level n with it gives level n + 1's states, whose
+/// number is the published enumeration's count.
+struct Landings<'a>(&'a Folded);
+
+impl LevelGame for Landings<'_> {
+    fn for_each_child(&self, key: u64, f: impl FnMut(u64)) {
+        self.0.for_each_landing(key, f);
+    }
+}
+
 /// Where the ledger may spill while it computes the duals of a level that
 /// lies on disk, and within what memory.
 #[derive(Clone, Debug)]
@@ -112,6 +129,9 @@ pub struct LedgerOptions {
     pub scratch: std::path::PathBuf,
     /// Bytes the spill buffers may hold.
     pub memory_bytes: u64,
+    /// Also count the states of each level ([`LevelRow::landing_states`]):
+    /// one more expansion of every level.
+    pub landing_holes: bool,
 }
 
 fn level_error(e: LevelError) -> ResultsError {
@@ -153,27 +173,107 @@ fn shard_row(board: &Folded, entries: Entries<'_>, duals: Option<Entries<'_>>) -
     Ok(p)
 }
 
-/// The duals of `level` (each key's complement, folded), in memory when the
-/// level is, else written under `opts.scratch` as level `n` of the duals.
-fn duals_of(board: &Folded, level: &StoredLevel, n: usize, opts: &LedgerOptions) -> Result<StoredLevel, ResultsError> {
-    match level {
+/// `level` expanded by `game`, as level `n` of `opts.scratch/name`: in
+/// memory when the level is held there and `in_memory` says its successors
+/// fit, else on disk (a level held in memory is written out first, as the
+/// step's source). [`discard`] removes what it wrote.
+fn expand_stored(
+    game: &impl LevelGame,
+    level: &StoredLevel,
+    n: usize,
+    name: &str,
+    in_memory: bool,
+    opts: &LedgerOptions,
+) -> Result<StoredLevel, ResultsError> {
+    let written;
+    let (source_root, m, shards) = match level {
+        StoredLevel::Memory(shards) if in_memory => {
+            return Ok(StoredLevel::Memory(next_level(game, shards, opts.threads).map_err(level_error)?.0));
+        }
         StoredLevel::Memory(shards) => {
-            Ok(StoredLevel::Memory(next_level(&Dual(board), shards, opts.threads).map_err(level_error)?.0))
+            written = opts.scratch.join(format!("{name}-source"));
+            store::write_level(&written, 0, shards).map_err(level_error)?;
+            (&written, 0, shards.len())
         }
-        StoredLevel::Disk { root, n: m, marker } => {
-            let shards = marker.keys.len();
-            let duals = opts.scratch.join("duals");
-            store::begin_level(&duals, n).map_err(level_error)?;
-            let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
-            let dest = |k: usize| store::shard_file(&duals, n, k);
-            let sources = store::shard_files(root, *m, shards);
-            let step =
-                disk::expand_on_disk(&Dual(board), &sources, shards, &dest, &opts.scratch.join("spill"), &spill, || {})
-                    .map_err(level_error)?;
-            let marker = LevelMarker { keys: step.merged.keys, bytes: step.merged.bytes };
-            Ok(StoredLevel::Disk { root: duals, n, marker })
-        }
+        StoredLevel::Disk { root, n: m, marker } => (root, *m, marker.keys.len()),
+    };
+    let root = opts.scratch.join(name);
+    store::begin_level(&root, n).map_err(level_error)?;
+    let spill = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
+    let dest = |k: usize| store::shard_file(&root, n, k);
+    let sources = store::shard_files(source_root, m, shards);
+    let step = disk::expand_on_disk(game, &sources, shards, &dest, &opts.scratch.join("spill"), &spill, || {})
+        .map_err(level_error)?;
+    if matches!(level, StoredLevel::Memory(_)) {
+        store::remove_dir_if_present(source_root).map_err(level_error)?;
     }
+    let marker = LevelMarker { keys: step.merged.keys, bytes: step.merged.bytes };
+    Ok(StoredLevel::Disk { root, n, marker })
+}
+
+/// Removes a level [`expand_stored`] wrote on disk (nothing for one in memory).
+fn discard(level: &StoredLevel) -> Result<(), ResultsError> {
+    if let StoredLevel::Disk { root, n, .. } = level {
+        let dir = store::level_dir(root, *n);
+        std::fs::remove_dir_all(&dir).map_err(|e| ResultsError::Levels(format!("{}: {e}", dir.display())))?;
+    }
+    Ok(())
+}
+
+/// Adds up `f` over the shards of a level, on `threads` threads.
+fn sum_shards<T: Default + Send>(
+    shards: usize,
+    threads: usize,
+    f: impl Fn(usize) -> Result<T, ResultsError> + Sync,
+    add: impl Fn(&mut T, T) -> Result<(), ResultsError> + Sync,
+) -> Result<T, ResultsError> {
+    let cursor = std::sync::atomic::AtomicUsize::new(0);
+    let partials: Vec<Result<T, ResultsError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut sum = T::default();
+                    loop {
+                        let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= shards {
+                            return Ok(sum);
+                        }
+                        add(&mut sum, f(i)?)?;
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("ledger thread panicked")).collect()
+    });
+    let mut total = T::default();
+    for p in partials {
+        add(&mut total, p?)?;
+    }
+    Ok(total)
+}
+
+/// The states of level `n` (`n >= 1`): level `n - 1` expanded into (child,
+/// landing hole) keys, each representative counted for its orbit.
+fn landing_states(board: &Folded, previous: &StoredLevel, n: usize, opts: &LedgerOptions) -> Result<u64, ResultsError> {
+    let in_memory = expands_in_memory(previous.keys(), opts.memory_bytes);
+    let states = expand_stored(&Landings(board), previous, n, "landings", in_memory, opts)?;
+    let count = if board.group.len() == 1 {
+        states.keys()
+    } else {
+        let orbits = |k: usize| -> Result<u64, ResultsError> {
+            let mut sum = 0;
+            for entry in states.entries(k).map_err(level_error)? {
+                sum += u64::from(board.landing_orbit_size(entry.map_err(level_error)?.0));
+            }
+            Ok(sum)
+        };
+        sum_shards(states.shards(), opts.threads, orbits, |a, b| {
+            *a += b;
+            Ok(())
+        })?
+    };
+    discard(&states)?;
+    Ok(count)
 }
 
 /// Builds the ledger from the levels of `start` (a single-vacancy position),
@@ -190,36 +290,23 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[StoredLevel], opts: &LedgerOpt
         // has n + 1 (the board has start_pegs + 1 holes) and, if reachable at
         // all, lies in level start_pegs - 1 - n.
         let partner = (start_pegs as usize).checked_sub(1 + n).and_then(|m| all.get(m));
-        let duals = partner.map(|m| duals_of(board, m, n, opts)).transpose()?;
-        let shards = level.shards();
-        let cursor = std::sync::atomic::AtomicUsize::new(0);
-        let partials: Vec<Result<Partial, ResultsError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..opts.threads.max(1))
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut sum = Partial::default();
-                        loop {
-                            let i = cursor.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            if i >= shards {
-                                return Ok(sum);
-                            }
-                            let entries = level.entries(i).map_err(level_error)?;
-                            let dual_entries = duals.as_ref().map(|d| d.entries(i)).transpose().map_err(level_error)?;
-                            sum.add(shard_row(board, entries, dual_entries)?)?;
-                        }
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("ledger thread panicked")).collect()
-        });
-        if let Some(StoredLevel::Disk { root, n, .. }) = &duals {
-            let dir = store::level_dir(root, *n);
-            std::fs::remove_dir_all(&dir).map_err(|e| ResultsError::Levels(format!("{}: {e}", dir.display())))?;
+        // A dual has one child, so a level held in memory has its duals there too.
+        let duals = partner.map(|m| expand_stored(&Dual(board), m, n, "duals", true, opts)).transpose()?;
+        let row = |i: usize| {
+            let entries = level.entries(i).map_err(level_error)?;
+            let dual_entries = duals.as_ref().map(|d| d.entries(i)).transpose().map_err(level_error)?;
+            shard_row(board, entries, dual_entries)
+        };
+        let total = sum_shards(level.shards(), opts.threads, row, Partial::add)?;
+        if let Some(duals) = &duals {
+            discard(duals)?;
         }
-        let mut total = Partial::default();
-        for p in partials {
-            total.add(p?)?;
-        }
+        let landing_states = match (opts.landing_holes, n.checked_sub(1)) {
+            (false, _) => None,
+            // The start is one state: no jump has landed yet.
+            (true, None) => Some(total.positions),
+            (true, Some(previous)) => Some(landing_states(board, &all[previous], n, opts)?),
+        };
         rows.push(LevelRow {
             jumps: n as u32,
             pegs: start_pegs - n as u32,
@@ -229,6 +316,7 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[StoredLevel], opts: &LedgerOpt
             dead_ends: total.dead_ends,
             winnable: total.winnable,
             winnable_up_to_symmetry: total.winnable_reps,
+            landing_states,
         });
     }
     let mut solutions_by_hole = Vec::new();
@@ -266,14 +354,22 @@ impl Ledger {
         self.levels.iter().map(column).sum()
     }
 
-    /// The ledger as a Markdown table (for `docs/RESULTS.md` and the terminal).
+    /// The ledger as a Markdown table (for `docs/RESULTS.md` and the terminal),
+    /// with the states column when the rows have it.
     pub fn markdown(&self) -> String {
-        let mut out = String::from(
-            "| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        let states = self.levels.iter().any(|r| r.landing_states.is_some());
+        let (head, rule) = if states { (" states (last landing hole) |", "---:|") } else { ("", "") };
+        let mut out = format!(
+            "| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |{head}\n|---:|---:|---:|---:|---:|---:|---:|---:|{rule}\n",
         );
         for r in &self.levels {
+            let cell = if states {
+                format!(" {} |", r.landing_states.map_or(String::new(), |x| x.to_string()))
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |{cell}\n",
                 r.jumps,
                 r.pegs,
                 r.positions,
@@ -284,8 +380,9 @@ impl Ledger {
                 r.winnable_up_to_symmetry
             ));
         }
+        let cell = if states { format!(" {} |", self.total(|r| r.landing_states.unwrap_or(0))) } else { String::new() };
         out.push_str(&format!(
-            "| total | | {} | {} | | {} | {} | {} |\n",
+            "| total | | {} | {} | | {} | {} | {} |{cell}\n",
             self.total(|r| r.positions),
             self.total(|r| r.up_to_symmetry),
             self.total(|r| r.dead_ends),
@@ -334,7 +431,12 @@ mod tests {
     }
 
     fn opts() -> LedgerOptions {
-        LedgerOptions { threads: 2, scratch: std::env::temp_dir().join("unused"), memory_bytes: 1 << 20 }
+        LedgerOptions {
+            threads: 2,
+            scratch: std::env::temp_dir().join("unused"),
+            memory_bytes: 1 << 20,
+            landing_holes: true,
+        }
     }
 
     #[test]
@@ -349,6 +451,9 @@ mod tests {
             assert_eq!(folded.symmetries, own.group.len());
             for (a, b) in folded.levels.iter().zip(&unfolded.levels) {
                 assert_eq!((a.positions, a.sequences, a.dead_ends), (b.positions, b.sequences, b.dead_ends), "{hole}");
+                assert_eq!(a.landing_states, b.landing_states, "{hole}: states after {} jumps", a.jumps);
+                // Every position was reached by a jump landing somewhere.
+                assert!(a.landing_states.unwrap() >= a.positions, "{hole}: fewer states than positions");
                 assert_eq!(b.positions, b.up_to_symmetry, "no fold: one key per position");
             }
             assert_eq!(folded.levels[0].positions, 1, "{hole}: the start alone");
@@ -364,8 +469,16 @@ mod tests {
                     StoredLevel::Disk { root: root.join("levels"), n, marker }
                 })
                 .collect();
-            let tiny = LedgerOptions { threads: 2, scratch: root.join("scratch"), memory_bytes: 1 };
+            let tiny =
+                LedgerOptions { threads: 2, scratch: root.join("scratch"), memory_bytes: 1, landing_holes: true };
             assert_eq!(ledger(&own, start, &on_disk, &tiny).unwrap(), folded, "{hole}");
+            // Levels held in memory but over the bound: written out for the states' expansion.
+            let held = levels_of(&board, start, own.group, 7);
+            assert_eq!(ledger(&own, start, &held, &tiny).unwrap(), folded, "{hole}");
+            assert!(
+                !root.join("scratch").join("landings-source").exists(),
+                "{hole}: the written-out source is removed"
+            );
             // Folding by all eight symmetries instead would stand the start for
             // its whole orbit, one sequence for several positions: refused.
             let all = Folded { board: board.clone(), group: Group::ALL };
@@ -379,6 +492,7 @@ mod tests {
 #[cfg(test)]
 mod european_c1 {
     use super::*;
+    use retro_engine::levels::store::StoredLevel;
     use retro_games::peg::symmetry::Group;
     use retro_games::peg::{Board, BoardKind, parse_hole};
     use std::collections::HashSet;
@@ -417,5 +531,28 @@ mod european_c1 {
                 .collect();
             level = next_level(&folded, &level, 2).unwrap().0;
         }
+    }
+
+    /// The ledger's states column, through the level engine (keys packing the
+    /// child and its landing hole), against the same published counts.
+    #[test]
+    fn the_ledger_counts_the_published_states() {
+        let board = Board::new(BoardKind::European);
+        let start = board.single_vacancy(parse_hole("c1").unwrap());
+        let folded = Folded::of_start(board, start);
+        let mut all = vec![retro_engine::levels::start_level(start, 8)];
+        for _ in 1..10 {
+            all.push(next_level(&folded, all.last().unwrap(), 2).unwrap().0);
+        }
+        let all: Vec<StoredLevel> = all.into_iter().map(StoredLevel::Memory).collect();
+        let opts = LedgerOptions {
+            threads: 2,
+            scratch: std::env::temp_dir().join("unused"),
+            memory_bytes: 1 << 30,
+            landing_holes: true,
+        };
+        let got: Vec<u64> =
+            ledger(&folded, start, &all, &opts).unwrap().levels.iter().map(|r| r.landing_states.unwrap()).collect();
+        assert_eq!(got, published()[..10]);
     }
 }

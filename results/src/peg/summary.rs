@@ -59,6 +59,9 @@ pub struct Totals {
     /// Jump sequences that leave one peg anywhere (a decimal string in JSON).
     #[serde(with = "ledger::decimal")]
     pub solutions: u128,
+    /// All states (position and last landing hole), when the ledger has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landing_states: Option<u64>,
 }
 
 impl Totals {
@@ -71,6 +74,7 @@ impl Totals {
             winnable: ledger.total(|r| r.winnable),
             winnable_up_to_symmetry: ledger.total(|r| r.winnable_up_to_symmetry),
             solutions: ledger.solutions_by_hole.iter().map(|h| h.solutions).sum(),
+            landing_states: ledger.levels.iter().map(|r| r.landing_states).sum(),
         }
     }
 }
@@ -90,6 +94,9 @@ impl LedgerSummary {
             "positions {} ({} up to symmetry), dead ends {}, still winnable {} ({} up to symmetry)\n",
             t.positions, t.up_to_symmetry, t.dead_ends, t.winnable, t.winnable_up_to_symmetry
         ));
+        if let Some(states) = t.landing_states {
+            out.push_str(&format!("states (position and last landing hole) {states}\n"));
+        }
         out.push_str(&format!("solutions (one peg left) {}\n", t.solutions));
         for h in &self.ledger.solutions_by_hole {
             out.push_str(&format!("  ending on {}: {}\n", h.hole, h.solutions));
@@ -182,21 +189,26 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         text(&v["vacancy"]),
         text(&v["shards"])
     ));
-    out.push_str(
-        "| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    for r in v["levels"].as_array().into_iter().flatten() {
-        let cols = [
-            "jumps",
-            "pegs",
-            "positions",
-            "up_to_symmetry",
-            "sequences",
-            "dead_ends",
-            "winnable",
-            "winnable_up_to_symmetry",
-        ];
+    let levels = v["levels"].as_array().map(Vec::as_slice).unwrap_or_default();
+    // Summaries of plans with `landing_holes` have one more column.
+    let states = levels.iter().any(|r| !r["landing_states"].is_null());
+    let mut cols = vec![
+        "jumps",
+        "pegs",
+        "positions",
+        "up_to_symmetry",
+        "sequences",
+        "dead_ends",
+        "winnable",
+        "winnable_up_to_symmetry",
+    ];
+    out.push_str("| jumps | pegs | positions | up to symmetry | jump sequences | dead ends | still winnable | winnable up to symmetry |");
+    if states {
+        cols.push("landing_states");
+        out.push_str(" states (last landing hole) |");
+    }
+    out.push_str(&format!("\n|{}\n", "---:|".repeat(cols.len())));
+    for r in levels {
         out.push_str(&format!("| {} |\n", cols.iter().map(|c| text(&r[*c])).collect::<Vec<_>>().join(" | ")));
     }
     let t = &v["totals"];
@@ -209,6 +221,12 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         text(&t["winnable_up_to_symmetry"]),
         text(&t["solutions"])
     ));
+    if states {
+        out.push_str(&format!(
+            "States (a position with the hole its last jump landed in, as the published enumeration counts): {}.\n",
+            text(&t["landing_states"])
+        ));
+    }
     for h in v["solutions_by_hole"].as_array().into_iter().flatten() {
         out.push_str(&format!("- solutions ending on {}: {}\n", text(&h["hole"]), text(&h["solutions"])));
     }
