@@ -250,14 +250,17 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("has no status page"), "{err}");
 
-    // Three workers, the coordinator killed while the workers deliver
-    // the successors of level 12 (their parcels die with it) and started
-    // again on the same address: the workers keep running, come back to it, and the job
-    // ends with the same ledger and level files.
+    // Three workers within a 100 MB bound (the plan's, passed on at the
+    // join), so the wide levels are expanded on disk by each worker and
+    // travel in pieces relayed through files; the coordinator killed while
+    // the workers deliver the successors of level 12 (their parcels die with
+    // it) and started again on the same address: the workers keep running,
+    // come back to it, and the job ends with the same ledger and level files.
     let restarted = TempDir::new("peg-english-coordinator-killed");
     let listen = format!("127.0.0.1:{}", common::free_port());
     let cluster_command = |fault: Option<&str>| {
         let mut c = ledger_command(&restarted);
+        c.env("RETRO_CLUSTER__MEMORY_MB", "100");
         c.args(["--listen", &listen, "--expect-workers", "3"]);
         if let Some(f) = fault {
             c.env("RETRO_FAULT", f);
@@ -274,7 +277,11 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert!(coord.logs().contains("resuming after level 12"), "{}", coord.logs());
     for mut w in workers {
         assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
+        assert!(w.logs().contains("expanded on disk"), "{}", w.logs());
     }
+    assert!(
+        !restarted.join("ck/relay").exists() || std::fs::read_dir(restarted.join("ck/relay")).unwrap().count() == 0
+    );
     assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
     assert_eq!(level_files(&dir), level_files(&restarted));
 

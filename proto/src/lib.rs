@@ -14,8 +14,10 @@
 /// (`RetroGame::frontier_record`), not its rank. 5: one join for every kind
 /// of job (`Cluster.Join`), whose reply names the kind. 6: a level job's
 /// keys are folded by the symmetries that fix its start (`peg::Folded`), no
-/// longer by all eight.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// longer by all eight. 7: a level shard travels as numbered pieces (the last
+/// one flagged) and a worker learns the job's memory bound, so levels cross
+/// machines on disk, in bounded memory.
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The git commit these binaries were built from (12 hex digits, `-dirty`
 /// when the checkout had uncommitted changes, `unknown` outside git).

@@ -2,26 +2,35 @@
 //! join, do whatever step the coordinator names until it says FINISH.
 //!
 //! The worker owns the shards `k` with `k % workers == index` of every level
-//! and keeps its part of each level as a checked file
-//! (`DATA/levels/level-NNN.bin`), so a restarted worker (same `--data`) picks
-//! up where the job is. Every step is safe to repeat: a re-delivered parcel
-//! replaces the old one, a re-merged level overwrites its file with the
-//! same bytes.
+//! and keeps its part of each level on disk, as the level streams an embedded
+//! run writes (`DATA/levels/level-NNN/shard-KKKK.lvl`), with a marker
+//! (`part.json`) written last, so a restarted worker (same `--data`) picks up
+//! where the job is. Nothing is held in memory between steps, and nothing
+//! bigger than the job's memory bound within one: a part whose successors
+//! would not fit is expanded on disk (`levels::disk`), and shards travel in
+//! pieces (`levels::pieces`) that the receiver appends to stream files. Every
+//! step is safe to repeat: a re-delivered shard replaces the old one, a
+//! re-merged level overwrites its files with the same bytes.
 
 use crate::link::with_token;
 use crate::run::WorkerError;
 use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
-use retro_engine::levels::{self, LevelShard, decode_shard, encode_shard, expand_owned, merge_shards};
+use retro_engine::durable::{read_checked_json, write_checked_json};
+use retro_engine::levels::pieces::{FilePieces, PieceWriter, shard_pieces};
+use retro_engine::levels::spill::{SpillOptions, SpillRuns, merge_runs};
+use retro_engine::levels::{self, LevelError, LevelShard, decode_shard, disk, encode_shard, expand_owned, store};
 use retro_games::peg::{Board, BoardKind, Folded};
 use retro_proto::levels_client::LevelsClient;
 use retro_proto::{JoinReply, LevelCollect, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tonic::transport::Channel;
 
 /// This worker's place in the job, from its join.
+#[derive(Clone)]
 struct LevelJob {
     worker_id: String,
     job: String,
@@ -30,6 +39,7 @@ struct LevelJob {
     board: String,
     start: u64,
     shards: u32,
+    memory_bytes: u64,
 }
 
 /// How a level worker runs.
@@ -48,11 +58,64 @@ pub struct LevelWorkerOptions {
     pub threads: usize,
 }
 
-/// This worker's part of one level: `(shard, keys)` for its own shards.
-type Part = Vec<(u32, LevelShard)>;
+/// The marker of this worker's part of a level, written after its shard
+/// files: the shards it owns, with their keys and bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct PartMarker {
+    shards: Vec<u32>,
+    keys: Vec<u64>,
+    bytes: Vec<u64>,
+}
 
-fn part_path(data: &Path, level: u32) -> PathBuf {
-    data.join("levels").join(format!("level-{level:03}.bin"))
+impl PartMarker {
+    fn total_keys(&self) -> u64 {
+        self.keys.iter().sum()
+    }
+}
+
+/// Where the worker keeps its levels (the layout of `levels::store`).
+fn levels_root(data: &Path) -> PathBuf {
+    data.join("levels")
+}
+
+fn marker_path(root: &Path, level: u32) -> PathBuf {
+    store::level_dir(root, level as usize).join("part.json")
+}
+
+fn shard_path(root: &Path, level: u32, k: u32) -> PathBuf {
+    store::shard_file(root, level as usize, k as usize)
+}
+
+/// This worker's complete part of `level`: its marker, checked against the shards it owns.
+fn read_part(root: &Path, level: u32, job: &LevelJob) -> Result<PartMarker, WorkerError> {
+    let path = marker_path(root, level);
+    let marker: PartMarker = read_checked_json(&path).map_err(LevelError::from)?.ok_or_else(|| {
+        WorkerError::Other(format!("{} is missing: level {level} was never merged here", path.display()))
+    })?;
+    let owned: Vec<u32> = owned(job).collect();
+    if marker.shards != owned || marker.keys.len() != owned.len() {
+        return Err(WorkerError::Other(format!("{} does not hold this worker's shards", path.display())));
+    }
+    Ok(marker)
+}
+
+/// Writes the marker of this worker's part of `level` once `shard(k)` has
+/// written each owned shard's file (returning its keys and bytes).
+fn write_part(
+    root: &Path,
+    level: u32,
+    job: &LevelJob,
+    mut shard: impl FnMut(u32) -> Result<(u64, u64), LevelError>,
+) -> Result<u64, WorkerError> {
+    let mut marker = PartMarker::default();
+    for k in owned(job) {
+        let (keys, bytes) = shard(k)?;
+        marker.shards.push(k);
+        marker.keys.push(keys);
+        marker.bytes.push(bytes);
+    }
+    write_checked_json(&marker_path(root, level), &marker).map_err(LevelError::from)?;
+    Ok(marker.total_keys())
 }
 
 fn client(opts: &LevelWorkerOptions) -> LevelsClient<Channel> {
@@ -74,6 +137,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
         board: place.board,
         start: place.start,
         shards: place.shards,
+        memory_bytes: place.memory_bytes,
     };
     if job.workers == 0 || job.index >= job.workers {
         return Err(WorkerError::Refused(format!(
@@ -82,8 +146,8 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
         )));
     }
     let _lock = DirLock::acquire(&opts.data)?;
-    std::fs::create_dir_all(opts.data.join("levels"))
-        .map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
+    let root = levels_root(&opts.data);
+    std::fs::create_dir_all(&root).map_err(|e| WorkerError::Other(format!("{}: {e}", root.display())))?;
     if let Some(k) = crate::join::data_identity(&opts.data)?
         && k.plan_hash != reply.plan_hash
     {
@@ -105,7 +169,6 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
     let board = Folded::of_start(Board::new(kind), job.start);
     tracing::info!("joined level job {} as worker {} of {} ({})", job.job, job.index, job.workers, job.worker_id);
     let mut done = (LevelStepKind::LevelStepUnspecified, 0u32, 0u64);
-    let mut held: Option<(u32, Part)> = None;
     loop {
         let next = LevelNext { worker_id: job.worker_id.clone(), done: done.0 as i32, level: done.1, keys: done.2 };
         let step = call(&opts.connect, "asking for the next level step", || {
@@ -120,88 +183,52 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
             }
             LevelStepKind::LevelStart => {
                 let all = levels::start_level(board.canonical(job.start), job.shards as usize);
-                let part: Part = owned(&job).map(|k| (k, all[k as usize].clone())).collect();
-                let keys = save(&opts.data, 0, &part)?;
-                held = Some((0, part));
+                store::begin_level(&root, 0)?;
+                let keys =
+                    write_part(&root, 0, &job, |k| store::write_shard(&shard_path(&root, 0, k), &all[k as usize]))?;
                 (LevelStepKind::LevelStart, 0, keys)
             }
             LevelStepKind::LevelExpand => {
-                let part = match held.take() {
-                    Some((l, p)) if l == level => p,
-                    _ => load(&opts.data, level, &job)?,
-                };
-                let (board2, shards, threads) = (board.clone(), job.shards as usize, opts.threads);
-                let expand = tokio::task::spawn_blocking(move || {
-                    expand_owned(&board2, &part, shards, threads).map(|n| (n, part))
-                });
-                let (next, part) = with_heartbeat(expand, &c, &opts.token, &job.worker_id, heartbeat)
+                let (job2, board2, root2, threads) = (job.clone(), board.clone(), root.clone(), opts.threads);
+                let expand = tokio::task::spawn_blocking(move || expand_part(&job2, &board2, &root2, level, threads));
+                let outgoing = with_heartbeat(expand, &c, &opts.token, &job.worker_id, heartbeat)
                     .await
                     .map_err(|e| WorkerError::Other(format!("the expansion thread failed: {e}")))??;
-                held = Some((level, part));
-                let parcels: Vec<LevelParcel> =
-                    next.iter().enumerate().map(|(shard, s)| parcel(&job, level + 1, shard as u32, s)).collect();
-                match send(&mut c, &opts.token, parcels, true).await {
+                let parcels = outgoing_parcels(job.clone(), level + 1, outgoing);
+                match send(&mut c, &opts.token, parcels, true).await? {
                     Ok(()) => (LevelStepKind::LevelExpand, level, 0),
                     Err(e) => step_lost(e)?,
                 }
             }
             LevelStepKind::LevelMerge => {
                 let req = LevelCollect { worker_id: job.worker_id.clone(), level };
-                let mut stream = match c.collect(with_token(req, &opts.token)).await {
+                let stream = match c.collect(with_token(req, &opts.token)).await {
                     Ok(r) => r.into_inner(),
                     Err(e) => {
                         done = step_lost(e)?;
                         continue;
                     }
                 };
-                let mut got: BTreeMap<u32, Vec<LevelShard>> = BTreeMap::new();
-                let mut lost = None;
-                loop {
-                    let p = match stream.message().await {
-                        Ok(Some(p)) => p,
-                        Ok(None) => break,
-                        Err(e) => {
-                            lost = Some(e);
-                            break;
-                        }
-                    };
-                    if levels::shard_owner(p.shard, job.workers) != job.index {
-                        return Err(WorkerError::Refused(format!(
-                            "the coordinator sent shard {} that this worker does not own",
-                            p.shard
-                        )));
+                let runs = match receive(stream, &job, &root.join("inbox")).await? {
+                    Ok(runs) => runs,
+                    Err(e) => {
+                        done = step_lost(e)?;
+                        continue;
                     }
-                    let shard = decode_shard(p.entries, p.crc32, &p.zstd)?;
-                    got.entry(p.shard).or_default().push(shard);
-                }
-                if let Some(e) = lost {
-                    done = step_lost(e)?;
-                    continue;
-                }
-                let mut part = Part::new();
-                for k in owned(&job) {
-                    let parts = got.remove(&k).unwrap_or_default();
-                    if parts.len() != job.workers as usize {
-                        return Err(WorkerError::Other(format!(
-                            "level {level} shard {k}: {} parcels, {} expected",
-                            parts.len(),
-                            job.workers
-                        )));
-                    }
-                    part.push((k, merge_shards(parts)?));
-                }
-                let keys = save(&opts.data, level, &part)?;
-                held = Some((level, part));
+                };
+                let (job2, root2, threads) = (job.clone(), root.clone(), opts.threads);
+                let merge = tokio::task::spawn_blocking(move || merge_part(&job2, &root2, level, runs, threads));
+                let keys = with_heartbeat(merge, &c, &opts.token, &job.worker_id, heartbeat)
+                    .await
+                    .map_err(|e| WorkerError::Other(format!("the merge thread failed: {e}")))??;
                 (LevelStepKind::LevelMerge, level, keys)
             }
             LevelStepKind::LevelUpload => {
-                let mut parcels = Vec::new();
                 for l in 0..=level {
-                    for (k, s) in load(&opts.data, l, &job)? {
-                        parcels.push(parcel(&job, l, k, &s));
-                    }
+                    read_part(&root, l, &job)?;
                 }
-                match send(&mut c, &opts.token, parcels, false).await {
+                let parcels = upload_parcels(job.clone(), root.clone(), level);
+                match send(&mut c, &opts.token, parcels, false).await? {
                     Ok(()) => (LevelStepKind::LevelUpload, level, 0),
                     Err(e) => step_lost(e)?,
                 }
@@ -212,6 +239,200 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
             }
         };
     }
+}
+
+/// Successors of this worker's part of a level, one sorted shard per shard
+/// of the next level: in memory, or as stream files in a directory.
+enum Outgoing {
+    Memory(Vec<LevelShard>),
+    Disk(PathBuf),
+}
+
+/// Expands this worker's part of `level`: in memory when its successors fit
+/// the job's bound, else on disk into `ROOT/outgoing/` (through passes or
+/// spill files, `levels::disk`).
+fn expand_part(
+    job: &LevelJob,
+    board: &Folded,
+    root: &Path,
+    level: u32,
+    threads: usize,
+) -> Result<Outgoing, WorkerError> {
+    let marker = read_part(root, level, job)?;
+    let shards = job.shards as usize;
+    if levels::expands_in_memory(marker.total_keys(), job.memory_bytes) {
+        let mut part = Vec::with_capacity(marker.shards.len());
+        for (&k, &keys) in marker.shards.iter().zip(&marker.keys) {
+            part.push((k, store::read_shard(&shard_path(root, level, k), keys)?));
+        }
+        return Ok(Outgoing::Memory(expand_owned(board, &part, shards, threads)?));
+    }
+    let out = root.join("outgoing");
+    store::remove_dir_if_present(&out)?;
+    std::fs::create_dir_all(&out).map_err(|e| WorkerError::Other(format!("{}: {e}", out.display())))?;
+    let sources: Vec<PathBuf> = marker.shards.iter().map(|&k| shard_path(root, level, k)).collect();
+    let dest = |k: usize| out.join(format!("shard-{k:04}.lvl"));
+    let bound = SpillOptions { memory_bytes: job.memory_bytes, threads };
+    let step = disk::expand_on_disk(board, &sources, shards, &dest, &root.join("spill"), &bound, || {})?;
+    tracing::info!(
+        "level {}: {} source keys expanded on disk into {} successors ({} passes, {} entries spilled)",
+        level + 1,
+        step.sources,
+        step.successors,
+        step.passes,
+        step.spilled_entries
+    );
+    Ok(Outgoing::Disk(out))
+}
+
+/// A shard's pieces, or the one error that kept its file from opening.
+type Pieces = Box<dyn Iterator<Item = Result<LevelShard, LevelError>> + Send>;
+
+fn file_pieces(path: &Path) -> Pieces {
+    match FilePieces::open(path) {
+        Ok(pieces) => Box::new(pieces),
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    }
+}
+
+/// The parcels of `outgoing`: every shard of `level`, in order, each in
+/// numbered pieces read as they are sent.
+fn outgoing_parcels(
+    job: LevelJob,
+    level: u32,
+    outgoing: Outgoing,
+) -> impl Iterator<Item = Result<LevelParcel, WorkerError>> + Send + 'static {
+    (0..job.shards).flat_map(move |k| {
+        let pieces: Pieces = match &outgoing {
+            Outgoing::Memory(next) => Box::new(shard_pieces(&next[k as usize]).into_iter().map(Ok)),
+            Outgoing::Disk(dir) => file_pieces(&dir.join(format!("shard-{k:04}.lvl"))),
+        };
+        numbered(job.clone(), level, k, pieces)
+    })
+}
+
+/// The parcels of this worker's part of every level 0..=`last`, for UPLOAD.
+fn upload_parcels(
+    job: LevelJob,
+    root: PathBuf,
+    last: u32,
+) -> impl Iterator<Item = Result<LevelParcel, WorkerError>> + Send + 'static {
+    let owned: Vec<u32> = owned(&job).collect();
+    (0..=last).flat_map(move |l| {
+        let (job, root) = (job.clone(), root.clone());
+        owned.clone().into_iter().flat_map(move |k| numbered(job.clone(), l, k, file_pieces(&shard_path(&root, l, k))))
+    })
+}
+
+/// Numbers the pieces of shard `k` of `level` and flags the last.
+fn numbered(
+    job: LevelJob,
+    level: u32,
+    k: u32,
+    pieces: Pieces,
+) -> impl Iterator<Item = Result<LevelParcel, WorkerError>> + Send {
+    let mut pieces = pieces.peekable();
+    let mut piece = 0u32;
+    std::iter::from_fn(move || {
+        let shard = match pieces.next()? {
+            Ok(shard) => shard,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let last = pieces.peek().is_none();
+        let (entries, crc32, zstd) = encode_shard(&shard);
+        let p = LevelParcel {
+            worker_id: job.worker_id.clone(),
+            level,
+            shard: k,
+            from_index: job.index,
+            entries,
+            crc32,
+            zstd,
+            piece,
+            last,
+        };
+        piece += 1;
+        Some(Ok(p))
+    })
+}
+
+/// Receives the pieces of this worker's shards of the level being merged and
+/// appends them to one stream file per (shard, sender) under `inbox`.
+/// Returns the finished files by shard; the inner `Err` when the exchange
+/// itself failed (the step is lost), the outer one when what came is wrong.
+async fn receive(
+    mut stream: tonic::Streaming<LevelParcel>,
+    job: &LevelJob,
+    inbox: &Path,
+) -> Result<Result<BTreeMap<u32, Vec<PathBuf>>, tonic::Status>, WorkerError> {
+    store::remove_dir_if_present(inbox)?;
+    std::fs::create_dir_all(inbox).map_err(|e| WorkerError::Other(format!("{}: {e}", inbox.display())))?;
+    let mut open: HashMap<(u32, u32), (PieceWriter, PathBuf)> = HashMap::new();
+    let mut runs: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
+    loop {
+        let p = match stream.message().await {
+            Ok(Some(p)) => p,
+            Ok(None) => break,
+            Err(e) => return Ok(Err(e)),
+        };
+        if levels::shard_owner(p.shard, job.workers) != job.index || p.from_index >= job.workers {
+            return Err(WorkerError::Refused(format!(
+                "the coordinator sent shard {} from worker {}, which does not fit this worker",
+                p.shard, p.from_index
+            )));
+        }
+        let piece = decode_shard(p.entries, p.crc32, &p.zstd)?;
+        let key = (p.shard, p.from_index);
+        if p.piece == 0 {
+            let path = inbox.join(format!("shard-{:04}-from-{:04}.lvl", p.shard, p.from_index));
+            open.insert(key, (PieceWriter::create_scratch(&path)?, path));
+        }
+        let (writer, _) = open.get_mut(&key).ok_or_else(|| {
+            WorkerError::Other(format!("shard {} from worker {}: piece {} came first", p.shard, p.from_index, p.piece))
+        })?;
+        writer.push(p.piece, &piece)?;
+        if p.last {
+            let (writer, path) = open.remove(&key).expect("just used");
+            writer.finish()?;
+            runs.entry(p.shard).or_default().push(path);
+        }
+    }
+    for k in owned(job) {
+        let whole = runs.get(&k).map_or(0, Vec::len);
+        if whole != job.workers as usize {
+            return Err(WorkerError::Other(format!(
+                "shard {k}: {whole} senders' pieces came whole, {} expected",
+                job.workers
+            )));
+        }
+    }
+    Ok(Ok(runs))
+}
+
+/// Merges the received runs of each owned shard into this worker's part of
+/// `level` (weights of equal keys added), then writes the part's marker.
+fn merge_part(
+    job: &LevelJob,
+    root: &Path,
+    level: u32,
+    mut runs: BTreeMap<u32, Vec<PathBuf>>,
+    threads: usize,
+) -> Result<u64, WorkerError> {
+    let owned: Vec<u32> = owned(job).collect();
+    store::begin_level(root, level as usize)?;
+    let runs = SpillRuns {
+        runs: owned.iter().map(|k| runs.remove(k).unwrap_or_default()).collect(),
+        childless: 0,
+        sources: 0,
+        entries: 0,
+        bytes: 0,
+    };
+    let dest = |i: usize| shard_path(root, level, owned[i]);
+    let merged = merge_runs(&runs, &dest, threads)?;
+    let mut sizes = merged.keys.into_iter().zip(merged.bytes);
+    let keys = write_part(root, level, job, |_| Ok(sizes.next().expect("one merged shard per owned shard")))?;
+    store::remove_dir_if_present(&root.join("inbox"))?;
+    Ok(keys)
 }
 
 /// Awaits `work` while telling the coordinator every `every` that this
@@ -243,21 +464,30 @@ fn owned(job: &LevelJob) -> impl Iterator<Item = u32> + '_ {
     levels::owned_shards(job.index, job.workers, job.shards)
 }
 
-fn parcel(job: &LevelJob, level: u32, shard: u32, s: &LevelShard) -> LevelParcel {
-    let (entries, crc32, zstd) = encode_shard(s);
-    LevelParcel { worker_id: job.worker_id.clone(), level, shard, from_index: job.index, entries, crc32, zstd }
-}
-
+/// Streams `parcels` to the coordinator (DELIVER or UPLOAD), read on a
+/// blocking thread as they go, so a level on disk is never held whole. The
+/// outer error is the worker's own (a shard it could not read), the inner one
+/// the exchange's (the step is lost).
 async fn send(
     c: &mut LevelsClient<Channel>,
     token: &Option<String>,
-    parcels: Vec<LevelParcel>,
+    parcels: impl Iterator<Item = Result<LevelParcel, WorkerError>> + Send + 'static,
     deliver: bool,
-) -> Result<(), tonic::Status> {
-    let stream = tokio_stream::iter(parcels);
-    let req = with_token(stream, token);
+) -> Result<Result<(), tonic::Status>, WorkerError> {
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let reader = tokio::task::spawn_blocking(move || {
+        for p in parcels {
+            // A closed channel means the call ended early; its status says why.
+            if tx.blocking_send(p?).is_err() {
+                break;
+            }
+        }
+        Ok::<(), WorkerError>(())
+    });
+    let req = with_token(tokio_stream::wrappers::ReceiverStream::new(rx), token);
     let r = if deliver { c.deliver(req).await } else { c.upload(req).await };
-    r.map(|_| ())
+    reader.await.map_err(|e| WorkerError::Other(format!("the thread reading parcels failed: {e}")))??;
+    Ok(r.map(|_| ()))
 }
 
 /// A step whose exchange with the coordinator failed: when the coordinator
@@ -271,25 +501,6 @@ fn step_lost(e: tonic::Status) -> Result<(LevelStepKind, u32, u64), WorkerError>
     } else {
         Err(WorkerError::Refused(format!("{} (while taking this worker's parcels)", e.message())))
     }
-}
-
-fn save(data: &Path, level: u32, part: &Part) -> Result<u64, WorkerError> {
-    let refs: Vec<(u32, &LevelShard)> = part.iter().map(|(k, s)| (*k, s)).collect();
-    levels::write_part(&part_path(data, level), &refs)?;
-    Ok(part.iter().map(|(_, s)| s.len() as u64).sum())
-}
-
-fn load(data: &Path, level: u32, job: &LevelJob) -> Result<Part, WorkerError> {
-    let part = levels::read_part(&part_path(data, level))?;
-    let expected: Vec<u32> = owned(job).collect();
-    let found: Vec<u32> = part.iter().map(|(k, _)| *k).collect();
-    if found != expected {
-        return Err(WorkerError::Other(format!(
-            "{} does not hold this worker's shards",
-            part_path(data, level).display()
-        )));
-    }
-    Ok(part)
 }
 
 /// Retries a call while the coordinator is unreachable (it may be restarting);

@@ -2,21 +2,26 @@
 //!
 //! Steps go START, then EXPAND(n) / MERGE(n + 1) until a merged level is
 //! empty, then UPLOAD and FINISH. A step moves on once every worker has
-//! reported it. The coordinator relays parcels (it holds the successors of
-//! one level at a time, compressed), records the last merged level in
+//! reported it. The coordinator relays parcels through files
+//! (`CHECKPOINTS/relay/level-NNN/`, one per shard and sender, removed once the
+//! level is merged), records the last merged level in
 //! `CHECKPOINTS/levels-cluster.json` and, after UPLOAD, writes the same level
-//! files an embedded run writes; the ledger is then computed from those files
-//! by the same code.
+//! files an embedded run writes, piece by piece as they arrive; the ledger is
+//! then computed from those files by the same code. It never holds more than
+//! a few pieces of a level in memory (`retro_engine::levels::pieces`).
 
 use super::levels::LevelsIdentity;
 use crate::CoordinatorError;
 use crate::plan::Plan;
 use crate::service::Joinable;
 use crate::status::{JobStatus, LevelStatus, StatusSource};
+use prost::Message;
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::{LevelShard, decode_shard, owned_shards, shard_owner};
+use retro_engine::levels::pieces::PieceWriter;
+use retro_engine::levels::store::{self, LevelMarker};
+use retro_engine::levels::{decode_shard, owned_shards, shard_owner};
 use retro_games::peg::Pegs;
 use retro_games::peg::symmetry::Group;
 use retro_proto::levels_server::{Levels, LevelsServer};
@@ -26,7 +31,8 @@ use retro_proto::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -76,10 +82,8 @@ struct State {
     roster: Roster,
     /// Keys each worker merged in the current MERGE.
     keys: BTreeMap<u32, u64>,
-    /// Parcels of the next level: (shard, from) -> parcel.
-    parcels: HashMap<(u32, u32), LevelParcel>,
-    /// Uploaded shards: (level, shard) -> shard.
-    uploads: BTreeMap<(u32, u32), LevelShard>,
+    /// Shards uploaded whole, written as level files: (level, shard) -> (keys, bytes).
+    uploaded: BTreeMap<(u32, u32), (u64, u64)>,
     /// The last level with any key, once known.
     last_level: Option<u32>,
     error: Option<String>,
@@ -93,8 +97,12 @@ pub struct LevelJobState {
     start: Pegs,
     shards: u32,
     workers: u32,
+    /// The plan's memory bound for levels, passed on to the workers.
+    memory_bytes: u64,
     manifest_path: PathBuf,
     levels_dir: PathBuf,
+    /// Where delivered parcels wait for their owner's MERGE.
+    relay_dir: PathBuf,
     state: Mutex<State>,
     changed: Notify,
     fault: Option<Fault>,
@@ -191,7 +199,11 @@ impl LevelJobState {
             Phase::Merge(m) => {
                 let total: u64 = s.keys.values().sum();
                 s.keys.clear();
-                s.parcels.clear();
+                // Every owner has merged its shards: the relayed parcels are spent.
+                let relayed = self.relay_level(m);
+                std::fs::remove_dir_all(&relayed)
+                    .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+                    .map_err(|e| Status::internal(format!("{}: {e}", relayed.display())))?;
                 if total == 0 {
                     s.last_level = Some(m - 1);
                     Phase::Upload(m - 1)
@@ -215,9 +227,8 @@ impl LevelJobState {
         Ok(())
     }
 
-    /// Writes the uploaded shards as the level files an embedded run writes.
+    /// Marks the uploaded level files complete, as an embedded run leaves them.
     fn write_levels(&self, s: &mut State, last: u32) -> Result<(), Status> {
-        std::fs::create_dir_all(&self.levels_dir).map_err(|e| Status::internal(e.to_string()))?;
         let identity = LevelsIdentity {
             board: self.board.clone(),
             start: self.start,
@@ -228,18 +239,69 @@ impl LevelJobState {
         write_checked_json(&self.levels_dir.join("levels.json"), &identity)
             .map_err(|e| Status::internal(e.to_string()))?;
         for level in 0..=last {
-            let mut shards = Vec::with_capacity(self.shards as usize);
+            let mut marker = LevelMarker::default();
             for k in 0..self.shards {
-                let shard = s
-                    .uploads
+                let (keys, bytes) = s
+                    .uploaded
                     .remove(&(level, k))
                     .ok_or_else(|| Status::internal(format!("level {level} shard {k} was never uploaded")))?;
-                shards.push(shard);
+                marker.keys.push(keys);
+                marker.bytes.push(bytes);
             }
-            retro_engine::levels::store::write_level(&self.levels_dir, level as usize, &shards)
+            store::finish_level(&self.levels_dir, level as usize, &marker)
                 .map_err(|e| Status::internal(e.to_string()))?;
         }
         Ok(())
+    }
+
+    /// The relay directory of `level`'s parcels.
+    fn relay_level(&self, level: u32) -> PathBuf {
+        self.relay_dir.join(format!("level-{level:03}"))
+    }
+
+    /// The relay file of one sender's pieces of one shard.
+    fn relay_file(&self, level: u32, shard: u32, from: u32) -> PathBuf {
+        self.relay_level(level).join(format!("shard-{shard:04}-from-{from:04}.parcels"))
+    }
+}
+
+/// Appends a parcel to a relay file: its length (u32 LE), then the message.
+fn append_parcel(out: &mut impl Write, p: &LevelParcel) -> std::io::Result<()> {
+    let bytes = p.encode_to_vec();
+    out.write_all(&(bytes.len() as u32).to_le_bytes())?;
+    out.write_all(&bytes)
+}
+
+/// Reads the parcels of relay files in order, sending each to `tx`; a file
+/// that cannot be read ends the stream with an error naming it.
+fn read_relayed(files: Vec<PathBuf>, tx: tokio::sync::mpsc::Sender<Result<LevelParcel, Status>>) {
+    let read = |path: &Path, tx: &tokio::sync::mpsc::Sender<Result<LevelParcel, Status>>| -> Result<bool, String> {
+        let mut input = BufReader::new(std::fs::File::open(path).map_err(|e| e.to_string())?);
+        loop {
+            let mut len = [0u8; 4];
+            match input.read_exact(&mut len) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(true),
+                Err(e) => return Err(e.to_string()),
+            }
+            let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
+            input.read_exact(&mut bytes).map_err(|e| e.to_string())?;
+            let p = LevelParcel::decode(bytes.as_slice()).map_err(|e| e.to_string())?;
+            if tx.blocking_send(Ok(p)).is_err() {
+                // The worker hung up; its MERGE is lost and will be asked again.
+                return Ok(false);
+            }
+        }
+    };
+    for path in files {
+        match read(&path, &tx) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let _ = tx.blocking_send(Err(Status::internal(format!("{}: {e}", path.display()))));
+                return;
+            }
+        }
     }
 }
 
@@ -333,6 +395,7 @@ impl Joinable for LevelJobState {
                 board: self.board.clone(),
                 start: self.start,
                 shards: self.shards,
+                memory_bytes: self.memory_bytes,
             }),
             ..Default::default()
         })
@@ -395,19 +458,49 @@ impl Levels for LevelService {
     async fn deliver(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
         let mut stream = req.into_inner();
         let mut count = 0;
+        // This sender's relay files being written: shard -> (file, next piece).
+        let mut open: HashMap<u32, (BufWriter<std::fs::File>, u32)> = HashMap::new();
+        let io = |path: &Path, e: std::io::Error| Status::internal(format!("{}: {e}", path.display()));
         while let Some(p) = stream.message().await? {
-            let mut s = self.0.lock();
-            let index = self.0.heard(&mut s, &p.worker_id)?;
-            let Phase::Expand(n) = s.phase else {
-                return Err(Status::failed_precondition("not expanding now"));
+            let n = {
+                let mut s = self.0.lock();
+                let index = self.0.heard(&mut s, &p.worker_id)?;
+                let Phase::Expand(n) = s.phase else {
+                    return Err(Status::failed_precondition("not expanding now"));
+                };
+                if p.level != n + 1 || p.shard >= self.0.shards || p.from_index != index {
+                    return Err(Status::invalid_argument(format!(
+                        "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
+                        p.level, p.shard, p.from_index
+                    )));
+                }
+                n
             };
-            if p.level != n + 1 || p.shard >= self.0.shards || p.from_index != index {
+            let path = self.0.relay_file(p.level, p.shard, p.from_index);
+            let partial = path.with_extension("partial");
+            if p.piece == 0 {
+                // A re-delivered shard starts over, replacing what came before.
+                let dir = self.0.relay_level(p.level);
+                std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+                let file = std::fs::File::create(&partial).map_err(|e| io(&partial, e))?;
+                open.insert(p.shard, (BufWriter::new(file), 0));
+            }
+            let Some((out, next)) = open.get_mut(&p.shard) else {
+                return Err(Status::invalid_argument(format!("shard {}: piece {} came first", p.shard, p.piece)));
+            };
+            if p.piece != *next {
                 return Err(Status::invalid_argument(format!(
-                    "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
-                    p.level, p.shard, p.from_index
+                    "shard {}: piece {} arrived where piece {next} was due",
+                    p.shard, p.piece
                 )));
             }
-            s.parcels.insert((p.shard, index), p);
+            *next += 1;
+            append_parcel(out, &p).map_err(|e| io(&partial, e))?;
+            if p.last {
+                let (mut out, _) = open.remove(&p.shard).expect("just used");
+                out.flush().map_err(|e| io(&partial, e))?;
+                std::fs::rename(&partial, &path).map_err(|e| io(&path, e))?;
+            }
             Fault::check(&self.0.fault, "peg-mid-expand", 0, n);
             count += 1;
         }
@@ -418,32 +511,67 @@ impl Levels for LevelService {
 
     async fn collect(&self, req: Request<LevelCollect>) -> Result<Response<ParcelStream>, Status> {
         let req = req.into_inner();
-        let mut s = self.0.lock();
-        let index = self.0.heard(&mut s, &req.worker_id)?;
-        if s.phase != Phase::Merge(req.level) {
-            return Err(Status::failed_precondition(format!("level {} is not being merged", req.level)));
-        }
-        let parcels: Vec<Result<LevelParcel, Status>> = s
-            .parcels
-            .iter()
-            .filter(|((shard, _), _)| shard_owner(*shard, self.0.workers) == index)
-            .map(|(_, p)| Ok(p.clone()))
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(parcels))))
+        let files = {
+            let mut s = self.0.lock();
+            let index = self.0.heard(&mut s, &req.worker_id)?;
+            if s.phase != Phase::Merge(req.level) {
+                return Err(Status::failed_precondition(format!("level {} is not being merged", req.level)));
+            }
+            let mut files = Vec::new();
+            for shard in owned_shards(index, self.0.workers, self.0.shards) {
+                for from in 0..self.0.workers {
+                    let path = self.0.relay_file(req.level, shard, from);
+                    if !path.exists() {
+                        return Err(Status::internal(format!(
+                            "level {} shard {shard}: worker {from}'s parcels were never delivered whole",
+                            req.level
+                        )));
+                    }
+                    files.push(path);
+                }
+            }
+            files
+        };
+        // Read on a blocking thread, a piece or two ahead of the network.
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
+        tokio::task::spawn_blocking(move || read_relayed(files, tx));
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))))
     }
 
     async fn upload(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
         let mut stream = req.into_inner();
         let mut count = 0;
+        // Level files being written from this worker's pieces: (level, shard) -> writer.
+        let mut open: HashMap<(u32, u32), PieceWriter> = HashMap::new();
         while let Some(p) = stream.message().await? {
             let shard =
                 decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
-            let mut s = self.0.lock();
-            let index = self.0.heard(&mut s, &p.worker_id)?;
-            if shard_owner(p.shard, self.0.workers) != index || p.shard >= self.0.shards {
-                return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
+            {
+                let mut s = self.0.lock();
+                let index = self.0.heard(&mut s, &p.worker_id)?;
+                if shard_owner(p.shard, self.0.workers) != index || p.shard >= self.0.shards {
+                    return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
+                }
             }
-            s.uploads.insert((p.level, p.shard), shard);
+            let key = (p.level, p.shard);
+            if p.piece == 0 {
+                let dir = store::level_dir(&self.0.levels_dir, p.level as usize);
+                std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
+                let path = store::shard_file(&self.0.levels_dir, p.level as usize, p.shard as usize);
+                open.insert(key, PieceWriter::create(&path).map_err(|e| Status::internal(e.to_string()))?);
+            }
+            let Some(writer) = open.get_mut(&key) else {
+                return Err(Status::invalid_argument(format!(
+                    "level {} shard {}: piece {} came first",
+                    p.level, p.shard, p.piece
+                )));
+            };
+            writer.push(p.piece, &shard).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            if p.last {
+                let written = open.remove(&key).expect("just used").finish();
+                let written = written.map_err(|e| Status::internal(e.to_string()))?;
+                self.0.lock().uploaded.insert(key, written);
+            }
             count += 1;
         }
         Ok(Response::new(LevelAck { parcels: count }))
@@ -493,6 +621,9 @@ pub fn run(
     if let Some(n) = manifest.committed {
         tracing::info!("resuming after level {n}; waiting for the workers to come back");
     }
+    // Parcels relayed by an earlier process are delivered again from its last committed level.
+    let relay = checkpoints.join("relay");
+    retro_engine::levels::store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
     let state = Arc::new(LevelJobState {
         job: plan.job.name.clone(),
         plan_hash: plan.hash(),
@@ -500,16 +631,17 @@ pub fn run(
         start,
         shards: plan.shards.count,
         workers: workers as u32,
+        memory_bytes: plan.memory_bytes(),
         manifest_path,
         levels_dir: checkpoints.join("levels"),
+        relay_dir: checkpoints.join("relay"),
         state: Mutex::new(State {
             manifest,
             phase: Phase::Joining,
             done: BTreeSet::new(),
             roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
             keys: BTreeMap::new(),
-            parcels: HashMap::new(),
-            uploads: BTreeMap::new(),
+            uploaded: BTreeMap::new(),
             last_level: None,
             error: None,
         }),

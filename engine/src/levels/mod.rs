@@ -14,18 +14,19 @@
 //! expanding the representative once with weight W(R) counts them all. The
 //! per-position count is `W / orbit size`, which callers check is exact.
 //!
-//! The shards of a level a writer owns are written once, atomically, as one
-//! checked file ([`write_part`] / [`read_part`]), so a killed run resumes at the last
-//! level whose shards are all on disk.
+//! Levels are kept on disk as one checked stream per shard ([`store`]), so a
+//! killed run resumes at the last level whose shards are all on disk; across
+//! machines, shards travel in [`pieces`].
 
 pub mod disk;
 pub mod passes;
+pub mod pieces;
 pub mod spill;
 pub mod store;
 pub mod stream;
 
-use crate::durable::{DurableError, write_atomic};
-use std::path::{Path, PathBuf};
+use crate::durable::DurableError;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -413,79 +414,6 @@ pub fn start_level(key: u64, shards: usize) -> Vec<LevelShard> {
     level
 }
 
-const MAGIC: &[u8; 8] = b"RETROLV2";
-
-/// Writes some shards of a level into one file, atomically: magic, shard
-/// count, then per shard its index, key count, keys and weights; crc32 last.
-/// One file per level and writer keeps the fsyncs to one per level.
-pub fn write_part(path: &Path, shards: &[(u32, &LevelShard)]) -> Result<(), LevelError> {
-    let keys: usize = shards.iter().map(|(_, s)| s.len()).sum();
-    let mut bytes = Vec::with_capacity(16 + shards.len() * 12 + keys * 24);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&(shards.len() as u32).to_le_bytes());
-    for (index, shard) in shards {
-        bytes.extend_from_slice(&index.to_le_bytes());
-        bytes.extend_from_slice(&(shard.len() as u64).to_le_bytes());
-        for k in &shard.keys {
-            bytes.extend_from_slice(&k.to_le_bytes());
-        }
-        for w in &shard.weights {
-            bytes.extend_from_slice(&w.to_le_bytes());
-        }
-    }
-    let crc = crc32fast::hash(&bytes);
-    bytes.extend_from_slice(&crc.to_le_bytes());
-    write_atomic(path, &bytes)?;
-    Ok(())
-}
-
-/// Reads a file written by [`write_part`], checking lengths, checksum and key order.
-pub fn read_part(path: &Path) -> Result<Vec<(u32, LevelShard)>, LevelError> {
-    let corrupt = |problem: &str| LevelError::Corrupt { path: path.to_path_buf(), problem: problem.to_string() };
-    let bytes = std::fs::read(path).map_err(|e| LevelError::Io(crate::durable::io_err(path)(e)))?;
-    if bytes.len() < 16 || &bytes[..8] != MAGIC {
-        return Err(corrupt("not a level file (bad magic or too short)"));
-    }
-    let body = bytes.len() - 4;
-    let crc = u32::from_le_bytes(bytes[body..].try_into().expect("4 bytes"));
-    if crc32fast::hash(&bytes[..body]) != crc {
-        return Err(corrupt("checksum mismatch"));
-    }
-    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-    let u64_at = |at: usize| bytes.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
-    let parts = u32_at(8).ok_or_else(|| corrupt("truncated header"))?;
-    let mut at = 12usize;
-    let mut out = Vec::new();
-    for _ in 0..parts {
-        let index = u32_at(at).ok_or_else(|| corrupt("truncated shard header"))?;
-        let count = u64_at(at + 4).ok_or_else(|| corrupt("truncated shard header"))?;
-        at += 12;
-        let end = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(24))
-            .and_then(|b| b.checked_add(at))
-            .filter(|&e| e <= body)
-            .ok_or_else(|| corrupt("a shard's key count runs past the end of the file"))?;
-        let count = count as usize;
-        let keys_end = at + count * 8;
-        let keys: Vec<u64> =
-            bytes[at..keys_end].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
-        let weights: Vec<u128> = bytes[keys_end..end]
-            .chunks_exact(16)
-            .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
-            .collect();
-        if keys.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(corrupt("keys are not strictly increasing"));
-        }
-        out.push((index, LevelShard { keys, weights }));
-        at = end;
-    }
-    if at != body {
-        return Err(corrupt("bytes left over after the last shard"));
-    }
-    Ok(out)
-}
-
 /// Most entries one parcel may claim (a shard of a level is far smaller):
 /// bounds what a malformed message can make the receiver allocate.
 pub const MAX_PARCEL_ENTRIES: u64 = 1 << 26;
@@ -538,15 +466,6 @@ pub fn expand_owned(
 ) -> Result<Vec<LevelShard>, LevelError> {
     let sources: Vec<&LevelShard> = level.iter().map(|(_, s)| s).collect();
     Ok(expand_and_merge(game, &sources, shards, threads, &mut Scratch::default())?.0)
-}
-
-/// Adds up the parcels several senders delivered for one shard.
-pub fn merge_shards(parts: Vec<LevelShard>) -> Result<LevelShard, LevelError> {
-    let as_successors = parts
-        .into_iter()
-        .map(|p| p.keys.into_iter().zip(p.weights).map(|(k, w)| Successor::new(k, w)).collect())
-        .collect();
-    merge_parts(as_successors)
 }
 
 impl LevelGame for retro_games::peg::Folded {
@@ -614,27 +533,6 @@ mod tests {
             let (last, childless) = next_level(&Removal, &level, 2).unwrap();
             assert_eq!((last.iter().map(LevelShard::len).sum::<usize>(), childless), (0, 1));
         }
-    }
-
-    #[test]
-    fn shard_files_round_trip_and_damage_is_refused() {
-        let dir = std::env::temp_dir().join(format!("levels-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("shard.bin");
-        let shard = LevelShard { keys: vec![1, 5, 9], weights: vec![1, u128::MAX, 1 << 100] };
-        let empty = LevelShard::default();
-        write_part(&path, &[(3, &shard), (7, &empty)]).unwrap();
-        assert_eq!(read_part(&path).unwrap(), vec![(3, shard.clone()), (7, empty)]);
-        let good = std::fs::read(&path).unwrap();
-        for i in 0..good.len() {
-            let mut bad = good.clone();
-            bad[i] ^= 0x10;
-            std::fs::write(&path, &bad).unwrap();
-            assert!(read_part(&path).is_err(), "flip at byte {i} not caught");
-        }
-        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
-        assert!(matches!(read_part(&path), Err(LevelError::Corrupt { .. })));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

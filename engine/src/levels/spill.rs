@@ -118,7 +118,7 @@ impl Spiller<'_> {
             table.drain_sorted(
                 |s| s.key,
                 |sorted| {
-                    let mut w = StreamWriter::create(&path)?;
+                    let mut w = StreamWriter::create_scratch(&path)?;
                     for s in sorted {
                         w.push(s.key, s.weight())?;
                     }

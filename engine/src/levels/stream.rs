@@ -94,11 +94,24 @@ pub struct StreamWriter {
     last: Option<u64>,
     crcs: crc32fast::Hasher,
     written: u64,
+    durable: bool,
 }
 
 impl StreamWriter {
-    /// Starts a stream that will be named `path`.
+    /// Starts a stream that will be named `path`, fsynced when finished (a
+    /// level file, which a checkpoint marker will vouch for).
     pub fn create(path: &Path) -> Result<StreamWriter, LevelError> {
+        Self::open(path, true)
+    }
+
+    /// Starts a scratch stream (a spill run, pieces received for a merge):
+    /// renamed into place when finished but not fsynced, since a run killed
+    /// before its level's marker makes it again from its sources.
+    pub fn create_scratch(path: &Path) -> Result<StreamWriter, LevelError> {
+        Self::open(path, false)
+    }
+
+    fn open(path: &Path, durable: bool) -> Result<StreamWriter, LevelError> {
         let tmp = tmp_path(path);
         let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -112,6 +125,7 @@ impl StreamWriter {
             last: None,
             crcs: crc32fast::Hasher::new(),
             written: MAGIC.len() as u64,
+            durable,
         })
     }
 
@@ -166,8 +180,8 @@ impl StreamWriter {
         Ok(())
     }
 
-    /// Writes the last frame and the trailer, fsyncs, and renames the stream
-    /// into place. Returns its size in bytes.
+    /// Writes the last frame and the trailer, fsyncs (unless scratch), and
+    /// renames the stream into place. Returns its size in bytes.
     pub fn finish(mut self) -> Result<u64, LevelError> {
         self.flush_frame()?;
         let tmp = tmp_path(&self.path);
@@ -178,10 +192,14 @@ impl StreamWriter {
         self.out.write_all(&self.entries.to_le_bytes()).map_err(io)?;
         self.out.write_all(&crc.to_le_bytes()).map_err(io)?;
         let file = self.out.into_inner().map_err(|e| LevelError::Io(io_err(&tmp)(e.into_error())))?;
-        file.sync_all().map_err(io)?;
+        if self.durable {
+            file.sync_all().map_err(io)?;
+        }
         drop(file);
         std::fs::rename(&tmp, &self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
-        fsync_parent_dir(&self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        if self.durable {
+            fsync_parent_dir(&self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        }
         Ok(self.written + 16)
     }
 }
