@@ -250,7 +250,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("has no status page"), "{err}");
 
-    // Three workers within a 100 MB bound (the plan's, passed on at the
+    // Three workers within a 250 MB bound (the plan's, passed on at the
     // join), so the wide levels are expanded on disk by each worker and
     // travel in pieces relayed through files; the coordinator killed while
     // the workers deliver the successors of level 12 (their parcels die with
@@ -260,7 +260,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     let listen = format!("127.0.0.1:{}", common::free_port());
     let cluster_command = |fault: Option<&str>| {
         let mut c = ledger_command(&restarted);
-        c.env("RETRO_CLUSTER__MEMORY_MB", "100");
+        c.env("RETRO_CLUSTER__MEMORY_MB", "250");
         c.args(["--listen", &listen, "--expect-workers", "3"]);
         if let Some(f) = fault {
             c.env("RETRO_FAULT", f);

@@ -200,10 +200,7 @@ impl LevelJobState {
                 let total: u64 = s.keys.values().sum();
                 s.keys.clear();
                 // Every owner has merged its shards: the relayed parcels are spent.
-                let relayed = self.relay_level(m);
-                std::fs::remove_dir_all(&relayed)
-                    .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
-                    .map_err(|e| Status::internal(format!("{}: {e}", relayed.display())))?;
+                store::remove_dir_if_present(&self.relay_level(m)).map_err(|e| Status::internal(e.to_string()))?;
                 if total == 0 {
                     s.last_level = Some(m - 1);
                     Phase::Upload(m - 1)
@@ -284,7 +281,11 @@ fn read_relayed(files: Vec<PathBuf>, tx: tokio::sync::mpsc::Sender<Result<LevelP
                 Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(true),
                 Err(e) => return Err(e.to_string()),
             }
-            let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
+            let len = u32::from_le_bytes(len) as usize;
+            if len > retro_proto::MAX_MESSAGE_BYTES {
+                return Err(format!("a parcel of {len} bytes, more than a message may hold (damaged file)"));
+            }
+            let mut bytes = vec![0u8; len];
             input.read_exact(&mut bytes).map_err(|e| e.to_string())?;
             let p = LevelParcel::decode(bytes.as_slice()).map_err(|e| e.to_string())?;
             if tx.blocking_send(Ok(p)).is_err() {
@@ -623,7 +624,7 @@ pub fn run(
     }
     // Parcels relayed by an earlier process are delivered again from its last committed level.
     let relay = checkpoints.join("relay");
-    retro_engine::levels::store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
     let state = Arc::new(LevelJobState {
         job: plan.job.name.clone(),
         plan_hash: plan.hash(),
