@@ -274,13 +274,20 @@ fn expand_part(
     let dest = |k: usize| out.join(format!("shard-{k:04}.lvl"));
     let bound = SpillOptions { memory_bytes: job.memory_bytes, threads };
     let step = disk::expand_on_disk(board, &sources, shards, &dest, &root.join("spill"), &bound, || {})?;
+    // Disk at the step's peak: the part read, the runs of a spill and what goes out.
+    let outgoing_bytes: u64 = step.merged.bytes.iter().sum();
+    let part_bytes: u64 = marker.bytes.iter().sum();
     tracing::info!(
-        "level {}: {} source keys expanded on disk into {} successors ({} passes, {} entries spilled)",
+        "level {}: {} source keys expanded on disk into {} successors ({} passes, {} entries spilled); disk {:.1} MB (part {:.1} MB, runs {:.1} MB, outgoing {:.1} MB)",
         level + 1,
         step.sources,
         step.successors,
         step.passes,
-        step.spilled_entries
+        step.spilled_entries,
+        (part_bytes + step.runs_bytes.max(outgoing_bytes)) as f64 / 1e6,
+        part_bytes as f64 / 1e6,
+        step.runs_bytes as f64 / 1e6,
+        outgoing_bytes as f64 / 1e6
     );
     Ok(Outgoing::Disk(out))
 }
