@@ -17,14 +17,14 @@ use crate::run::WorkerError;
 use crate::store::{Identity, write_identity};
 use crate::{MAX_BACKOFF, lock::DirLock};
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::pieces::{FilePieces, PieceWriter, shard_pieces};
+use retro_engine::levels::pieces::{FilePieces, PieceFiles, shard_pieces};
 use retro_engine::levels::spill::{SpillOptions, SpillRuns, merge_runs};
 use retro_engine::levels::{self, LevelError, LevelShard, decode_shard, disk, encode_shard, expand_owned, store};
 use retro_games::peg::{Board, BoardKind, Folded};
 use retro_proto::levels_client::LevelsClient;
 use retro_proto::{JoinReply, LevelCollect, LevelNext, LevelParcel, LevelStepKind, MAX_MESSAGE_BYTES};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tonic::transport::Channel;
@@ -374,7 +374,8 @@ async fn receive(
 ) -> Result<Result<BTreeMap<u32, Vec<PathBuf>>, tonic::Status>, WorkerError> {
     store::remove_dir_if_present(inbox)?;
     std::fs::create_dir_all(inbox).map_err(|e| WorkerError::Other(format!("{}: {e}", inbox.display())))?;
-    let mut open: HashMap<(u32, u32), (PieceWriter, PathBuf)> = HashMap::new();
+    let mut files = PieceFiles::new(false);
+    let path = |shard: u32, from: u32| inbox.join(format!("shard-{shard:04}-from-{from:04}.lvl"));
     let mut runs: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
     loop {
         let p = match stream.message().await {
@@ -389,19 +390,9 @@ async fn receive(
             )));
         }
         let piece = decode_shard(p.entries, p.crc32, &p.zstd)?;
-        let key = (p.shard, p.from_index);
-        if p.piece == 0 {
-            let path = inbox.join(format!("shard-{:04}-from-{:04}.lvl", p.shard, p.from_index));
-            open.insert(key, (PieceWriter::create_scratch(&path)?, path));
-        }
-        let (writer, _) = open.get_mut(&key).ok_or_else(|| {
-            WorkerError::Other(format!("shard {} from worker {}: piece {} came first", p.shard, p.from_index, p.piece))
-        })?;
-        writer.push(p.piece, &piece)?;
-        if p.last {
-            let (writer, path) = open.remove(&key).expect("just used");
-            writer.finish()?;
-            runs.entry(p.shard).or_default().push(path);
+        let (shard, from) = (p.shard, p.from_index);
+        if files.accept((shard, from), p.piece, p.last, &piece, || path(shard, from))?.is_some() {
+            runs.entry(shard).or_default().push(path(shard, from));
         }
     }
     for k in owned(job) {

@@ -19,9 +19,9 @@ use prost::Message;
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
-use retro_engine::levels::pieces::PieceWriter;
+use retro_engine::levels::pieces::PieceFiles;
 use retro_engine::levels::store::{self, LevelMarker};
-use retro_engine::levels::{decode_shard, owned_shards, shard_owner};
+use retro_engine::levels::{LevelError, decode_shard, owned_shards, shard_owner};
 use retro_games::peg::Pegs;
 use retro_games::peg::symmetry::Group;
 use retro_proto::levels_server::{Levels, LevelsServer};
@@ -542,8 +542,8 @@ impl Levels for LevelService {
     async fn upload(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
         let mut stream = req.into_inner();
         let mut count = 0;
-        // Level files being written from this worker's pieces: (level, shard) -> writer.
-        let mut open: HashMap<(u32, u32), PieceWriter> = HashMap::new();
+        // Level files being written from this worker's pieces, by (level, shard).
+        let mut files = PieceFiles::new(true);
         while let Some(p) = stream.message().await? {
             let shard =
                 decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
@@ -554,24 +554,20 @@ impl Levels for LevelService {
                     return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
                 }
             }
-            let key = (p.level, p.shard);
+            let (level, k) = (p.level as usize, p.shard as usize);
             if p.piece == 0 {
-                let dir = store::level_dir(&self.0.levels_dir, p.level as usize);
+                let dir = store::level_dir(&self.0.levels_dir, level);
                 std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
-                let path = store::shard_file(&self.0.levels_dir, p.level as usize, p.shard as usize);
-                open.insert(key, PieceWriter::create(&path).map_err(|e| Status::internal(e.to_string()))?);
             }
-            let Some(writer) = open.get_mut(&key) else {
-                return Err(Status::invalid_argument(format!(
-                    "level {} shard {}: piece {} came first",
-                    p.level, p.shard, p.piece
-                )));
-            };
-            writer.push(p.piece, &shard).map_err(|e| Status::invalid_argument(e.to_string()))?;
-            if p.last {
-                let written = open.remove(&key).expect("just used").finish();
-                let written = written.map_err(|e| Status::internal(e.to_string()))?;
-                self.0.lock().uploaded.insert(key, written);
+            let written = files.accept((p.level, p.shard), p.piece, p.last, &shard, || {
+                store::shard_file(&self.0.levels_dir, level, k)
+            });
+            let written = written.map_err(|e| match e {
+                LevelError::BadParcel(_) | LevelError::Corrupt { .. } => Status::invalid_argument(e.to_string()),
+                _ => Status::internal(e.to_string()),
+            })?;
+            if let Some(written) = written {
+                self.0.lock().uploaded.insert((p.level, p.shard), written);
             }
             count += 1;
         }

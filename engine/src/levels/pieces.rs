@@ -10,7 +10,10 @@
 
 use super::stream::{StreamReader, StreamWriter};
 use super::{LevelError, LevelShard};
-use std::path::Path;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
 
 /// Entries in one piece: 768 KB decoded, a few hundred KB on the wire, so a
 /// receiver holds little and a message stays far below gRPC's limits. (The
@@ -115,6 +118,47 @@ impl PieceWriter {
     }
 }
 
+/// Several shards arriving as pieces at once (interleaved or one after the
+/// other), each appended to its own stream file, `K` naming the shard.
+pub struct PieceFiles<K> {
+    open: HashMap<K, PieceWriter>,
+    durable: bool,
+}
+
+impl<K: Hash + Eq + Copy + Debug> PieceFiles<K> {
+    /// Files fsynced when finished (`durable`: level files) or not (scratch).
+    pub fn new(durable: bool) -> PieceFiles<K> {
+        PieceFiles { open: HashMap::new(), durable }
+    }
+
+    /// Takes piece `piece` of shard `key`: piece 0 starts its file at
+    /// `path()` (replacing one begun before), the others must follow in
+    /// order. Returns the file's (entries, bytes) once the `last` piece is in.
+    pub fn accept(
+        &mut self,
+        key: K,
+        piece: u32,
+        last: bool,
+        shard: &LevelShard,
+        path: impl FnOnce() -> PathBuf,
+    ) -> Result<Option<(u64, u64)>, LevelError> {
+        if piece == 0 {
+            let path = path();
+            let writer = if self.durable { PieceWriter::create(&path)? } else { PieceWriter::create_scratch(&path)? };
+            self.open.insert(key, writer);
+        }
+        let writer = self
+            .open
+            .get_mut(&key)
+            .ok_or_else(|| LevelError::BadParcel(format!("{key:?}: piece {piece} came first")))?;
+        writer.push(piece, shard)?;
+        if !last {
+            return Ok(None);
+        }
+        Ok(Some(self.open.remove(&key).expect("just used").finish()?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +189,14 @@ mod tests {
         }
         let mut w = PieceWriter::create(&dir.join("skip.lvl")).unwrap();
         assert!(matches!(w.push(1, &shard(2)), Err(LevelError::BadParcel(_))), "a piece out of order is refused");
+        // Two shards interleaved; a shard whose first piece never came is refused.
+        let mut files = PieceFiles::new(false);
+        let pieces = shard_pieces(&shard(PIECE_ENTRIES + 3));
+        assert_eq!(files.accept('a', 0, false, &pieces[0], || dir.join("a.lvl")).unwrap(), None);
+        assert!(files.accept('b', 0, true, &shard(0), || dir.join("b.lvl")).unwrap().is_some());
+        let (entries, _) = files.accept('a', 1, true, &pieces[1], || unreachable!()).unwrap().unwrap();
+        assert_eq!(entries, PIECE_ENTRIES as u64 + 3);
+        assert!(matches!(files.accept('c', 1, true, &shard(1), || unreachable!()), Err(LevelError::BadParcel(_))));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
