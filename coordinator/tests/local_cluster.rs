@@ -1,6 +1,7 @@
 //! `deploy/local/cluster.sh`: a coordinator and three workers, each in its own
 //! network namespace on a private bridge, solve stage 1 with the embedded run's
-//! bytes; `down` leaves no namespace, link or process behind. Ignored (with the
+//! bytes, each process under GNU time (`RETRO_CLUSTER_TIME=1`, which records
+//! its peak RSS); `down` leaves no namespace, link or process behind. Ignored (with the
 //! reason) where the build could not make network namespaces (not root, no `ip`).
 
 mod common;
@@ -54,7 +55,7 @@ fn three_namespaced_workers_match_embedded() {
         let mut c = Command::new(&script);
         c.args(args).current_dir(repo());
         c.env("RETRO_CLUSTER_NAME", &name).env("RETRO_CLUSTER_SUBNET", format!("10.79.{}", pid % 250));
-        c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+        c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT").env("RETRO_CLUSTER_TIME", "1");
         run(c, LIMIT)
     };
     let state = dir.join("state");
@@ -81,6 +82,11 @@ fn three_namespaced_workers_match_embedded() {
         assert!(w.contains("job stage1 is done"), "worker {i}:\n{w}");
     }
     assert_eq!(checksums(&state.join("tb")), want);
+    // GNU time's record of each process, for the peaks a big run reports.
+    for tag in ["coordinator", "worker1", "worker2", "worker3"] {
+        let t = std::fs::read_to_string(state.join(format!("{tag}.time"))).unwrap_or_default();
+        assert!(t.contains("Maximum resident set size") && t.contains("Exit status: 0"), "{tag}.time:\n{t}");
+    }
     assert_eq!(leftovers(&name), Vec::<String>::new(), "down left namespaces or links behind");
     let procs = Command::new("pgrep").args(["-f", state.to_str().unwrap()]).output().unwrap();
     assert!(String::from_utf8_lossy(&procs.stdout).trim().is_empty(), "processes left behind");

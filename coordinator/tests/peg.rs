@@ -1,9 +1,9 @@
 //! Peg solitaire through the binary: the English central ledger against the
-//! OEIS and the article (tests/reference/peg.tsv), a killed-and-resumed run
-//! against an uninterrupted one, the same on two workers (with the status
-//! page watched while they join) and on three with the coordinator killed and
-//! restarted, the class counts of the single-vacancy
-//! problems, and `coordinator peg solve`.
+//! OEIS and the article (tests/reference/peg.tsv); the same bytes from a
+//! killed-and-resumed run, from a run within a small memory bound, on two
+//! workers (with the status page watched while they join) and on three with
+//! the coordinator killed and restarted; the class counts of the
+//! single-vacancy problems, and `coordinator peg solve`.
 
 mod common;
 use common::{Proc, TempDir, coordinator, listening_address, repo, run, worker};
@@ -13,6 +13,7 @@ use retro_results::peg::problems::{class_feasible, searches_needed};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(600);
@@ -100,12 +101,35 @@ fn big(v: &Value) -> u128 {
     v.as_str().expect("u128 counts are decimal strings").parse().unwrap()
 }
 
+/// The embedded run every other run of the English ledger is compared with:
+/// its summary and the digests of its level files. Run once per test binary,
+/// by whichever test asks first (the others wait), so that the tests below,
+/// each a different way to the same bytes, run side by side.
+struct Embedded {
+    summary: Value,
+    levels: BTreeMap<String, String>,
+}
+
+fn embedded() -> &'static Embedded {
+    static EMBEDDED: OnceLock<Embedded> = OnceLock::new();
+    EMBEDDED.get_or_init(|| {
+        let dir = TempDir::new("peg-english");
+        let out = run(ledger_command(&dir), LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        Embedded { summary: summary(&dir), levels: level_files(&dir) }
+    })
+}
+
+/// The same ledger and, byte for byte, the same level files as the embedded run.
+fn assert_same_as_embedded(dir: &TempDir) {
+    let e = embedded();
+    assert_eq!(results_only(summary(dir)), results_only(e.summary.clone()));
+    assert_eq!(level_files(dir), e.levels);
+}
+
 #[test]
 fn english_ledger_matches_the_oeis_and_the_article() {
-    let dir = TempDir::new("peg-english");
-    let out = run(ledger_command(&dir), LIMIT);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let s = summary(&dir);
+    let s = &embedded().summary;
     let levels = s["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 32, "0..=31 jumps");
 
@@ -185,8 +209,11 @@ fn english_ledger_matches_the_oeis_and_the_article() {
         format!("{} jumps, {} positions", widest["jumps"], widest["positions"]),
         r["english.central.widest_level"][0]
     );
+}
 
-    // Killed while writing level 20, then resumed: the same results and the same level files.
+#[test]
+fn a_ledger_killed_mid_level_resumes_to_the_same_level_files() {
+    // Killed while writing level 20, then resumed.
     let killed = TempDir::new("peg-english-killed");
     let mut c = ledger_command(&killed);
     c.env("RETRO_FAULT", "peg-mid-level:0:20");
@@ -195,16 +222,16 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert!(!killed.join("ck/levels/level-020/level.json").exists());
     let out = run(ledger_command(&killed), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let resumed = summary(&killed);
-    assert_eq!(resumed["levels_resumed"], 20);
-    assert_eq!(results_only(resumed), results_only(s));
-    assert_eq!(level_files(&dir), level_files(&killed));
+    assert_eq!(summary(&killed)["levels_resumed"], 20);
+    assert_same_as_embedded(&killed);
+}
 
+#[test]
+fn within_a_small_memory_bound_levels_are_expanded_on_disk_to_the_same_bytes() {
     // Within a 100 MB bound, the levels past about 200 K keys are expanded on
     // disk (in passes over groups of destination shards) and the ledger reads
-    // them (and makes their duals) from disk: the same ledger and, byte for
-    // byte, the same level files. Killed between two passes of level 13 and
-    // run again, too.
+    // them (and makes their duals) from disk. Killed between two passes of
+    // level 13 and run again, too.
     let small = TempDir::new("peg-english-on-disk");
     let on_disk = |fault: Option<&str>| {
         let mut c = ledger_command(&small);
@@ -223,9 +250,11 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert_eq!(spilled["memory_bytes"], 100_000_000);
     assert!(spilled["levels_on_disk"].as_u64().unwrap() >= 10, "{}", spilled["levels_on_disk"]);
     assert!(spilled["peak_disk_bytes"].as_u64().unwrap() > 0);
-    assert_eq!(results_only(spilled), results_only(summary(&dir)));
-    assert_eq!(level_files(&dir), level_files(&small));
+    assert_same_as_embedded(&small);
+}
 
+#[test]
+fn two_level_workers_behind_the_status_page_give_the_same_level_files() {
     // Two worker processes, the coordinator relaying their successors, with
     // the status page on: the job waits for both, shows who joined with the
     // shards each owns, refuses a worker of another plan, and ends with the
@@ -241,15 +270,18 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     for w in &mut workers {
         assert!(w.wait(Duration::from_secs(60)).success(), "{}", w.logs());
     }
-    assert_eq!(results_only(summary(&cluster)), results_only(summary(&dir)));
-    assert_eq!(level_files(&dir), level_files(&cluster));
+    assert_same_as_embedded(&cluster);
     // Run embedded, the same plan has no status page, and says so.
-    let mut c = ledger_command(&TempDir::new("peg-status-embedded"));
+    let alone = TempDir::new("peg-status-embedded");
+    let mut c = ledger_command(&alone);
     c.args(["--status", &status]);
     let out = run(c, LIMIT);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("has no status page"), "{err}");
+}
 
+#[test]
+fn three_level_workers_outlive_a_killed_coordinator() {
     // Three workers within a 250 MB bound (the plan's, passed on at the
     // join), so the wide levels are expanded on disk by each worker and
     // travel in pieces relayed through files; the coordinator killed while
@@ -282,8 +314,7 @@ fn english_ledger_matches_the_oeis_and_the_article() {
     assert!(
         !restarted.join("ck/relay").exists() || std::fs::read_dir(restarted.join("ck/relay")).unwrap().count() == 0
     );
-    assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
-    assert_eq!(level_files(&dir), level_files(&restarted));
+    assert_same_as_embedded(&restarted);
 
     // Killed once more after the job ended: a third start finds every level
     // written and only computes the ledger again, with no worker.
@@ -295,10 +326,10 @@ fn english_ledger_matches_the_oeis_and_the_article() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(results_only(summary(&restarted)), results_only(summary(&dir)));
+    assert_eq!(results_only(summary(&restarted)), results_only(embedded().summary.clone()));
 }
 
-/// `--status` on a level job while its two workers join (the ledger test
+/// `--status` on a level job while its two workers join (the two-worker test
 /// runs it; a job of its own would cost another whole cluster run): the job
 /// waits for its workers, shows who joined with the shards it owns, and
 /// refuses a worker started for another plan. Returns the two workers.

@@ -22,6 +22,8 @@
 #   RETRO_CPUS_<TAG>      run that process pinned to these CPUs (taskset -c list, e.g. 0 or 0-1)
 #   RETRO_CLUSTER_RATE    shape every host's link to this rate, both ways (tc tbf rate, e.g.
 #                         1gbit or 200mbit; default: unshaped)
+#   RETRO_CLUSTER_TIME    when 1, run every process under GNU time (/usr/bin/time -v), which
+#                         appends its wall time and peak RSS to $STATE/<tag>.time at each exit
 # The state directory (default: /tmp/<name>-cluster) holds the logs, the worker
 # data directories, the checkpoints, the tablebases (tb/) and the pids.
 # `up` cleans up everything it made when it fails part-way; `down` is safe to
@@ -87,6 +89,8 @@ start_in() {
   [[ -n "${!fault_var:-}" ]] && fault=(env "RETRO_FAULT=${!fault_var}")
   local -a pin=()
   [[ -n "${!cpus_var:-}" ]] && pin=(taskset -c "${!cpus_var}")
+  # GNU time outside taskset, so that it measures the process, pinned or not.
+  [[ "${RETRO_CLUSTER_TIME:-0}" == 1 ]] && pin=(/usr/bin/time -v -a -o "$STATE/$tag.time" "${pin[@]}")
   rm -f "$STATE/$tag.rc"
   # shellcheck disable=SC2016  # the inner script expands its own "$@" and "$0"
   "${fault[@]}" ip netns exec "$ns" setsid bash -c \
@@ -104,9 +108,13 @@ ns_of() {
 cmd_kill() {
   local ns; ns=$(ns_of "$1")
   local st; st=$(state_dir)
-  # The process itself, not its wrapper: the wrapper records the exit status.
+  # The process itself, not its wrappers: the shell records the exit status,
+  # GNU time (RETRO_CLUSTER_TIME) the peak RSS.
   for pid in $(ip netns pids "$ns"); do
-    if [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" != bash ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+      bash | time) ;;
+      *) kill -KILL "$pid" 2>/dev/null || true ;;
+    esac
   done
   while [[ ! -f "$st/$1.rc" ]]; do sleep 0.1; done
   echo "$1 killed"
@@ -158,6 +166,9 @@ cmd_up() {
   [[ $(id -u) -eq 0 ]] || die "needs root for network namespaces"
   [[ -x "$BIN/coordinator" && -x "$BIN/worker" ]] || die "no binaries in $BIN (cargo build --release, or --bin DIR)"
   [[ -f "$PLAN" ]] || die "no plan $PLAN"
+  if [[ "${RETRO_CLUSTER_TIME:-0}" == 1 ]]; then
+    /usr/bin/time -v true >/dev/null 2>&1 || die "RETRO_CLUSTER_TIME=1 needs GNU time at /usr/bin/time"
+  fi
   if [[ -n "$(our_namespaces)" ]] || ip link show "$BRIDGE" >/dev/null 2>&1; then
     die "a cluster named $NAME is already up (cluster.sh down first, or set RETRO_CLUSTER_NAME)"
   fi
