@@ -231,7 +231,8 @@ fn within_a_small_memory_bound_levels_are_expanded_on_disk_to_the_same_bytes() {
     // Within a 100 MB bound, the levels past about 200 K keys are expanded on
     // disk (in passes over groups of destination shards) and the ledger reads
     // them (and makes their duals) from disk. Killed between two passes of
-    // level 13 and run again, too.
+    // level 16 (three passes: its 3.3 M positions do not fit in one) and run
+    // again, too.
     let small = TempDir::new("peg-english-on-disk");
     let on_disk = |fault: Option<&str>| {
         let mut c = ledger_command(&small);
@@ -241,9 +242,9 @@ fn within_a_small_memory_bound_levels_are_expanded_on_disk_to_the_same_bytes() {
         }
         c
     };
-    let out = run(on_disk(Some("peg-mid-merge:0:13")), LIMIT);
+    let out = run(on_disk(Some("peg-mid-merge:0:16")), LIMIT);
     assert!(!out.status.success(), "the fault point must kill the run");
-    assert!(small.join("ck/levels/level-013").exists() && !small.join("ck/levels/level-013/level.json").exists());
+    assert!(small.join("ck/levels/level-016").exists() && !small.join("ck/levels/level-016/level.json").exists());
     let out = run(on_disk(None), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let spilled = summary(&small);

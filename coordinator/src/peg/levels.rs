@@ -223,10 +223,11 @@ fn expand_on_disk(
     })?;
     if step.passes > 0 {
         tracing::info!(
-            "level {n}: {} source keys, {} successors, added up in {} passes",
+            "level {n}: {} source keys, {} successors, added up in {} pass{}",
             step.sources,
             step.successors,
-            step.passes
+            step.passes,
+            if step.passes == 1 { "" } else { "es" }
         );
     } else {
         tracing::info!(

@@ -56,7 +56,7 @@ pub fn expand_on_disk(
     match counts.groups(opts) {
         Some(groups) => {
             step.passes = groups.len();
-            step.merged = expand_in_passes(game, sources, shards, &groups, dest, opts.threads, |pass| {
+            step.merged = expand_in_passes(game, sources, &counts, &groups, dest, opts.threads, |pass| {
                 if pass == 1 {
                     check();
                 }

@@ -19,6 +19,7 @@
 //! machines, shards travel in [`pieces`].
 
 pub mod disk;
+pub mod distinct;
 pub mod passes;
 pub mod pieces;
 pub mod spill;
@@ -128,14 +129,26 @@ impl Accumulator {
     }
 
     #[inline]
-    fn slot_of(key: u64, mask: usize) -> usize {
-        // A different mixer from `shard_of`, whose bits are equal within a shard.
-        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize & mask
+    fn slot_of(key: u64, slots: usize) -> usize {
+        // A different mixer from `shard_of`, whose bits are equal within a
+        // shard; the product's high half maps it onto any table length.
+        ((u128::from(key.wrapping_mul(0x9e37_79b9_7f4a_7c15)) * slots as u128) >> 64) as usize
+    }
+
+    /// Slots of a table with room for `n` keys before it grows: twice as
+    /// many (linear probing stays short at half full), at least 1,024.
+    pub fn slots_for(n: usize) -> usize {
+        (n * 2).max(1024)
+    }
+
+    /// Bytes of a table with room for `n` keys before it grows.
+    pub fn bytes_for(n: usize) -> u64 {
+        (Self::slots_for(n) * std::mem::size_of::<Successor>()) as u64
     }
 
     /// A table with room for `n` keys before it grows.
     pub fn with_capacity(n: usize) -> Accumulator {
-        let slots = (n * 2).next_power_of_two().max(1024);
+        let slots = Self::slots_for(n);
         Accumulator { slots: vec![Successor { key: FREE, lo: 0, hi: 0 }; slots], len: 0, overflow: None }
     }
 
@@ -155,8 +168,8 @@ impl Accumulator {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
-        let mut i = Self::slot_of(key, mask);
+        let slots = self.slots.len();
+        let mut i = Self::slot_of(key, slots);
         loop {
             let slot = &mut self.slots[i];
             if slot.key == key {
@@ -171,7 +184,10 @@ impl Accumulator {
                 self.len += 1;
                 return;
             }
-            i = (i + 1) & mask;
+            i += 1;
+            if i == slots {
+                i = 0;
+            }
         }
     }
 

@@ -2,32 +2,45 @@
 //!
 //! A level whose successors do not fit in memory at once still fits a few
 //! destination shards at a time. A first pass counts the successors bound for
-//! each destination ([`count_successors`]); the destinations are then cut into
-//! groups whose successors fit the bound, and each group takes one pass over
-//! the source streams ([`expand_in_passes`]): children bound elsewhere are
-//! dropped, the rest appended per destination and added up per destination in
-//! a cache-sized table, as the in-memory path does, and each destination is
-//! written as its shard stream. Nothing is spilled: every position of the next
-//! level is added up in memory exactly once, and the disk holds only the two
-//! levels; what it costs is reading and expanding the source once per group.
+//! each destination and estimates how many distinct children they are
+//! ([`count_successors`], a [`Distinct`] sketch per destination: a peg
+//! position has about ten parents); the destinations are then cut into groups
+//! whose tables fit the bound, and each group takes one pass over the source
+//! streams ([`expand_in_passes`]): children bound elsewhere are dropped, the
+//! rest added up in their destination's table (through a short buffer per
+//! thread and destination), and each destination is written as its shard
+//! stream. Nothing is spilled: every position of the next level is added up in
+//! memory exactly once, and the disk holds only the two levels; what it costs
+//! is reading and expanding the source once per group, so the groups are as
+//! wide as the bound allows.
 //!
 //! When one destination alone does not fit, the caller spills instead
 //! ([`super::spill`]). Both write the bytes of the level expanded in memory.
 
+use super::distinct::Distinct;
 use super::spill::{Merged, SpillOptions};
 use super::store::write_shard;
 use super::stream::over_sources;
-use super::{LevelError, LevelGame, Successor, for_each_index, merge_slices, shard_of};
+use super::{Accumulator, LevelError, LevelGame, Successor, for_each_index, shard_of};
 use std::path::PathBuf;
+use std::sync::Mutex;
 
-/// Bytes of one buffered successor.
-const SUCCESSOR_BYTES: u64 = std::mem::size_of::<Successor>() as u64;
+/// Children a thread buffers per destination before it adds them to the
+/// destination's table (under its lock): short, so the buffers of a wide
+/// group cost little, long enough that the lock is taken rarely.
+const FLUSH: usize = 2048;
+
+/// Room in a destination's table beyond its estimated children: the sketch
+/// errs by about 2.3 % (one standard error), and a table that fills up grows.
+const MARGIN: f64 = 1.1;
 
 /// What the counting pass found.
 #[derive(Clone, Debug, Default)]
 pub struct SuccessorCounts {
     /// Successors (moves) bound for each destination shard.
     pub per_shard: Vec<u64>,
+    /// Estimated distinct children of each destination shard.
+    pub distinct: Vec<u64>,
     /// Source keys with no child.
     pub childless: u64,
     /// Source keys read.
@@ -35,14 +48,27 @@ pub struct SuccessorCounts {
 }
 
 impl SuccessorCounts {
-    /// The destination groups, as `start..end` shard ranges, whose successors
-    /// fit `opts`'s bound (three quarters of it for the buffers); `None` when
-    /// one destination alone does not fit.
+    /// Keys destination `k`'s table is made for.
+    fn table_keys(&self, k: usize) -> usize {
+        (self.distinct[k] as f64 * MARGIN) as usize + 1
+    }
+
+    /// Bytes destination `k` takes in a pass on `threads` threads: its table
+    /// and each thread's buffer for it.
+    fn pass_bytes(&self, k: usize, threads: usize) -> u64 {
+        Accumulator::bytes_for(self.table_keys(k)) + (threads * FLUSH * std::mem::size_of::<Successor>()) as u64
+    }
+
+    /// The destination groups, as `start..end` shard ranges, whose tables fit
+    /// `opts`'s bound (three quarters of it, the rest for the source streams
+    /// and what the estimate misses); `None` when one destination alone does
+    /// not fit.
     pub fn groups(&self, opts: &SpillOptions) -> Option<Vec<std::ops::Range<usize>>> {
-        let budget = opts.memory_bytes / 4 * 3 / SUCCESSOR_BYTES;
+        let budget = opts.memory_bytes / 4 * 3;
         let mut groups = Vec::new();
         let (mut start, mut held) = (0, 0u64);
-        for (k, &n) in self.per_shard.iter().enumerate() {
+        for k in 0..self.per_shard.len() {
+            let n = self.pass_bytes(k, opts.threads.max(1));
             if n > budget {
                 return None;
             }
@@ -57,7 +83,8 @@ impl SuccessorCounts {
     }
 }
 
-/// The counting pass: successors per destination shard of the next level.
+/// The counting pass: successors per destination shard of the next level,
+/// and an estimate of the distinct children among them.
 pub fn count_successors(
     game: &impl LevelGame,
     sources: &[PathBuf],
@@ -67,12 +94,19 @@ pub fn count_successors(
     let parts = over_sources(
         sources,
         threads,
-        |_| SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() },
-        |c, key, _| {
+        |_| {
+            (
+                SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() },
+                vec![Distinct::default(); shards],
+            )
+        },
+        |(c, sketches), key, _| {
             let mut any = false;
             game.for_each_child(key, |child| {
                 any = true;
-                c.per_shard[shard_of(child, shards)] += 1;
+                let k = shard_of(child, shards);
+                c.per_shard[k] += 1;
+                sketches[k].add(child);
             });
             c.childless += u64::from(!any);
             c.sources += 1;
@@ -81,53 +115,81 @@ pub fn count_successors(
         |_| Ok(()),
     )?;
     let mut total = SuccessorCounts { per_shard: vec![0; shards], ..SuccessorCounts::default() };
-    for part in parts {
+    let mut sketches = vec![Distinct::default(); shards];
+    for (part, part_sketches) in parts {
         for (t, p) in total.per_shard.iter_mut().zip(&part.per_shard) {
             *t += p;
+        }
+        for (t, p) in sketches.iter_mut().zip(&part_sketches) {
+            t.merge(p);
         }
         total.childless += part.childless;
         total.sources += part.sources;
     }
+    // No more distinct children than moves (the sketch may say a few more).
+    total.distinct = sketches.iter().zip(&total.per_shard).map(|(d, &n)| d.estimate().min(n)).collect();
     Ok(total)
 }
 
 /// One pass per group of `groups`: expands the sources, keeps the children
-/// bound for the group, adds them up per destination and writes each
-/// destination `k` to `dest(k)`. `check` runs between passes (a fault point).
+/// bound for the group, adds them up in a table per destination (sized by
+/// `counts`) and writes each destination `k` to `dest(k)`. `check` runs
+/// between passes (a fault point).
 pub fn expand_in_passes(
     game: &impl LevelGame,
     sources: &[PathBuf],
-    shards: usize,
+    counts: &SuccessorCounts,
     groups: &[std::ops::Range<usize>],
     dest: &(dyn Fn(usize) -> PathBuf + Sync),
     threads: usize,
     mut check: impl FnMut(usize),
 ) -> Result<Merged, LevelError> {
+    let shards = counts.per_shard.len();
     let mut keys = vec![0u64; shards];
     let mut bytes = vec![0u64; shards];
     for (pass, group) in groups.iter().enumerate() {
         if pass > 0 {
             check(pass);
         }
-        let (lo, width) = (group.start, group.len());
-        let outboxes = over_sources(
+        let lo = group.start;
+        let tables: Vec<Mutex<Accumulator>> =
+            group.clone().map(|k| Mutex::new(Accumulator::with_capacity(counts.table_keys(k)))).collect();
+        let add = |i: usize, buffer: &mut Vec<Successor>| {
+            let mut table = tables[i].lock().expect("a thread adding up children panicked");
+            for s in buffer.drain(..) {
+                table.add_weight(s.key, s.weight());
+            }
+        };
+        over_sources(
             sources,
             threads,
-            |_| vec![Vec::<Successor>::new(); width],
-            |outbox, key, weight| {
+            |_| vec![Vec::<Successor>::with_capacity(FLUSH); group.len()],
+            |buffers, key, weight| {
                 game.for_each_child(key, |child| {
                     let k = shard_of(child, shards);
                     if group.contains(&k) {
-                        outbox[k - lo].push(Successor::new(child, weight));
+                        let buffer = &mut buffers[k - lo];
+                        buffer.push(Successor::new(child, weight));
+                        if buffer.len() == FLUSH {
+                            add(k - lo, buffer);
+                        }
                     }
                 });
                 Ok(())
             },
-            |_| Ok(()),
+            |buffers| {
+                for (i, buffer) in buffers.iter_mut().enumerate() {
+                    add(i, buffer);
+                }
+                Ok(())
+            },
         )?;
-        let written = for_each_index(width, threads, |i| {
-            let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();
-            merge_slices(&parts).and_then(|shard| write_shard(&dest(lo + i), &shard))
+        let tables: Vec<Accumulator> =
+            tables.into_iter().map(|t| t.into_inner().expect("a thread adding up children panicked")).collect();
+        let tables: Vec<Mutex<Option<Accumulator>>> = tables.into_iter().map(|t| Mutex::new(Some(t))).collect();
+        let written = for_each_index(group.len(), threads, |i| {
+            let table = tables[i].lock().expect("a writer thread panicked").take().expect("each destination once");
+            table.into_shard().and_then(|shard| write_shard(&dest(lo + i), &shard))
         })?;
         for (i, (k, b)) in written.into_iter().enumerate() {
             keys[lo + i] = k;
@@ -166,16 +228,24 @@ mod tests {
             assert_eq!(counts.childless, childless);
             let moves: u64 = level.iter().flat_map(|s| &s.keys).map(|k| u64::from(k.count_ones())).sum();
             assert_eq!(counts.per_shard.iter().sum::<u64>(), moves);
-            for memory_bytes in [1 << 30, 64 * 1024] {
+            // The sketch's estimate of each destination's children.
+            for (k, shard) in next.iter().enumerate() {
+                let (estimate, actual) = (counts.distinct[k] as f64, shard.len() as f64);
+                assert!((estimate - actual).abs() <= (actual * 0.1).max(2.0), "shard {k}: {estimate} for {actual}");
+            }
+            // Tables and buffers of 122,880 bytes at least per destination:
+            // a 768 KiB bound holds four a pass, a 64 KiB bound not one.
+            for memory_bytes in [1 << 30, 768 * 1024, 64 * 1024] {
                 let opts = SpillOptions { memory_bytes, threads: 2 };
                 let Some(groups) = counts.groups(&opts) else {
-                    assert!(depth >= 4 && memory_bytes < 1 << 20, "only a small bound refuses, from depth 4");
+                    assert_eq!(memory_bytes, 64 * 1024, "only the smallest bound refuses");
                     continue;
                 };
+                assert!(memory_bytes > 64 * 1024, "the smallest bound holds no destination");
                 assert_eq!(groups.iter().map(|g| g.len()).sum::<usize>(), shards);
                 let mut checked = 0;
                 let merged =
-                    expand_in_passes(&Removal, &sources, shards, &groups, &|k| d.join(format!("out-{k}")), 2, |_| {
+                    expand_in_passes(&Removal, &sources, &counts, &groups, &|k| d.join(format!("out-{k}")), 2, |_| {
                         checked += 1
                     })
                     .unwrap();
@@ -184,7 +254,7 @@ mod tests {
                 for (k, expected) in memory.iter().enumerate() {
                     assert_eq!(std::fs::read(d.join(format!("out-{k}"))).unwrap(), std::fs::read(expected).unwrap());
                 }
-                if memory_bytes < 1 << 20 && depth >= 3 {
+                if memory_bytes < 1 << 20 {
                     assert!(groups.len() > 1, "a small bound takes several passes at depth {depth}");
                 }
             }
