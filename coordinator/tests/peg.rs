@@ -447,3 +447,78 @@ fn peg_solve_prints_a_solution_that_replays() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(needle), "{args:?}");
     }
 }
+
+#[test]
+fn committed_european_ledgers_agree_with_a_plain_search() {
+    // The committed European ledgers (runs of an hour or more) against a
+    // plain breadth-first search over whole boards for their first levels: a
+    // map from board to jump sequences per level, no folding, no shards, no
+    // files. And their own sums: totals, solutions by finishing hole, and the
+    // start's symmetries (the mirror that fixes d2 and d3 maps a5 to g5).
+    let board = Board::new(BoardKind::European);
+    let mut seen = 0;
+    for entry in std::fs::read_dir(repo().join("docs/results")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !(name.starts_with("peg-european-") && name.ends_with("-summary.json")) {
+            continue;
+        }
+        seen += 1;
+        let s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let number =
+            |v: &Value| -> u128 { v.as_str().map_or_else(|| u128::from(v.as_u64().unwrap()), |t| t.parse().unwrap()) };
+        let start = board.single_vacancy(parse_hole(s["vacancy"].as_str().unwrap()).unwrap());
+        let folded = retro_games::peg::Folded::of_start(board.clone(), start);
+        let levels = s["levels"].as_array().unwrap();
+        let mut level: BTreeMap<u64, u128> = BTreeMap::from([(start, 1)]);
+        for (jumps, row) in levels.iter().enumerate().take(9) {
+            let classes: std::collections::BTreeSet<u64> = level.keys().map(|&p| folded.canonical(p)).collect();
+            let got = (
+                level.len() as u128,
+                classes.len() as u128,
+                level.values().sum::<u128>(),
+                level.keys().filter(|&&p| board.is_dead_end(p)).count() as u128,
+            );
+            let want = (
+                number(&row["positions"]),
+                number(&row["up_to_symmetry"]),
+                number(&row["sequences"]),
+                number(&row["dead_ends"]),
+            );
+            assert_eq!(got, want, "{name}: after {jumps} jumps");
+            let mut next = BTreeMap::new();
+            for (&pegs, &ways) in &level {
+                for jump in board.jumps(pegs) {
+                    *next.entry(pegs ^ jump.mask()).or_insert(0) += ways;
+                }
+            }
+            level = next;
+        }
+        let sum = |field: &str| levels.iter().map(|row| number(&row[field])).sum::<u128>();
+        let totals = &s["totals"];
+        for field in ["positions", "up_to_symmetry", "dead_ends", "winnable"] {
+            assert_eq!(sum(field), number(&totals[field]), "{name}: total {field}");
+        }
+        let last = levels.last().unwrap();
+        assert_eq!(last["pegs"], 1, "{name}: the last level holds one peg");
+        let solutions = number(&totals["solutions"]);
+        assert_eq!(number(&last["sequences"]), solutions, "{name}: solutions are the sequences to one peg");
+        let by_hole: BTreeMap<&str, u128> = s["solutions_by_hole"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["hole"].as_str().unwrap(), number(&h["solutions"])))
+            .collect();
+        assert_eq!(by_hole.values().sum::<u128>(), solutions, "{name}: solutions by hole");
+        // Finishing holes in one orbit of the start's symmetries end as many solutions.
+        let one_peg = |hole: &str| folded.canonical(1 << parse_hole(hole).unwrap());
+        for (a, wa) in &by_hole {
+            for (b, wb) in &by_hole {
+                if one_peg(a) == one_peg(b) {
+                    assert_eq!(wa, wb, "{name}: solutions ending on {a} and {b}, one orbit");
+                }
+            }
+        }
+    }
+    assert!(seen >= 1, "no European summary under docs/results");
+}

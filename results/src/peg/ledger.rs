@@ -286,6 +286,7 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[StoredLevel], opts: &LedgerOpt
     }
     let mut rows = Vec::with_capacity(all.len());
     for (n, level) in all.iter().enumerate() {
+        let began = std::time::Instant::now();
         // A position after n jumps has start_pegs - n pegs, so its complement
         // has n + 1 (the board has start_pegs + 1 holes) and, if reachable at
         // all, lies in level start_pegs - 1 - n.
@@ -307,6 +308,15 @@ pub fn ledger(board: &Folded, start: Pegs, all: &[StoredLevel], opts: &LedgerOpt
             (true, None) => Some(total.positions),
             (true, Some(previous)) => Some(landing_states(board, &all[previous], n, opts)?),
         };
+        // The ledger of a wide board takes minutes: say where it is.
+        tracing::info!(
+            "ledger, level {n} of {}: {} positions, {} dead ends, {} still winnable, {:.1}s",
+            all.len() - 1,
+            total.positions,
+            total.dead_ends,
+            total.winnable,
+            began.elapsed().as_secs_f64()
+        );
         rows.push(LevelRow {
             jumps: n as u32,
             pegs: start_pegs - n as u32,
