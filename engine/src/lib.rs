@@ -27,6 +27,7 @@
 pub mod batch;
 pub mod bench;
 pub mod durable;
+mod huge_pages;
 pub mod kernel;
 pub mod layout;
 pub mod levels;

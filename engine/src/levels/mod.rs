@@ -117,6 +117,10 @@ pub struct Accumulator {
 /// Marks a free slot; no canonical key is all ones (keys use at most 56 bits).
 const FREE: u64 = u64::MAX;
 
+/// How far ahead [`Accumulator::add_all`] prefetches: about one DRAM latency
+/// of adds.
+const PREFETCH_AHEAD: usize = 16;
+
 impl Accumulator {
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
@@ -149,12 +153,19 @@ impl Accumulator {
     /// A table with room for `n` keys before it grows.
     pub fn with_capacity(n: usize) -> Accumulator {
         let slots = Self::slots_for(n);
-        Accumulator { slots: vec![Successor { key: FREE, lo: 0, hi: 0 }; slots], len: 0, overflow: None }
+        Accumulator {
+            slots: crate::huge_pages::filled(slots, Successor { key: FREE, lo: 0, hi: 0 }),
+            len: 0,
+            overflow: None,
+        }
     }
 
     fn grow(&mut self) {
         let capacity = (self.slots.len() * 2).max(1024);
-        let old = std::mem::replace(&mut self.slots, vec![Successor { key: FREE, lo: 0, hi: 0 }; capacity]);
+        let old = std::mem::replace(
+            &mut self.slots,
+            crate::huge_pages::filled(capacity, Successor { key: FREE, lo: 0, hi: 0 }),
+        );
         self.len = 0;
         for s in old.into_iter().filter(|s| s.key != FREE) {
             self.add_weight(s.key, s.weight());
@@ -188,6 +199,21 @@ impl Accumulator {
             if i == slots {
                 i = 0;
             }
+        }
+    }
+
+    /// Adds up every entry of `entries`, as [`Accumulator::add_weight`] one
+    /// by one, with the slot of the entry [`PREFETCH_AHEAD`] places on asked
+    /// for early: a table that outgrows the cache makes each add a miss, and
+    /// the misses of a batch then overlap instead of waiting one by one.
+    pub fn add_all(&mut self, entries: &[Successor]) {
+        for (i, s) in entries.iter().enumerate() {
+            if let Some(ahead) = entries.get(i + PREFETCH_AHEAD) {
+                // Only a hint: after a growth it points into the old table's
+                // place, which costs a wasted load and nothing else.
+                crate::prefetch::prefetch(&self.slots[Self::slot_of(ahead.key, self.slots.len())]);
+            }
+            self.add_weight(s.key, s.weight());
         }
     }
 
@@ -269,9 +295,7 @@ pub fn merge_slices(parts: &[&[Successor]]) -> Result<LevelShard, LevelError> {
     // first guess at the distinct children, and the table grows if not.
     let mut table = Accumulator::with_capacity(total / 4);
     for part in parts {
-        for s in part.iter() {
-            table.add_weight(s.key, s.weight());
-        }
+        table.add_all(part);
     }
     table.into_shard()
 }
@@ -549,6 +573,33 @@ mod tests {
             let (last, childless) = next_level(&Removal, &level, 2).unwrap();
             assert_eq!((last.iter().map(LevelShard::len).sum::<usize>(), childless), (0, 1));
         }
+    }
+
+    #[test]
+    fn a_table_adds_up_every_batch_through_its_growths() {
+        // 50,000 children over 5,000 keys, in batches of up to 3,000, into a
+        // table made for one key: it grows while prefetched slots are pending.
+        let mut expected = std::collections::BTreeMap::<u64, u128>::new();
+        let mut table = Accumulator::with_capacity(1);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut batch = Vec::new();
+        for i in 0..50_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (key, weight) = ((x % 5_000) << 20 | 3, u128::from(i) << 64 | u128::from(x & 0xff));
+            *expected.entry(key).or_default() += weight;
+            batch.push(Successor::new(key, weight));
+            if batch.len() == 1 + (i as usize * 7) % 3_000 {
+                table.add_all(&batch);
+                batch.clear();
+            }
+        }
+        table.add_all(&batch);
+        assert_eq!(table.len(), expected.len());
+        let shard = table.into_shard().unwrap();
+        assert_eq!(shard.keys, expected.keys().copied().collect::<Vec<_>>());
+        assert_eq!(shard.weights, expected.values().copied().collect::<Vec<_>>());
     }
 
     #[test]

@@ -155,10 +155,8 @@ pub fn expand_in_passes(
         let tables: Vec<Mutex<Accumulator>> =
             group.clone().map(|k| Mutex::new(Accumulator::with_capacity(counts.table_keys(k)))).collect();
         let add = |i: usize, buffer: &mut Vec<Successor>| {
-            let mut table = tables[i].lock().expect("a thread adding up children panicked");
-            for s in buffer.drain(..) {
-                table.add_weight(s.key, s.weight());
-            }
+            tables[i].lock().expect("a thread adding up children panicked").add_all(buffer);
+            buffer.clear();
         };
         over_sources(
             sources,

@@ -109,9 +109,8 @@ impl Spiller<'_> {
             }
             // Children repeat (several parents each): a quarter is a first guess.
             let mut table = Accumulator::with_capacity(buffer.len() / 4);
-            for s in buffer.drain(..) {
-                table.add_weight(s.key, s.weight());
-            }
+            table.add_all(buffer);
+            buffer.clear();
             self.entries += table.len() as u64;
             let path = run_dir(self.scratch, k).join(format!("t{:03}-{:06}.run", self.thread, self.spills));
             let mut bytes = 0;
