@@ -160,6 +160,10 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
                 }
             }
             _ => {
+                // The in-memory levels' successor buffers are done with (the
+                // next levels are wider still): give their memory back, or it
+                // stays resident beside the passes' tables, past the bound.
+                scratch = levels::Scratch::default();
                 let (level, disk) = expand_on_disk(board, opts, n, &fault)?;
                 out.peak_disk_bytes = out.peak_disk_bytes.max(disk);
                 if level.keys() == 0 {
