@@ -36,6 +36,16 @@ pub trait LevelGame: Sync {
     /// Calls `f` with the canonical key of every child of `key`, once per move
     /// (a child reached by two moves is reported twice).
     fn for_each_child(&self, key: u64, f: impl FnMut(u64));
+
+    /// Calls `f(child, weight)` for every child of `key` as
+    /// [`LevelGame::for_each_child`] does, with what the child receives from
+    /// a parent of weight `weight`: the parent's own weight for counts of
+    /// move sequences (the default); a game that adds up something else
+    /// chooses its own (the ledger's landing holes).
+    #[inline]
+    fn for_each_weighted_child(&self, key: u64, weight: u128, mut f: impl FnMut(u64, u128)) {
+        self.for_each_child(key, |child| f(child, weight));
+    }
 }
 
 /// One shard of one level: sorted distinct keys and their orbit weights.
@@ -270,7 +280,7 @@ pub fn expand(game: &impl LevelGame, shard: &LevelShard, outbox: &mut [Vec<Succe
     let mut childless = 0;
     for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
         let mut any = false;
-        game.for_each_child(key, |child| {
+        game.for_each_weighted_child(key, weight, |child, weight| {
             any = true;
             outbox[shard_of(child, shards)].push(Successor::new(child, weight));
         });

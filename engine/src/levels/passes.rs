@@ -163,7 +163,7 @@ pub fn expand_in_passes(
             threads,
             |_| vec![Vec::<Successor>::with_capacity(FLUSH); group.len()],
             |buffers, key, weight| {
-                game.for_each_child(key, |child| {
+                game.for_each_weighted_child(key, weight, |child, weight| {
                     let k = shard_of(child, shards);
                     if group.contains(&k) {
                         let buffer = &mut buffers[k - lo];

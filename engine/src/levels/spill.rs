@@ -173,7 +173,7 @@ pub fn spill_level(
             }
             let before = me.held;
             let (outbox, held) = (&mut me.outbox, &mut me.held);
-            game.for_each_child(key, |child| {
+            game.for_each_weighted_child(key, weight, |child, weight| {
                 outbox[shard_of(child, shards)].push(Successor::new(child, weight));
                 *held += 1;
             });
