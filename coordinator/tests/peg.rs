@@ -43,6 +43,13 @@ fn ledger_command(dir: &TempDir) -> Command {
     c
 }
 
+/// [`ledger_command`] within a memory bound of `memory_mb` MB.
+fn ledger_command_within(dir: &TempDir, memory_mb: u32) -> Command {
+    let mut c = ledger_command(dir);
+    c.env("RETRO_CLUSTER__MEMORY_MB", memory_mb.to_string());
+    c
+}
+
 fn summary(dir: &TempDir) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap()).unwrap()
 }
@@ -235,8 +242,7 @@ fn within_a_small_memory_bound_levels_are_expanded_on_disk_to_the_same_bytes() {
     // again, too.
     let small = TempDir::new("peg-english-on-disk");
     let on_disk = |fault: Option<&str>| {
-        let mut c = ledger_command(&small);
-        c.env("RETRO_CLUSTER__MEMORY_MB", "100");
+        let mut c = ledger_command_within(&small, 100);
         if let Some(f) = fault {
             c.env("RETRO_FAULT", f);
         }
@@ -257,13 +263,12 @@ fn within_a_small_memory_bound_levels_are_expanded_on_disk_to_the_same_bytes() {
 #[test]
 fn the_levels_and_the_ledger_stay_within_the_memory_bound() {
     // Within 300 MB, the first levels of the English board are made in
-    // memory and the 19 wider ones on disk. The in-memory levels' successor buffers were
-    // once kept through the disk levels, beside the passes' tables: 363 MB
-    // at its peak. The peak RSS the summary records is the process's own.
+    // memory and the 19 wider ones on disk. The in-memory levels' successor
+    // buffers were once kept through the disk levels, beside the passes'
+    // tables: 363 MB at its peak. The peak RSS the summary records is the
+    // process's own.
     let bounded = TempDir::new("peg-english-bounded");
-    let mut c = ledger_command(&bounded);
-    c.env("RETRO_CLUSTER__MEMORY_MB", "300");
-    let out = run(c, LIMIT);
+    let out = run(ledger_command_within(&bounded, 300), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let s = summary(&bounded);
     assert!(s["levels_on_disk"].as_u64().unwrap() >= 10, "{}", s["levels_on_disk"]);

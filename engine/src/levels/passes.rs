@@ -182,11 +182,9 @@ pub fn expand_in_passes(
                 Ok(())
             },
         )?;
-        let tables: Vec<Accumulator> =
-            tables.into_iter().map(|t| t.into_inner().expect("a thread adding up children panicked")).collect();
-        let tables: Vec<Mutex<Option<Accumulator>>> = tables.into_iter().map(|t| Mutex::new(Some(t))).collect();
         let written = for_each_index(group.len(), threads, |i| {
-            let table = tables[i].lock().expect("a writer thread panicked").take().expect("each destination once");
+            // Each destination is written once; taking its table frees it then.
+            let table = std::mem::take(&mut *tables[i].lock().expect("a thread adding up children panicked"));
             table.into_shard().and_then(|shard| write_shard(&dest(lo + i), &shard))
         })?;
         for (i, (k, b)) in written.into_iter().enumerate() {

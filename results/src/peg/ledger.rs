@@ -316,39 +316,30 @@ fn sum_shards<T: Default + Send>(
 /// landing hole) keys, each representative counted for its orbit.
 fn landing_states(board: &Folded, previous: &StoredLevel, n: usize, opts: &LedgerOptions) -> Result<u64, ResultsError> {
     let in_memory = expands_in_memory(previous.keys(), opts.memory_bytes);
-    if let Some(game) = LandingHoles::of(board) {
-        let boards = expand_stored(&game, previous, n, "landings", in_memory, opts)?;
-        let states = |k: usize| -> Result<u64, ResultsError> {
-            let mut sum = 0;
-            for entry in boards.entries(k).map_err(level_error)? {
-                sum += LandingHoles::states(entry.map_err(level_error)?.1);
-            }
-            Ok(sum)
-        };
-        let count = sum_shards(boards.shards(), opts.threads, states, |a, b| {
-            *a += b;
-            Ok(())
-        })?;
-        discard(&boards)?;
-        return Ok(count);
-    }
-    let states = expand_stored(&Landings(board), previous, n, "landings", in_memory, opts)?;
-    let count = if board.group.len() == 1 {
-        states.keys()
-    } else {
-        let orbits = |k: usize| -> Result<u64, ResultsError> {
-            let mut sum = 0;
-            for entry in states.entries(k).map_err(level_error)? {
-                sum += u64::from(board.landing_orbit_size(entry.map_err(level_error)?.0));
-            }
-            Ok(sum)
-        };
-        sum_shards(states.shards(), opts.threads, orbits, |a, b| {
-            *a += b;
-            Ok(())
-        })?
+    // Without a fold, boards weighted by their landing holes (one entry per
+    // board); folded, packed states, each standing for its orbit.
+    let holes = LandingHoles::of(board);
+    let (expanded, states_of): (StoredLevel, &(dyn Fn(u64, u128) -> u64 + Sync)) = match &holes {
+        Some(game) => {
+            (expand_stored(game, previous, n, "landings", in_memory, opts)?, &|_, fields| LandingHoles::states(fields))
+        }
+        None => (expand_stored(&Landings(board), previous, n, "landings", in_memory, opts)?, &|state, _| {
+            u64::from(board.landing_orbit_size(state))
+        }),
     };
-    discard(&states)?;
+    let per_shard = |k: usize| -> Result<u64, ResultsError> {
+        let mut sum = 0;
+        for entry in expanded.entries(k).map_err(level_error)? {
+            let (key, weight) = entry.map_err(level_error)?;
+            sum += states_of(key, weight);
+        }
+        Ok(sum)
+    };
+    let count = sum_shards(expanded.shards(), opts.threads, per_shard, |a, b| {
+        *a += b;
+        Ok(())
+    })?;
+    discard(&expanded)?;
     Ok(count)
 }
 
