@@ -480,7 +480,8 @@ fn committed_european_ledgers_agree_with_a_plain_search() {
     // start's symmetries (the mirror that fixes d2 and d3 maps a5 to g5).
     let board = Board::new(BoardKind::European);
     let mut seen = 0;
-    let mut ends = BTreeMap::<(String, String), u128>::new();
+    let mut ends = BTreeMap::<(u8, u8), u128>::new();
+    let mut c1_compared = false;
     for entry in std::fs::read_dir(repo().join("docs/results")).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -536,7 +537,21 @@ fn committed_european_ledgers_agree_with_a_plain_search() {
         assert_eq!(by_hole.values().sum::<u128>(), solutions, "{name}: solutions by hole");
         let vacancy = s["vacancy"].as_str().unwrap().to_string();
         for (hole, &count) in &by_hole {
-            ends.insert((vacancy.clone(), hole.to_string()), count);
+            ends.insert(board_orbit_of_pair(&vacancy, hole), count);
+        }
+        // c1 has the one published enumeration: states (board and the hole
+        // the last jump landed in) per level, all 36 levels.
+        if vacancy == "c1" {
+            let published: Vec<u128> =
+                std::fs::read_to_string(repo().join("results/reference/peg-european-c1-meyrignac.tsv"))
+                    .unwrap()
+                    .lines()
+                    .filter(|l| !l.starts_with('#'))
+                    .map(|l| l.split('\t').nth(1).unwrap().parse().unwrap())
+                    .collect();
+            let computed: Vec<u128> = levels.iter().map(|row| number(&row["landing_states"])).collect();
+            assert_eq!(computed, published, "{name}: states per level against Meyrignac's enumeration");
+            c1_compared = true;
         }
         // Finishing holes in one orbit of the start's symmetries end as many solutions.
         let one_peg = |hole: &str| folded.canonical(1 << parse_hole(hole).unwrap());
@@ -548,17 +563,34 @@ fn committed_european_ledgers_agree_with_a_plain_search() {
             }
         }
     }
-    assert!(seen >= 2, "docs/results holds the d2 and d3 summaries");
+    assert!(seen >= 3, "docs/results holds the c1, d2 and d3 summaries");
+    assert!(c1_compared, "the c1 summary was compared with the published enumeration");
     // A game played backwards is the same game on the complement board (a
     // jump's three holes flip either way), so the solutions from a vacant to
-    // one peg on b are as many as from b vacant to one peg on a: two runs
-    // check each other where both are committed (d2 and d3 do).
+    // one peg on b are as many as from b vacant to one peg on a; and a
+    // symmetry of the board maps both holes at once. Keyed by the pair's orbit,
+    // two runs check each other where both are committed: d2 and d3 each
+    // way, c1 and d2 (d2 ends on a3, in c1's orbit).
     let mut pairs = 0;
-    for ((from, to), count) in &ends {
-        if let Some(back) = ends.get(&(to.clone(), from.clone())) {
-            assert_eq!(count, back, "solutions {from} to {to} and {to} to {from}");
+    for (&(from, to), count) in &ends {
+        let back = board_orbit_of_pair(&hole_name(to), &hole_name(from));
+        if let Some(back_count) = ends.get(&back) {
+            assert_eq!(count, back_count, "solutions {} to {} and back", hole_name(from), hole_name(to));
             pairs += 1;
         }
     }
-    assert!(pairs >= 2, "d2 to d3 and d3 to d2 were compared");
+    assert!(pairs >= 4, "d2 and d3, c1 and d2 were compared each way ({pairs} pairs)");
+}
+
+/// The least image of the hole pair (a, b) under the board's eight
+/// symmetries, both holes mapped by the same one.
+fn board_orbit_of_pair(a: &str, b: &str) -> (u8, u8) {
+    let (a, b) = (parse_hole(a).unwrap(), parse_hole(b).unwrap());
+    (0..8)
+        .map(|s| {
+            let image = |h: u8| retro_games::peg::symmetry::apply(s, 1 << h).trailing_zeros() as u8;
+            (image(a), image(b))
+        })
+        .min()
+        .unwrap()
 }
