@@ -93,15 +93,23 @@ pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(u64, u64), LevelE
     Ok((w.entries(), w.finish()?))
 }
 
-/// Writes a level held in memory as level `n` (shard files, then the marker).
+/// Writes a level held in memory as level `n`: the shard files, synced
+/// together, then the marker. A kill before the marker leaves the level
+/// incomplete, and [`begin_level`] empties it when it is made again, so the
+/// shard files need neither their own fsync nor a rename each.
 pub fn write_level(root: &Path, n: usize, level: &[LevelShard]) -> Result<LevelMarker, LevelError> {
     begin_level(root, n)?;
     let mut marker = LevelMarker { keys: Vec::with_capacity(level.len()), bytes: Vec::with_capacity(level.len()) };
-    for (k, shard) in level.iter().enumerate() {
-        let (keys, bytes) = write_shard(&shard_file(root, n, k), shard)?;
-        marker.keys.push(keys);
-        marker.bytes.push(bytes);
+    let files = shard_files(root, n, level.len());
+    for (shard, path) in level.iter().zip(&files) {
+        let mut w = StreamWriter::create_with_siblings(path)?;
+        for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
+            w.push(key, weight)?;
+        }
+        marker.keys.push(w.entries());
+        marker.bytes.push(w.finish()?);
     }
+    super::stream::sync_files(&level_dir(root, n), &files)?;
     finish_level(root, n, &marker)?;
     Ok(marker)
 }

@@ -83,8 +83,24 @@ fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u128> {
     None
 }
 
+/// When a stream's bytes are made durable, and under which name it is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Durability {
+    /// Written as `path.tmp`, fsynced and renamed into place by `finish`:
+    /// a file that stands on its own.
+    Own,
+    /// Written as `path.tmp` and renamed into place, never fsynced: scratch
+    /// that a killed run makes again from its sources.
+    Scratch,
+    /// Written under its own name and fsynced later by the caller with its
+    /// sibling files ([`sync_files`]): the shard files of one level, which
+    /// only the level's marker, written after that sync, vouches for.
+    WithSiblings,
+}
+
 /// Writes a stream to `path.tmp`, renamed into place (and fsynced) by
-/// [`StreamWriter::finish`]: a stream on disk under its own name is complete.
+/// [`StreamWriter::finish`]: a stream on disk under its own name is complete
+/// (except one made by [`StreamWriter::create_with_siblings`]).
 pub struct StreamWriter {
     path: PathBuf,
     out: BufWriter<File>,
@@ -94,25 +110,35 @@ pub struct StreamWriter {
     last: Option<u64>,
     crcs: crc32fast::Hasher,
     written: u64,
-    durable: bool,
+    durability: Durability,
 }
 
 impl StreamWriter {
     /// Starts a stream that will be named `path`, fsynced when finished (a
     /// level file, which a checkpoint marker will vouch for).
     pub fn create(path: &Path) -> Result<StreamWriter, LevelError> {
-        Self::open(path, true)
+        Self::open(path, Durability::Own)
     }
 
     /// Starts a scratch stream (a spill run, pieces received for a merge):
     /// renamed into place when finished but not fsynced, since a run killed
     /// before its level's marker makes it again from its sources.
     pub fn create_scratch(path: &Path) -> Result<StreamWriter, LevelError> {
-        Self::open(path, false)
+        Self::open(path, Durability::Scratch)
     }
 
-    fn open(path: &Path, durable: bool) -> Result<StreamWriter, LevelError> {
-        let tmp = tmp_path(path);
+    /// Starts one of several streams that become durable together: written
+    /// under its own name (no rename) and not fsynced when finished; the
+    /// caller passes all of them to [`sync_files`] before writing the marker
+    /// that vouches for them. A level of many small shards pays one journal
+    /// commit for the lot instead of two per file (the English ledger's 36
+    /// levels of 64 shards spent seconds in fsync).
+    pub fn create_with_siblings(path: &Path) -> Result<StreamWriter, LevelError> {
+        Self::open(path, Durability::WithSiblings)
+    }
+
+    fn open(path: &Path, durability: Durability) -> Result<StreamWriter, LevelError> {
+        let tmp = if durability == Durability::WithSiblings { path.to_path_buf() } else { tmp_path(path) };
         let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(MAGIC).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
@@ -125,7 +151,7 @@ impl StreamWriter {
             last: None,
             crcs: crc32fast::Hasher::new(),
             written: MAGIC.len() as u64,
-            durable,
+            durability,
         })
     }
 
@@ -157,6 +183,11 @@ impl StreamWriter {
         self.entries
     }
 
+    /// The name the stream is written under until it is finished.
+    fn writing_path(&self) -> PathBuf {
+        if self.durability == Durability::WithSiblings { self.path.clone() } else { tmp_path(&self.path) }
+    }
+
     fn flush_frame(&mut self) -> Result<(), LevelError> {
         if self.raw.is_empty() {
             return Ok(());
@@ -168,7 +199,7 @@ impl StreamWriter {
         header[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
         header[8..12].copy_from_slice(&self.frame_entries.to_le_bytes());
         header[12..16].copy_from_slice(&crc.to_le_bytes());
-        let tmp = tmp_path(&self.path);
+        let tmp = self.writing_path();
         self.out
             .write_all(&header)
             .and_then(|_| self.out.write_all(&packed))
@@ -180,11 +211,12 @@ impl StreamWriter {
         Ok(())
     }
 
-    /// Writes the last frame and the trailer, fsyncs (unless scratch), and
-    /// renames the stream into place. Returns its size in bytes.
+    /// Writes the last frame and the trailer, fsyncs (a stream of its own),
+    /// and renames the stream into place (unless written with siblings).
+    /// Returns its size in bytes.
     pub fn finish(mut self) -> Result<u64, LevelError> {
         self.flush_frame()?;
-        let tmp = tmp_path(&self.path);
+        let tmp = self.writing_path();
         let io = |e| LevelError::Io(io_err(&tmp)(e));
         self.crcs.update(&self.entries.to_le_bytes());
         let crc = self.crcs.clone().finalize();
@@ -192,16 +224,41 @@ impl StreamWriter {
         self.out.write_all(&self.entries.to_le_bytes()).map_err(io)?;
         self.out.write_all(&crc.to_le_bytes()).map_err(io)?;
         let file = self.out.into_inner().map_err(|e| LevelError::Io(io_err(&tmp)(e.into_error())))?;
-        if self.durable {
+        if self.durability == Durability::Own {
             file.sync_all().map_err(io)?;
         }
         drop(file);
-        std::fs::rename(&tmp, &self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
-        if self.durable {
+        if self.durability != Durability::WithSiblings {
+            std::fs::rename(&tmp, &self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+        }
+        if self.durability == Durability::Own {
             fsync_parent_dir(&self.path).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
         }
         Ok(self.written + 16)
     }
+}
+
+/// Makes streams written by [`StreamWriter::create_with_siblings`] in `dir`
+/// durable, with `dir` itself (their names). All of the files' writeback is
+/// started before the first wait, so the device sees one batch of writes and
+/// the journal commits about once for all of them instead of twice per file.
+pub fn sync_files(dir: &Path, files: &[PathBuf]) -> Result<(), LevelError> {
+    let opened: Vec<File> =
+        files.iter().map(|p| File::open(p).map_err(|e| LevelError::Io(io_err(p)(e)))).collect::<Result<_, _>>()?;
+    #[cfg(target_os = "linux")]
+    for (file, path) in opened.iter().zip(files) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain syscall on a descriptor this function owns; it only
+        // starts writeback of the file's dirty pages and reads no memory.
+        let started = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+        if started != 0 {
+            return Err(LevelError::Io(io_err(path)(std::io::Error::last_os_error())));
+        }
+    }
+    for (file, path) in opened.iter().zip(files) {
+        file.sync_all().map_err(|e| LevelError::Io(io_err(path)(e)))?;
+    }
+    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| LevelError::Io(io_err(dir)(e)))
 }
 
 /// Reads a stream written by [`StreamWriter`], checking every frame as it
