@@ -86,7 +86,11 @@ pub fn read_marker(root: &Path, n: usize, shards: usize) -> Result<Option<LevelM
 
 /// Writes a shard held in memory as a stream at `path`; returns its keys and bytes.
 pub fn write_shard(path: &Path, shard: &LevelShard) -> Result<(u64, u64), LevelError> {
-    let mut w = StreamWriter::create(path)?;
+    fill(StreamWriter::create(path)?, shard)
+}
+
+/// Writes `shard` through `w` and finishes it; returns its keys and bytes.
+fn fill(mut w: StreamWriter, shard: &LevelShard) -> Result<(u64, u64), LevelError> {
     for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
         w.push(key, weight)?;
     }
@@ -102,12 +106,9 @@ pub fn write_level(root: &Path, n: usize, level: &[LevelShard]) -> Result<LevelM
     let mut marker = LevelMarker { keys: Vec::with_capacity(level.len()), bytes: Vec::with_capacity(level.len()) };
     let files = shard_files(root, n, level.len());
     for (shard, path) in level.iter().zip(&files) {
-        let mut w = StreamWriter::create_with_siblings(path)?;
-        for (&key, &weight) in shard.keys.iter().zip(&shard.weights) {
-            w.push(key, weight)?;
-        }
-        marker.keys.push(w.entries());
-        marker.bytes.push(w.finish()?);
+        let (keys, bytes) = fill(StreamWriter::create_with_siblings(path)?, shard)?;
+        marker.keys.push(keys);
+        marker.bytes.push(bytes);
     }
     super::stream::sync_files(&level_dir(root, n), &files)?;
     finish_level(root, n, &marker)?;

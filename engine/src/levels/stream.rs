@@ -138,7 +138,7 @@ impl StreamWriter {
     }
 
     fn open(path: &Path, durability: Durability) -> Result<StreamWriter, LevelError> {
-        let tmp = if durability == Durability::WithSiblings { path.to_path_buf() } else { tmp_path(path) };
+        let tmp = writing_path(path, durability);
         let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         out.write_all(MAGIC).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
@@ -183,11 +183,6 @@ impl StreamWriter {
         self.entries
     }
 
-    /// The name the stream is written under until it is finished.
-    fn writing_path(&self) -> PathBuf {
-        if self.durability == Durability::WithSiblings { self.path.clone() } else { tmp_path(&self.path) }
-    }
-
     fn flush_frame(&mut self) -> Result<(), LevelError> {
         if self.raw.is_empty() {
             return Ok(());
@@ -199,7 +194,7 @@ impl StreamWriter {
         header[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
         header[8..12].copy_from_slice(&self.frame_entries.to_le_bytes());
         header[12..16].copy_from_slice(&crc.to_le_bytes());
-        let tmp = self.writing_path();
+        let tmp = writing_path(&self.path, self.durability);
         self.out
             .write_all(&header)
             .and_then(|_| self.out.write_all(&packed))
@@ -216,7 +211,7 @@ impl StreamWriter {
     /// Returns its size in bytes.
     pub fn finish(mut self) -> Result<u64, LevelError> {
         self.flush_frame()?;
-        let tmp = self.writing_path();
+        let tmp = writing_path(&self.path, self.durability);
         let io = |e| LevelError::Io(io_err(&tmp)(e));
         self.crcs.update(&self.entries.to_le_bytes());
         let crc = self.crcs.clone().finalize();
@@ -236,6 +231,12 @@ impl StreamWriter {
         }
         Ok(self.written + 16)
     }
+}
+
+/// The name a stream that will be named `path` is written under until it is
+/// finished: its own for one written with siblings, else `path.tmp`.
+fn writing_path(path: &Path, durability: Durability) -> PathBuf {
+    if durability == Durability::WithSiblings { path.to_path_buf() } else { tmp_path(path) }
 }
 
 /// Makes streams written by [`StreamWriter::create_with_siblings`] in `dir`
