@@ -119,7 +119,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
         while let Some(marker) = store::read_marker(root, out.levels.len(), shards)? {
             let n = out.levels.len();
             let level = if opts.holds(marker.total_keys(), &mut held) {
-                StoredLevel::Memory(store::read_level(root, n, &marker)?)
+                StoredLevel::Memory(store::read_level(root, n, &marker, opts.threads)?)
             } else {
                 StoredLevel::Disk { root: root.clone(), n, marker }
             };

@@ -46,6 +46,16 @@ pub trait LevelGame: Sync {
     fn for_each_weighted_child(&self, key: u64, weight: u128, mut f: impl FnMut(u64, u128)) {
         self.for_each_child(key, |child| f(child, weight));
     }
+
+    /// About how many moves reach each distinct child, on average: only a
+    /// hint, for sizing the tables children are added up in (too low a
+    /// guess makes a table grow, rehashing every key it holds; too high
+    /// wastes memory). A peg position has about ten parents, so the default
+    /// of four is a generous first guess; a one-to-one map (the ledger's
+    /// duals) says 1.
+    fn moves_per_child(&self) -> usize {
+        4
+    }
 }
 
 /// One shard of one level: sorted distinct keys and their orbit weights.
@@ -295,15 +305,15 @@ pub fn expand(game: &impl LevelGame, shard: &LevelShard, outbox: &mut [Vec<Succe
 /// are wrong (no published sequence comes near).
 pub fn merge_parts(parts: Vec<Vec<Successor>>) -> Result<LevelShard, LevelError> {
     let slices: Vec<&[Successor]> = parts.iter().map(|p| &p[..]).collect();
-    merge_slices(&slices)
+    merge_slices(&slices, 4)
 }
 
-/// [`merge_parts`] over borrowed buffers.
-pub fn merge_slices(parts: &[&[Successor]]) -> Result<LevelShard, LevelError> {
+/// [`merge_parts`] over borrowed buffers, whose children repeat about
+/// `moves_per_child` times ([`LevelGame::moves_per_child`]).
+pub fn merge_slices(parts: &[&[Successor]], moves_per_child: usize) -> Result<LevelShard, LevelError> {
     let total: usize = parts.iter().map(|p| p.len()).sum();
-    // Each position has several parents; a quarter of the moves is a generous
-    // first guess at the distinct children, and the table grows if not.
-    let mut table = Accumulator::with_capacity(total / 4);
+    // A first guess at the distinct children; the table grows if it is short.
+    let mut table = Accumulator::with_capacity(total / moves_per_child.max(1));
     for part in parts {
         table.add_all(part);
     }
@@ -408,7 +418,7 @@ fn expand_and_merge(
     let outboxes = &scratch.outboxes;
     let next = for_each_index(shards, threads, |i| {
         let parts: Vec<&[Successor]> = outboxes.iter().map(|o| &o[i][..]).collect();
-        merge_slices(&parts)
+        merge_slices(&parts, game.moves_per_child())
     })?;
     Ok((next, childless))
 }

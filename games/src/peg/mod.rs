@@ -100,11 +100,13 @@ impl Folded {
     }
 
     /// The representative of `pegs` under the group.
+    #[inline]
     pub fn canonical(&self, pegs: Pegs) -> Pegs {
         self.group.canonical(pegs)
     }
 
     /// The number of positions `pegs` stands for (its orbit under the group).
+    #[inline]
     pub fn orbit_size(&self, pegs: Pegs) -> u32 {
         self.group.orbit_size(pegs)
     }

@@ -107,6 +107,11 @@ impl LevelGame for Dual<'_> {
     fn for_each_child(&self, key: u64, mut f: impl FnMut(u64)) {
         f(self.0.canonical(self.0.board.complement(key)));
     }
+
+    /// One child per position, and no two positions share it.
+    fn moves_per_child(&self) -> usize {
+        1
+    }
 }
 
 /// Maps each position to the states its jumps lead to (child and landing
@@ -199,35 +204,43 @@ fn level_error(e: LevelError) -> ResultsError {
 }
 
 fn shard_row(board: &Folded, entries: Entries<'_>, duals: Option<Entries<'_>>) -> Result<Partial, ResultsError> {
+    /// The next dual key, or `None` at the end of the shard.
+    fn next_dual(duals: &mut Option<Entries<'_>>) -> Result<Option<u64>, ResultsError> {
+        match duals.as_mut().and_then(Iterator::next) {
+            Some(entry) => Ok(Some(entry.map_err(level_error)?.0)),
+            None => Ok(None),
+        }
+    }
     let mut p = Partial::default();
-    let mut duals = duals.map(Iterator::peekable);
+    let mut duals = duals;
+    let mut dual = next_dual(&mut duals)?;
     for entry in entries {
         let (key, weight) = entry.map_err(level_error)?;
-        let orbit = u64::from(board.orbit_size(key));
+        let orbit = board.orbit_size(key);
         // Every member of the orbit is reached by the same number of sequences,
-        // so the orbit total must divide exactly; anything else is a bug.
-        if !weight.is_multiple_of(u128::from(orbit)) {
+        // so the orbit total must divide exactly; anything else is a bug. An
+        // orbit's size divides the group's (1, 2, 4 or 8), so it is a power of
+        // two and a mask tests it (a 128-bit remainder is a library call).
+        debug_assert!(orbit.is_power_of_two());
+        if weight & u128::from(orbit - 1) != 0 {
             return Err(ResultsError::Inconsistent(format!(
                 "sequence count {weight} of {key:#x} is not divisible by its orbit size {orbit}"
             )));
         }
+        let orbit = u64::from(orbit);
         p.positions += orbit;
         p.sequences = p.sequences.checked_add(weight).ok_or_else(|| ResultsError::Overflow("jump sequences".into()))?;
         if board.board.is_dead_end(key) {
             p.dead_ends += orbit;
         }
-        if let Some(duals) = &mut duals {
-            // Both streams are sorted: skip the duals below the key, then match it.
-            while let Some(d) = duals.next_if(|d| d.as_ref().is_ok_and(|&(d, _)| d < key)) {
-                d.map_err(level_error)?;
-            }
-            if duals.next_if(|d| d.as_ref().is_ok_and(|&(d, _)| d == key)).is_some() {
-                p.winnable += orbit;
-                p.winnable_reps += 1;
-            }
-            if let Some(Err(_)) = duals.peek() {
-                return Err(level_error(duals.next().expect("peeked").expect_err("an error")));
-            }
+        // Both streams are sorted: skip the duals below the key, then match it.
+        while dual.is_some_and(|d| d < key) {
+            dual = next_dual(&mut duals)?;
+        }
+        if dual == Some(key) {
+            p.winnable += orbit;
+            p.winnable_reps += 1;
+            dual = next_dual(&mut duals)?;
         }
     }
     Ok(p)
