@@ -140,12 +140,16 @@ impl StreamWriter {
     fn open(path: &Path, durability: Durability) -> Result<StreamWriter, LevelError> {
         let tmp = writing_path(path, durability);
         let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
-        let mut out = BufWriter::with_capacity(1 << 20, file);
+        // Small buffers that grow with the stream: a frame goes out in one
+        // write_all, which passes a buffer this size, so more buys nothing, and
+        // a level of many small shards (the English board's 64 per level) would
+        // otherwise map and fault in two fresh megabytes per shard.
+        let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(MAGIC).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
         Ok(StreamWriter {
             path: path.to_path_buf(),
             out,
-            raw: Vec::with_capacity(MAX_FRAME_BYTES),
+            raw: Vec::new(),
             frame_entries: 0,
             entries: 0,
             last: None,
