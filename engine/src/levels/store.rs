@@ -167,9 +167,9 @@ mod tests {
 /// Entries of one shard, in key order, from memory or from its file.
 ///
 /// An enum rather than a boxed iterator: the ledger reads every entry of
-/// every level through it, and a virtual call per entry (with no inlining
-/// of the slice walk behind it) cost the English ledger about a fifth of
-/// its time (docs/BENCHMARKS.md).
+/// every level through it, and a virtual call per entry keeps the slice
+/// walk behind it from being inlined into the ledger's loop (part of the
+/// English ledger's slowdown after issue 18, docs/BENCHMARKS.md).
 pub enum Entries<'a> {
     /// A shard held in memory.
     Memory(std::iter::Zip<std::slice::Iter<'a, u64>, std::slice::Iter<'a, u128>>),

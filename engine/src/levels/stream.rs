@@ -140,10 +140,11 @@ impl StreamWriter {
     fn open(path: &Path, durability: Durability) -> Result<StreamWriter, LevelError> {
         let tmp = writing_path(path, durability);
         let file = File::create(&tmp).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
-        // Small buffers that grow with the stream: a frame goes out in one
-        // write_all, which passes a buffer this size, so more buys nothing, and
-        // a level of many small shards (the English board's 64 per level) would
-        // otherwise map and fault in two fresh megabytes per shard.
+        // A small write buffer (a frame goes out in one write_all, which
+        // bypasses a buffer this size, so more buys nothing) and a frame buffer
+        // that grows with the stream: a level of many small shards (the English
+        // board's 64 per level) would otherwise map and fault in two fresh
+        // megabytes per shard.
         let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(MAGIC).map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
         Ok(StreamWriter {
