@@ -105,17 +105,23 @@ ns_of() {
   cat "$st/$1.ns"
 }
 
+# The processes in namespace $1 themselves, not their wrappers: stopping
+# those lets the wrappers record the exit, the shell its status, GNU time
+# (RETRO_CLUSTER_TIME) the peak RSS.
+process_pids() {
+  local pid
+  for pid in $(ip netns pids "$1" 2>/dev/null); do
+    case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
+      bash | time) ;;
+      *) echo "$pid" ;;
+    esac
+  done
+}
+
 cmd_kill() {
   local ns; ns=$(ns_of "$1")
   local st; st=$(state_dir)
-  # The process itself, not its wrappers: the shell records the exit status,
-  # GNU time (RETRO_CLUSTER_TIME) the peak RSS.
-  for pid in $(ip netns pids "$ns"); do
-    case "$(cat "/proc/$pid/comm" 2>/dev/null)" in
-      bash | time) ;;
-      *) kill -KILL "$pid" 2>/dev/null || true ;;
-    esac
-  done
+  for pid in $(process_pids "$ns"); do kill -KILL "$pid" 2>/dev/null || true; done
   while [[ ! -f "$st/$1.rc" ]]; do sleep 0.1; done
   echo "$1 killed"
 }
@@ -234,7 +240,18 @@ cmd_status() {
 
 cmd_down() {
   local st; st=$(state_dir)
-  # Stop the processes: each namespace's own, then whatever the pid files name.
+  # Stop the processes: first the programs themselves, for up to 5 s, so that
+  # their wrappers record the exit (a long job stopped and resumed keeps each
+  # segment's peak RSS); then whatever is left in each namespace, then
+  # whatever the pid files name.
+  local ns pid i
+  for ns in $(our_namespaces); do
+    for pid in $(process_pids "$ns"); do kill -TERM "$pid" 2>/dev/null || true; done
+  done
+  for i in $(seq 50); do
+    [[ -z "$(for ns in $(our_namespaces); do ip netns pids "$ns" 2>/dev/null; done)" ]] && break
+    sleep 0.1
+  done
   for ns in $(our_namespaces); do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -TERM "$pid" 2>/dev/null || true; done
   done
