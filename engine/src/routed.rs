@@ -248,6 +248,12 @@ pub fn apply_routed<G: RetroGame>(
                             }
                         }
                     };
+                    // A region's records, sorted where the game gains from it
+                    // ([`RetroGame::records_share_decoding`]): records of one
+                    // block come together, so the game decodes each block once
+                    // ([`RetroGame::for_each_records_predecessor`]).
+                    let sort = game.records_share_decoding();
+                    let (mut keys, mut records) = (Vec::new(), Vec::new());
                     // A record's predecessors are generated and their state bytes
                     // prefetched while the previous record's are applied: once the
                     // state outgrows the cache, the misses then overlap with work.
@@ -260,32 +266,51 @@ pub fn apply_routed<G: RetroGame>(
                         }
                         for g in first..(first + REGIONS_PER_TAKE).min(regions) {
                             let span = routed.spans[g].clone();
+                            keys.clear();
                             for part in &routed.parts {
-                                for &k in &part.keys[part.starts[g]..part.starts[g + 1]] {
-                                    let record = k >> 1;
-                                    let mut stray = None;
-                                    generated.clear();
-                                    game.for_each_record_predecessor(record, &mut |p| {
-                                        if !span.contains(&p) {
-                                            stray = Some(p);
-                                        } else if p >= base && p < end {
-                                            // (Else the neighbouring shard's part of a block on the boundary.)
-                                            let i = (p - base) as usize;
-                                            crate::prefetch::prefetch(&cells[i]);
-                                            generated.push(i);
-                                        }
-                                    });
-                                    if let Some(p) = stray {
-                                        return Err(KernelError::OutsideBlock { rank: p, child: record });
-                                    }
-                                    update(&pending, pending_max, pending_loss);
-                                    std::mem::swap(&mut pending, &mut generated);
-                                    // Every predecessor has the block's player to move.
-                                    if let Some(&i) = pending.first() {
-                                        pending_max = q.is_max(game.side_to_move(base + i as u64));
-                                    }
-                                    pending_loss = k & 1 == 1;
+                                keys.extend_from_slice(&part.keys[part.starts[g]..part.starts[g + 1]]);
+                            }
+                            if sort {
+                                keys.sort_unstable();
+                            }
+                            records.clear();
+                            records.extend(keys.iter().map(|k| k >> 1));
+                            let mut stray = None;
+                            // The record whose predecessors `generated` holds.
+                            let mut current = None;
+                            // Record `current` is complete: apply the one before it
+                            // and keep this one's predecessors pending.
+                            let mut finish = |current: Option<usize>, generated: &mut Vec<usize>| {
+                                update(&pending, pending_max, pending_loss);
+                                std::mem::swap(&mut pending, generated);
+                                generated.clear();
+                                // Every predecessor has the block's player to move.
+                                if let Some(&i) = pending.first() {
+                                    pending_max = q.is_max(game.side_to_move(base + i as u64));
                                 }
+                                pending_loss = current.is_some_and(|j: usize| keys[j] & 1 == 1);
+                            };
+                            game.for_each_records_predecessor(&records, &mut |j, p| {
+                                if current != Some(j) {
+                                    if current.is_some() {
+                                        finish(current, &mut generated);
+                                    }
+                                    current = Some(j);
+                                }
+                                if !span.contains(&p) {
+                                    stray = Some((p, records[j]));
+                                } else if p >= base && p < end {
+                                    // (Else the neighbouring shard's part of a block on the boundary.)
+                                    let i = (p - base) as usize;
+                                    crate::prefetch::prefetch(&cells[i]);
+                                    generated.push(i);
+                                }
+                            });
+                            if let Some((p, record)) = stray {
+                                return Err(KernelError::OutsideBlock { rank: p, child: record });
+                            }
+                            if current.is_some() {
+                                finish(current, &mut generated);
                             }
                         }
                         update(&pending, pending_max, pending_loss);

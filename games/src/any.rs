@@ -113,6 +113,20 @@ impl RetroGame for AnyGame {
         }
     }
 
+    fn records_share_decoding(&self) -> bool {
+        match self {
+            AnyGame::Cc3(g) => g.records_share_decoding(),
+            AnyGame::Cc2(g) => g.records_share_decoding(),
+        }
+    }
+
+    fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
+        match self {
+            AnyGame::Cc3(g) => g.for_each_records_predecessor(records, f),
+            AnyGame::Cc2(g) => g.for_each_records_predecessor(records, f),
+        }
+    }
+
     #[inline]
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
         match self {

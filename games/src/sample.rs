@@ -104,3 +104,26 @@ pub fn check_frontier_records(game: &impl crate::RetroGame, seed: u64, runs: usi
         assert_eq!(seen, ranks.len());
     }
 }
+
+/// Checks [`crate::RetroGame::for_each_records_predecessor`] against
+/// [`crate::RetroGame::for_each_record_predecessor`] record by record, call
+/// for call and in order, on sorted lists of records (as the routed apply
+/// hands them over: many records of one block, repeats, block boundaries).
+pub fn check_records_predecessors(game: &impl crate::RetroGame, seed: u64, runs: usize) {
+    let n = game.position_count();
+    let mut rng = XorShift(seed.max(1));
+    for _ in 0..runs {
+        let first = rng.next_u64() % n;
+        let ranks: Vec<u64> = (first..(first + 2_000).min(n)).chain((0..200).map(|_| rng.next_u64() % n)).collect();
+        let mut records: Vec<u64> = ranks.iter().map(|&r| game.frontier_record(r)).collect();
+        records.sort_unstable();
+        let mut one_by_one = Vec::new();
+        for (i, &record) in records.iter().enumerate() {
+            game.for_each_record_predecessor(record, &mut |p| one_by_one.push((i, p)));
+        }
+        let mut batched = Vec::new();
+        game.for_each_records_predecessor(&records, &mut |i, p| batched.push((i, p)));
+        assert!(!batched.is_empty());
+        assert_eq!(batched, one_by_one, "records from rank {first}");
+    }
+}

@@ -157,6 +157,33 @@ impl RetroGame for Cc3 {
         self.predecessors_in(&before, &block, f);
     }
 
+    fn records_share_decoding(&self) -> bool {
+        true
+    }
+
+    /// Records of one block share the other two players' pieces: the block's
+    /// decoding is kept and only the mover's pieces are decoded again, as in
+    /// [`RetroGame::frontier_records`].
+    fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
+        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
+        for (i, &record) in records.iter().enumerate() {
+            let (before, block) = match &last {
+                Some((pos, block, range)) if range.contains(&record) => {
+                    let mut pos = *pos;
+                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, record - block.base);
+                    (pos, *block)
+                }
+                _ => {
+                    let (pos, block) = self.ranker.unrank_in_block(record);
+                    let range = block.base..block.base + self.ranker.block_len(&block);
+                    last = Some((pos, block, range));
+                    (pos, block)
+                }
+            };
+            self.predecessors_in(&before, &block, &mut |p| f(i, p));
+        }
+    }
+
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
         self.frontier_record_and_block(rank).1
     }

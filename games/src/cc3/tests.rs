@@ -245,3 +245,11 @@ fn frontier_records_equal_record_by_record() {
     crate::sample::check_frontier_records(&Cc3::new(1).unwrap(), 0x5ca7_0001, 20);
     crate::sample::check_frontier_records(&Cc3::new(2).unwrap(), 0x5ca7_0002, 100);
 }
+
+/// A sorted run of records, each block decoded once, gives every record's
+/// predecessors as decoding each record on its own does.
+#[test]
+fn records_predecessors_equal_record_by_record() {
+    crate::sample::check_records_predecessors(&Cc3::new(1).unwrap(), 0x5ca7_0011, 10);
+    crate::sample::check_records_predecessors(&Cc3::new(2).unwrap(), 0x5ca7_0012, 30);
+}
