@@ -4,7 +4,7 @@
 # docs/OPERATIONS.md "Cost model"). Prints the formula with every term.
 #
 #   scripts/cost-model.sh [--job JOB] [--machine TYPE] [--count "1 2 4 8"]
-#                         [--core-speed X] [--link-gbit G] [--price EUR_PER_HOUR]
+#                         [--core-speed X] [--link-gbit G] [--price EUR_PER_HOUR] [--check]
 #
 #   JOB          stage2 (default), cc2-m7p3, cc2-m7p4, cc2-m7p6, stage3
 #   TYPE         ccx33 (default: 8 dedicated vCPU, 32 GB), ccx63 (48, 192 GB),
@@ -15,6 +15,10 @@
 #   --link-gbit  each machine's link rate (default 1)
 #   --price      euros per machine-hour (default: the list price below; check
 #                hetzner.com/cloud before spending, prices change)
+#   --check      then run the job's plan embedded on this machine (target/release,
+#                a temporary directory) and print the measured wall time beside the
+#                projection for one reference machine (times --core-speed): how far
+#                the model is off here. cc2-m7p3 takes under a minute; stage2 hours.
 #
 # Model, for n workers of c cores at relative speed s, plus one coordinator:
 #   T = setup + P*count/(n*c*s) + K*P*layer/(n*c*s*e(n)) + R*round + W(n)/(L) + P*analysis/(c*s)
@@ -32,6 +36,7 @@ counts="1 2 4 8"
 speed=1.0
 link=1
 price=""
+check=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --job) job=$2; shift 2 ;;
@@ -40,6 +45,7 @@ while [ $# -gt 0 ]; do
     --core-speed) speed=$2; shift 2 ;;
     --link-gbit) link=$2; shift 2 ;;
     --price) price=$2; shift 2 ;;
+    --check) check=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -62,42 +68,58 @@ price=${price:-$list_price}
 #   record crosses the network, alpha (parallel loss per added worker), round
 #   (seconds of fixed cost per round: barrier, coordinator, latency), setup
 #   (seconds to provision and start).
-# cc2-m7p3: scripts/bench-scaling.sh --rate 1gbit on 2026-12-01 (count and layer
-# from one pinned worker: 35.8 s and 168.1 s on one core; alpha from two workers,
-# rounds 168.4 s -> 100.4 s; b from the bridge bytes of two and three workers,
-# 0.225 and 0.288 per decided position with 1/2 and 2/3 of the records remote;
-# round from one worker, 0.3 s of rounds beyond its busy time in 50 rounds).
-# The other jobs take alpha, b and round from it.
+# cc2-m7p3: `scripts/bench-scaling.sh --workers "1 2 3" --rate 1gbit` on 2026-12-04
+# (43ff7fc, an idle machine; docs/OPERATIONS.md "Cost model"): count and layer
+# from one pinned worker, 4.1 s of move counts and 32.8 s busy in rounds on one
+# core for 141,219,540 stored positions; round from its 0.3 s of rounds beyond its
+# busy time in 50 rounds; alpha from two workers (rounds 33.1 s -> 21.2 s); b from
+# the bridge bytes of two and three workers (0.273 and 0.352 per decided position
+# with 1/2 and 2/3 of the records remote).
 case "$job" in
-  cc2-m7p3) P=279676320; K=1; R=50; count=1.28e-7; layer=6.01e-7; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
-  # stage 2: the run of 2026-11-29/30 (move counts 18 min 45 s on 2 cores;
-  # enable(A>C) 85 min on 2 cores, an idle machine, the kernel before the routed
-  # round: an upper bound); analysis 4,491 core-seconds; 187 rounds.
-  stage2) P=14841300390; K=3; R=187; count=1.52e-7; layer=6.87e-7; analysis=3.03e-7; b=0.45; alpha=0.19; round=0.01 ;;
-  # Two-player 7 x 7 with 4 and 6 pieces, colour symmetry folded (half the
-  # positions stored): cc2-m7p3's work per position times pieces/3 (moves per
-  # position grow with the pieces), rounds guessed.
-  cc2-m7p4) P=31568464620; K=1; R=70; count=1.71e-7; layer=8.01e-7; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
-  cc2-m7p6) P=85251690988464; K=1; R=100; count=2.56e-7; layer=1.20e-6; analysis=0; b=0.45; alpha=0.19; round=0.01 ;;
+  cc2-m7p3) P=141219540; K=1; R=50; count=2.90e-8; layer=2.32e-7; analysis=0; b=0.54; alpha=0.28; round=0.006 ;;
+  # stage 2: its cluster run of 2026-12-03/04 on this machine (3 workers sharing
+  # 2 cores, 15f5dd7: before the sorted apply of 43ff7fc, so an upper bound):
+  # move counts 276 s, the three layers 8,842 s less those counts, the analysis
+  # 2,054 s, all on 2 cores (core-seconds = 2 x wall); 187 rounds; b from 0.225
+  # payload bytes per decided position with 2/3 remote, plus cc2's framing (19 %).
+  stage2) P=14841300390; K=3; R=187; count=3.72e-8; layer=3.85e-7; analysis=2.77e-7; b=0.40; alpha=0.28; round=0.006 ;;
+  # Two-player 7 x 7 with 4 and 6 pieces, folded by colour and mirror (about a
+  # quarter stored: 0.2525 for 3 pieces, 0.2508 for 4): a state far beyond any
+  # cache, like stage 2's, so stage 2's work per position, twice it for 6
+  # pieces (twice the moves per position); 60 rounds measured for 4 pieces,
+  # 100 guessed for 6.
+  cc2-m7p4) P=15835337595; K=1; R=60; count=3.72e-8; layer=3.85e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
+  cc2-m7p6) P=42625845494232; K=1; R=100; count=7.44e-8; layer=7.70e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
   # Stage 3: 1.30e21 positions (coordinator estimate --plan plans/stage3.toml),
-  # beyond u64 ranks; the figures show why it is out of reach.
-  stage3) P=1300023027202861390968; K=3; R=300; count=3.0e-7; layer=1.4e-6; analysis=6.0e-7; b=0.45; alpha=0.19; round=0.01 ;;
+  # beyond u64 ranks; twice stage 2's work per position (6 pieces, not 3). The
+  # figures show why it is out of reach.
+  stage3) P=1300023027202861390968; K=3; R=300; count=7.44e-8; layer=7.70e-7; analysis=5.54e-7; b=0.40; alpha=0.28; round=0.006 ;;
   *) echo "unknown job $job (stage2, cc2-m7p3, cc2-m7p4, cc2-m7p6, stage3)" >&2; exit 2 ;;
 esac
 setup=300
 [ "$machine" = ref ] && setup=0
+if [ "$check" -eq 1 ]; then
+  case "$job" in
+    cc2-m7p3|cc2-m7p4|stage2) plan=plans/$job.toml ;;
+    *) echo "--check: no plan for $job (cc2-m7p3, cc2-m7p4, stage2)" >&2; exit 2 ;;
+  esac
+fi
 
 echo "job $job: P = $P positions, K = $K layers, R = $R rounds; $machine: $cores cores, $mem_gb GB, $price EUR/h, core speed $speed, link $link Gbit/s"
 echo "per position (reference core-seconds): count $count, layer $layer, analysis $analysis; b = $b B; alpha = $alpha; round = $round s; setup = $setup s"
-awk -v P="$P" -v K="$K" -v R="$R" -v cnt="$count" -v lay="$layer" -v ana="$analysis" -v b="$b" \
-  -v alpha="$alpha" -v round="$round" -v setup="$setup" -v c="$cores" -v mem="$mem_gb" -v s="$speed" \
-  -v L="$link" -v price="$price" -v counts="$counts" '
+# model COUNTS CORES MEM_GB SETUP MODE: the table (MODE table) or, for the
+# first count, the projected seconds alone (MODE seconds).
+model() {
+  awk -v P="$P" -v K="$K" -v R="$R" -v cnt="$count" -v lay="$layer" -v ana="$analysis" -v b="$b" \
+    -v alpha="$alpha" -v round="$round" -v setup="$4" -v c="$2" -v mem="$3" -v s="$speed" \
+    -v L="$link" -v price="$price" -v counts="$1" -v mode="$5" '
   function hours(x) { return x / 3600 }
   BEGIN {
-    printf "%8s %10s %10s %10s %10s %10s %12s %10s %12s\n", "workers", "counts h", "layers h", "rounds h", "net h", "analysis h", "total h", "EUR", "GB/worker"
+    if (mode == "table")
+      printf "%8s %10s %10s %10s %10s %10s %12s %10s %12s\n", "workers", "counts h", "layers h", "rounds h", "net h", "analysis h", "total h", "EUR", "GB/worker"
     n_list = split(counts, ns, " ")
     need = 1.1 * P / 1e9 / (0.9 * mem - 1); if (need > int(need)) need = int(need) + 1
-    if (need > ns[n_list] + 0) ns[++n_list] = need
+    if (mode == "table" && need > ns[n_list] + 0) ns[++n_list] = need
     for (i = 1; i <= n_list; i++) {
       n = ns[i] + 0
       e = 1 / (1 + alpha * (n - 1))
@@ -107,6 +129,7 @@ awk -v P="$P" -v K="$K" -v R="$R" -v cnt="$count" -v lay="$layer" -v ana="$analy
       t_net = (n > 1) ? b * K * P * (n - 1) / (n * n) / (L * 1e9 / 8) : 0
       t_ana = P * ana / (c * s)
       total = setup + t_count + t_layers + t_rounds + t_net + t_ana
+      if (mode == "seconds") { printf "%.1f\n", total; exit }
       gb = (1.1 * P / n) / 1e9 + 1
       fits = (gb <= 0.9 * mem)
       billed = int(hours(total)); if (billed < hours(total)) billed++
@@ -117,3 +140,24 @@ awk -v P="$P" -v K="$K" -v R="$R" -v cnt="$count" -v lay="$layer" -v ana="$analy
         printf "%8.4g does not fit: %.4g GB per worker, %d GB each; needs at least %.0f workers\n", n, gb, mem, need
     }
   }'
+}
+model "$counts" "$cores" "$mem_gb" "$setup" table
+
+[ "$check" -eq 1 ] || exit 0
+# The check: the same job embedded on this machine, timed, beside the
+# projection for one reference machine (2 cores, no setup) at --core-speed.
+cd "$(dirname "$0")/.."
+bin=target/release/coordinator
+[ -x "$bin" ] || { echo "--check needs $bin: cargo build --release" >&2; exit 1; }
+projected=$(model 1 2 24 0 seconds)
+dir=$(mktemp -d /tmp/cost-check.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+echo "check: $bin --plan $plan (embedded, all cores of this machine; state in $dir)"
+started=$(date +%s.%N)
+"$bin" --plan "$plan" --checkpoints "$dir/ck" --output "$dir/tb" > "$dir/log" 2>&1 \
+  || { echo "the run failed:" >&2; tail -5 "$dir/log" >&2; exit 1; }
+ended=$(date +%s.%N)
+awk -v t0="$started" -v t1="$ended" -v p="$projected" -v s="$speed" 'BEGIN {
+  m = t1 - t0
+  printf "check: measured %.1f s; projected %.1f s for one reference machine at core speed %s: %+.0f %%\n", m, p, s, (p / m - 1) * 100
+}'
