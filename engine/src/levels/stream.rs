@@ -192,20 +192,25 @@ impl StreamWriter {
         if self.raw.is_empty() {
             return Ok(());
         }
-        let packed = zstd::bulk::compress(&self.raw, 1).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
-        let crc = crc32fast::hash(&packed);
-        let mut header = [0u8; 16];
-        header[0..4].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
-        header[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
-        header[8..12].copy_from_slice(&self.frame_entries.to_le_bytes());
-        header[12..16].copy_from_slice(&crc.to_le_bytes());
-        let tmp = writing_path(&self.path, self.durability);
-        self.out
-            .write_all(&header)
-            .and_then(|_| self.out.write_all(&packed))
-            .map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
+        let (crc, packed_len) = with_compressor(|compressor, packed| {
+            packed.clear();
+            packed.reserve(zstd::zstd_safe::compress_bound(self.raw.len()));
+            compressor.compress_to_buffer(&self.raw, packed).map_err(|e| LevelError::Io(io_err(&self.path)(e)))?;
+            let crc = crc32fast::hash(packed);
+            let mut header = [0u8; 16];
+            header[0..4].copy_from_slice(&(self.raw.len() as u32).to_le_bytes());
+            header[4..8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
+            header[8..12].copy_from_slice(&self.frame_entries.to_le_bytes());
+            header[12..16].copy_from_slice(&crc.to_le_bytes());
+            let tmp = writing_path(&self.path, self.durability);
+            self.out
+                .write_all(&header)
+                .and_then(|_| self.out.write_all(packed))
+                .map_err(|e| LevelError::Io(io_err(&tmp)(e)))?;
+            Ok((crc, packed.len()))
+        })?;
         self.crcs.update(&crc.to_le_bytes());
-        self.written += (header.len() + packed.len()) as u64;
+        self.written += (16 + packed_len) as u64;
         self.raw.clear();
         self.frame_entries = 0;
         Ok(())
@@ -236,6 +241,34 @@ impl StreamWriter {
         }
         Ok(self.written + 16)
     }
+}
+
+thread_local! {
+    /// zstd contexts and the compressed frame's buffer, kept per thread: each
+    /// costs fresh memory (megabytes for a context), and a level of many small
+    /// shards (the English board's 64 per level) mapped, faulted in and
+    /// unmapped them once per frame (5,686 `munmap`s in one English run).
+    static COMPRESSOR: std::cell::RefCell<Option<(zstd::bulk::Compressor<'static>, Vec<u8>)>> =
+        const { std::cell::RefCell::new(None) };
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's level-1 compressor and frame buffer.
+fn with_compressor<T>(
+    f: impl FnOnce(&mut zstd::bulk::Compressor<'static>, &mut Vec<u8>) -> Result<T, LevelError>,
+) -> Result<T, LevelError> {
+    COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        let (compressor, packed) = match &mut *c {
+            Some(kept) => kept,
+            empty => empty.insert((
+                zstd::bulk::Compressor::new(1).map_err(|e| LevelError::Io(io_err(Path::new("zstd"))(e)))?,
+                Vec::new(),
+            )),
+        };
+        f(compressor, packed)
+    })
 }
 
 /// The name a stream that will be named `path` is written under until it is
@@ -355,8 +388,19 @@ impl StreamReader {
         if crc32fast::hash(&self.packed) != crc {
             return Err(self.corrupt("a frame fails its checksum"));
         }
-        self.raw =
-            zstd::bulk::decompress(&self.packed, raw_len).map_err(|_| self.corrupt("a frame does not decompress"))?;
+        self.raw.clear();
+        self.raw.reserve(raw_len);
+        let decoded = DECOMPRESSOR.with(|d| {
+            let mut d = d.borrow_mut();
+            let d = match &mut *d {
+                Some(d) => d,
+                empty => empty.insert(zstd::bulk::Decompressor::new()?),
+            };
+            d.decompress_to_buffer(&self.packed, &mut self.raw)
+        });
+        if decoded.is_err() {
+            return Err(self.corrupt("a frame does not decompress"));
+        }
         if self.raw.len() != raw_len {
             return Err(self.corrupt("a frame decodes to the wrong length"));
         }
