@@ -280,7 +280,7 @@ pub fn apply_routed<G: RetroGame>(
                             let mut current = None;
                             // Record `current` is complete: apply the one before it
                             // and keep this one's predecessors pending.
-                            let mut finish = |current: Option<usize>, generated: &mut Vec<usize>| {
+                            let mut finish = |current: usize, generated: &mut Vec<usize>| {
                                 update(&pending, pending_max, pending_loss);
                                 std::mem::swap(&mut pending, generated);
                                 generated.clear();
@@ -288,12 +288,12 @@ pub fn apply_routed<G: RetroGame>(
                                 if let Some(&i) = pending.first() {
                                     pending_max = q.is_max(game.side_to_move(base + i as u64));
                                 }
-                                pending_loss = current.is_some_and(|j: usize| keys[j] & 1 == 1);
+                                pending_loss = keys[current] & 1 == 1;
                             };
                             game.for_each_records_predecessor(&records, &mut |j, p| {
                                 if current != Some(j) {
-                                    if current.is_some() {
-                                        finish(current, &mut generated);
+                                    if let Some(done) = current {
+                                        finish(done, &mut generated);
                                     }
                                     current = Some(j);
                                 }
@@ -309,8 +309,8 @@ pub fn apply_routed<G: RetroGame>(
                             if let Some((p, record)) = stray {
                                 return Err(KernelError::OutsideBlock { rank: p, child: record });
                             }
-                            if current.is_some() {
-                                finish(current, &mut generated);
+                            if let Some(done) = current {
+                                finish(done, &mut generated);
                             }
                         }
                         update(&pending, pending_max, pending_loss);

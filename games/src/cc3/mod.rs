@@ -132,24 +132,10 @@ impl RetroGame for Cc3 {
     /// players' pieces), so the block's decoding is kept and only the
     /// mover's pieces are decoded again.
     fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
-        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
-        for (i, &rank) in ranks.iter().enumerate() {
-            let pos = match &last {
-                Some((pos, block, range)) if range.contains(&rank) => {
-                    let mut pos = *pos;
-                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, rank - block.base);
-                    pos
-                }
-                _ => {
-                    let (pos, block) = self.ranker.unrank_in_block(rank);
-                    let range = block.base..block.base + self.ranker.block_len(&block);
-                    last = Some((pos, block, range));
-                    pos
-                }
-            };
-            let (record, block) = self.record_of(&pos);
+        self.decode_in_blocks(ranks, |i, pos, _| {
+            let (record, block) = self.record_of(pos);
             f(i, record, block);
-        }
+        });
     }
 
     fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
@@ -161,27 +147,10 @@ impl RetroGame for Cc3 {
         true
     }
 
-    /// Records of one block share the other two players' pieces: the block's
-    /// decoding is kept and only the mover's pieces are decoded again, as in
-    /// [`RetroGame::frontier_records`].
+    /// Records of one block share the other two players' pieces: decoded
+    /// as the scan's frontier ranks are ([`Cc3::decode_in_blocks`]).
     fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
-        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
-        for (i, &record) in records.iter().enumerate() {
-            let (before, block) = match &last {
-                Some((pos, block, range)) if range.contains(&record) => {
-                    let mut pos = *pos;
-                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, record - block.base);
-                    (pos, *block)
-                }
-                _ => {
-                    let (pos, block) = self.ranker.unrank_in_block(record);
-                    let range = block.base..block.base + self.ranker.block_len(&block);
-                    last = Some((pos, block, range));
-                    (pos, block)
-                }
-            };
-            self.predecessors_in(&before, &block, &mut |p| f(i, p));
-        }
+        self.decode_in_blocks(records, |i, before, block| self.predecessors_in(before, block, &mut |p| f(i, p)));
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
@@ -196,6 +165,28 @@ impl RetroGame for Cc3 {
 }
 
 impl Cc3 {
+    /// Calls `f(i, position, block)` for each of `ranks`, keeping a block's
+    /// decoding while consecutive ranks lie in it (the other two players'
+    /// pieces) and decoding only the mover's pieces again.
+    fn decode_in_blocks(&self, ranks: &[u64], mut f: impl FnMut(usize, &Position, &rank::PredecessorBlock)) {
+        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
+        for (i, &rank) in ranks.iter().enumerate() {
+            match &last {
+                Some((pos, block, range)) if range.contains(&rank) => {
+                    let mut pos = *pos;
+                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, rank - block.base);
+                    f(i, &pos, block);
+                }
+                _ => {
+                    let (pos, block) = self.ranker.unrank_in_block(rank);
+                    let range = block.base..block.base + self.ranker.block_len(&block);
+                    f(i, &pos, &block);
+                    last = Some((pos, block, range));
+                }
+            }
+        }
+    }
+
     /// The frontier record of a position and its predecessors' block.
     #[inline]
     fn record_of(&self, pos: &Position) -> (u64, std::ops::Range<u64>) {
