@@ -116,6 +116,12 @@ enum Command {
         /// Contiguous positions for the init pass and the round.
         #[arg(long, default_value_t = 20_000_000)]
         slice: u64,
+        /// Records for the routed round, each from one random child of a
+        /// random slice position, spread over the blocks as a real round's
+        /// decided positions are (default: every child of `samples` parents,
+        /// about a dozen records to a block).
+        #[arg(long)]
+        records: Option<u64>,
         /// Threads for the kernel passes (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -179,8 +185,8 @@ fn main() -> ExitCode {
             commands::serve::run(tablebase, listen, search_seconds)
         }
         Some(Command::Sylver(args)) => commands::sylver::run(args),
-        Some(Command::Bench { order, samples, slice, threads, json }) => {
-            commands::bench::run(order, samples, slice, threads, json)
+        Some(Command::Bench { order, samples, slice, records, threads, json }) => {
+            commands::bench::run(order, samples, slice, records, threads, json)
         }
         Some(Command::Peg { command }) => commands::peg::run(command),
         Some(Command::Ledger { summary }) => commands::ledger::run(&summary),

@@ -60,7 +60,13 @@ fn figure(what: &str, items: u64, started: Instant) -> Figure {
 
 /// Runs the benchmarks: `samples` random positions for the per-position
 /// figures, a contiguous slice of `slice` positions for the init pass and a round.
-pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<BenchReport, BenchError> {
+pub fn run(
+    order: u32,
+    samples: u64,
+    slice: u64,
+    records: Option<u64>,
+    threads: usize,
+) -> Result<BenchReport, BenchError> {
     let g = Cc3::new(order)?;
     if !g.ranker.fits_u64() {
         return Err(BenchError::TooLarge(order));
@@ -156,18 +162,10 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     // holds every predecessor, so also this parent); `samples` parents,
     // spread over the slice, give them.
     let t = Instant::now();
-    let step = (slice / samples.max(1)).max(1);
-    let mut records: Vec<u64> = Vec::new();
-    let mut r = start;
-    while r < start + slice {
-        let pos = g.unrank(r);
-        for c in children(&g.star, &pos) {
-            records.push(g.frontier_record(g.rank(&c)) << 1);
-        }
-        r += step;
-    }
-    records.sort_unstable();
-    records.dedup();
+    let mut records = match records {
+        None => all_children_records(&g, start, slice, samples),
+        Some(n) => sparse_records(&g, start, slice, n),
+    };
     // In a real round the records arrive in the order their children were
     // scanned, not sorted: shuffled, so that the records of one block do not
     // follow each other and find its cache lines warm.
@@ -196,4 +194,43 @@ pub fn run(order: u32, samples: u64, slice: u64, threads: usize) -> Result<Bench
     });
     std::hint::black_box(sink);
     Ok(BenchReport { order, threads, figures, peak_rss_bytes: peak_rss_bytes() })
+}
+
+/// Records of all children of `samples` parents spread evenly over the slice
+/// `start..start + slice`, deduplicated: each parent's children share its
+/// block, so the records come about a dozen to a block.
+fn all_children_records(g: &Cc3, start: u64, slice: u64, samples: u64) -> Vec<u64> {
+    let step = (slice / samples.max(1)).max(1);
+    let mut records: Vec<u64> = Vec::new();
+    let mut r = start;
+    while r < start + slice {
+        let pos = g.unrank(r);
+        for c in children(&g.star, &pos) {
+            records.push(g.frontier_record(g.rank(&c)) << 1);
+        }
+        r += step;
+    }
+    records.sort_unstable();
+    records.dedup();
+    records
+}
+
+/// `n` records, each of one random child of a random position of the slice
+/// (positions without a child are skipped): spread over the blocks as a real
+/// round's decided positions are, `n / blocks` to a block on average, so the
+/// density of a large round's flush can be chosen (`coordinator bench
+/// --records`).
+fn sparse_records(g: &Cc3, start: u64, slice: u64, n: u64) -> Vec<u64> {
+    let mut rng = XorShift(0x0dd5_5eed_1234_5678);
+    let mut records = Vec::with_capacity(n as usize);
+    while (records.len() as u64) < n {
+        let pos = g.unrank(start + rng.next_u64() % slice);
+        let kids = children(&g.star, &pos);
+        if kids.is_empty() {
+            continue;
+        }
+        let c = &kids[(rng.next_u64() % kids.len() as u64) as usize];
+        records.push(g.frontier_record(g.rank(c)) << 1);
+    }
+    records
 }

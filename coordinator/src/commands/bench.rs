@@ -2,9 +2,16 @@
 //! and a round, measured.
 
 /// Runs the benchmark and prints its figures.
-pub fn run(order: u32, samples: u64, slice: u64, threads: Option<usize>, json: bool) -> Result<(), String> {
+pub fn run(
+    order: u32,
+    samples: u64,
+    slice: u64,
+    records: Option<u64>,
+    threads: Option<usize>,
+    json: bool,
+) -> Result<(), String> {
     let threads = retro_common::bounded_threads(threads.unwrap_or(0), "--threads");
-    let r = retro_engine::bench::run(order, samples, slice, threads).map_err(|e| e.to_string())?;
+    let r = retro_engine::bench::run(order, samples, slice, records, threads).map_err(|e| e.to_string())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
         return Ok(());
