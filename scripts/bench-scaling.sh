@@ -88,7 +88,7 @@ for n in $counts; do
   init=$(awk '/ init: / { s += $NF + 0 } END { printf "%.1f", s }' "$log")
   busy=""
   for i in $(seq 1 "$n"); do
-    # Worker lines "...; scan As, route Bs, undo Cs, apply Ds, settle and commit Es".
+    # Worker lines "...; scan As, route Bs, undo Cs, apply Ds, settle Es, commit Fs".
     b=$(awk '/ decided here, frontier / {
           for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+s,?$/) s += $i + 0
         } END { printf "%.1f", s }' "$st/worker$i.log")

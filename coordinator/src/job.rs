@@ -47,7 +47,9 @@ pub struct RunOptions {
 }
 
 /// Default of `--checkpoint-secs`: at most five minutes of rounds replayed
-/// after a crash, and far fewer chunk copies and flushes than one per round.
+/// after a crash (or 20 checkpoint costs where a checkpoint costs more, see
+/// [`crate::scheduler::DURABILITY_SPACING`]), and far fewer chunk copies and
+/// flushes than one per round.
 pub const DEFAULT_CHECKPOINT_SECS: u64 = 300;
 
 /// Creates `dir` (and its parents) for use as the `what` directory; a path
@@ -283,9 +285,13 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let spec = spec.clone();
                 let result = tokio::task::spawn_blocking(move || {
                     let report = match spec.game()? {
-                        retro_games::AnyGame::Cc3(game) => {
-                            JobReport::Cc3(summary::compute(&game, &out, &m.solved(), threads)?)
-                        }
+                        retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(
+                            &game,
+                            &out,
+                            &m.solved(),
+                            threads,
+                            retro_common::resources::mem_available(),
+                        )?),
                         retro_games::AnyGame::Cc2(game) => {
                             JobReport::Cc2(twoplayer::compute(&game, &out, &m.solved())?)
                         }

@@ -108,6 +108,30 @@ struct State {
     last_checkpoint: Instant,
     /// The current APPLY step makes its round durable.
     checkpoint_now: bool,
+    /// Seconds the workers spent on durability since the last checkpoint
+    /// (undo-log copies; see [`DURABILITY_SPACING`]).
+    epoch_durability: f64,
+    /// The same for the last whole span between two checkpoints, its flush
+    /// included: what the next checkpoint is expected to cost.
+    checkpoint_cost: f64,
+}
+
+/// An embedded run's checkpoints are at least this many times their own cost
+/// apart (the undo-log copies of the chunks the rounds after a checkpoint
+/// touch, and its flush), so that durability takes at most about 5 % of the
+/// run whatever `--checkpoint-secs` says: at stage 2 a heavy round touches
+/// the whole 14.8 GB state, and a checkpoint every five minutes cost about
+/// 50 s each time (docs/BENCHMARKS.md).
+pub const DURABILITY_SPACING: f64 = 20.0;
+
+/// Whether a round `since` after the last checkpoint should be made durable,
+/// with `every` the least interval asked for and `cost` the seconds the last
+/// checkpoint cost (see [`DURABILITY_SPACING`]).
+pub fn checkpoint_due(since: Duration, every: Duration, cost: f64) -> bool {
+    // A cost that is not a plain number of seconds (it comes from a report)
+    // counts as nothing: checkpoints fall back to `every`, never stop.
+    let spacing = Duration::try_from_secs_f64(DURABILITY_SPACING * cost).unwrap_or(Duration::ZERO);
+    since >= every.max(spacing)
 }
 
 /// The coordinator's scheduler, shared by the gRPC service and the in-process link.
@@ -173,6 +197,8 @@ impl Scheduler {
             done_sent: BTreeSet::new(),
             last_checkpoint: now,
             checkpoint_now: true,
+            epoch_durability: 0.0,
+            checkpoint_cost: 0.0,
         };
         if st.manifest.workers.len() >= expected_workers {
             st.phase = resume_phase(&st.manifest);
@@ -652,6 +678,7 @@ impl Scheduler {
                         return;
                     }
                     st.last_checkpoint = Instant::now();
+                    st.epoch_durability = 0.0;
                     self.next_step(st, Phase::Generate(l, 1));
                 }
                 Phase::Generate(l, r) => {
@@ -659,7 +686,9 @@ impl Scheduler {
                     let started = st.step_started;
                     self.next_step(st, Phase::Apply(l, r));
                     st.step_started = started;
-                    st.checkpoint_now = self.checkpoint_every.is_none_or(|every| st.last_checkpoint.elapsed() >= every);
+                    st.checkpoint_now = self
+                        .checkpoint_every
+                        .is_none_or(|every| checkpoint_due(st.last_checkpoint.elapsed(), every, st.checkpoint_cost));
                 }
                 Phase::Apply(l, r) => {
                     let (win, loss): (u64, u64) =
@@ -700,11 +729,13 @@ impl Scheduler {
                     );
                     // Between checkpoints the manifest keeps the last durable
                     // round, which is where a restart resumes (and replays from).
+                    st.epoch_durability += st.reports.values().map(|rep| rep.durability_seconds).sum::<f64>();
                     if st.checkpoint_now {
                         if !self.save(st) {
                             return;
                         }
                         st.last_checkpoint = Instant::now();
+                        st.checkpoint_cost = std::mem::take(&mut st.epoch_durability);
                     }
                     Fault::check(&self.fault, "after-commit", l, r);
                     self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });
@@ -847,6 +878,24 @@ mod tests {
         let manifest = Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions);
         let path = dir.join("coordinator.json");
         Scheduler::new(spec, layout, manifest, 3, HEARTBEAT_TIMEOUT, path, dir.join("staging"), dir.join("tb"))
+    }
+
+    #[test]
+    fn checkpoints_are_spaced_by_their_cost_beyond_the_interval_asked_for() {
+        let secs = Duration::from_secs;
+        let every = secs(300);
+        // Cheap checkpoints (or none measured yet): the interval asked for.
+        assert!(!checkpoint_due(secs(299), every, 0.0));
+        assert!(checkpoint_due(secs(300), every, 0.0));
+        assert!(checkpoint_due(secs(300), every, 15.0));
+        // A checkpoint that cost 50 s waits until 20 such costs have passed.
+        assert!(!checkpoint_due(secs(999), every, 50.0));
+        assert!(checkpoint_due(secs(1000), every, 50.0));
+        // A nonsensical cost neither panics nor stops the checkpoints.
+        for cost in [f64::INFINITY, f64::NAN, -5.0] {
+            assert!(!checkpoint_due(secs(299), every, cost));
+            assert!(checkpoint_due(secs(300), every, cost));
+        }
     }
 
     fn register(s: &Scheduler, id: &str, replaces: &str) -> Result<JoinReply, JoinError> {

@@ -31,6 +31,7 @@ pub mod cc3 {
     pub mod analysis;
     pub mod check;
     pub mod compressed;
+    pub mod depths;
     pub mod summary;
     pub mod witness;
 }

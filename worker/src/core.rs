@@ -90,6 +90,8 @@ struct PhaseTimes {
     undo: f64,
     /// Generating and applying predecessors.
     apply: f64,
+    /// Committing the round (a checkpoint's flush).
+    flush: f64,
 }
 
 /// Seconds since `t`.
@@ -132,6 +134,10 @@ pub struct TaskOutcome {
     pub record: RoundRecord,
     /// Init counts (INIT only).
     pub init: Option<kernel::InitStats>,
+    /// APPLY: seconds the round spent on durability (chunks saved to the undo
+    /// logs, and the flush of a checkpoint), which the coordinator weighs
+    /// against the time between checkpoints.
+    pub durability_seconds: f64,
 }
 
 /// Records decoded and applied at once from a received inbox (whole batches,
@@ -263,7 +269,7 @@ impl WorkerCore {
         if let Some(store) = self.open_layer(layer, shards)? {
             let rec = store.record(0).cloned().unwrap_or_default();
             let init = store.state.init;
-            return Ok(TaskOutcome { record: rec, init: Some(init) });
+            return Ok(TaskOutcome { record: rec, init: Some(init), durability_seconds: 0.0 });
         }
         let q = self.spec.question(layer)?;
         let state = LayerState {
@@ -302,7 +308,7 @@ impl WorkerCore {
         st.commit(record.clone(), true)?;
         self.layer = Some(st);
         self.set_progress();
-        Ok(TaskOutcome { record, init: Some(init) })
+        Ok(TaskOutcome { record, init: Some(init), durability_seconds: 0.0 })
     }
 
     /// The move counts of the owned shards: opened, or computed once for the job.
@@ -432,7 +438,7 @@ impl WorkerCore {
         let committed = store.live_round();
         if committed >= round {
             let record = store.record(round).cloned().unwrap_or_default();
-            return Ok(Some(TaskOutcome { record, init: None }));
+            return Ok(Some(TaskOutcome { record, init: None, durability_seconds: 0.0 }));
         }
         if committed + 1 != round {
             return Err(TaskError::State(format!(
@@ -460,7 +466,7 @@ impl WorkerCore {
         self.run_generation(layer, round, owner, true, remote)?;
         let work = self.work.as_ref().expect("set by run_generation");
         let record = RoundRecord { round, frontier: work.frontier, sent: work.sent.clone(), ..Default::default() };
-        Ok(TaskOutcome { record, init: None })
+        Ok(TaskOutcome { record, init: None, durability_seconds: 0.0 })
     }
 
     /// APPLY: applies the records other workers sent (their inbox files, checked
@@ -519,13 +525,16 @@ impl WorkerCore {
                 }
             }
             // Settle the frontier this round propagated (undo-protected too).
-            let settle_started = std::time::Instant::now();
             let frontier: Vec<(u32, Vec<u64>)> = work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
+            let t = std::time::Instant::now();
             save_chunks(self, store, frontier)?;
+            work.times.undo += secs(t);
+            let t = std::time::Instant::now();
             for (&s, chunks) in &work.frontier_chunks {
                 let file = store.shards.get_mut(&s).expect("owned shard");
                 kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks, self.threads);
             }
+            let settle = secs(t);
             let record = RoundRecord {
                 round,
                 win: work.decided.win,
@@ -533,18 +542,21 @@ impl WorkerCore {
                 frontier: work.frontier,
                 sent: work.sent.clone(),
             };
+            let t = std::time::Instant::now();
             store.commit(record.clone(), checkpoint)?;
+            work.times.flush = secs(t);
             let times = work.times;
             tracing::info!(
                 "layer {layer} round {round}: {} decided here, frontier {}; scan {:.2}s, route {:.2}s, undo \
-                 {:.2}s, apply {:.2}s, settle and commit {:.2}s",
+                 {:.2}s, apply {:.2}s, settle {settle:.2}s, commit {:.2}s{}",
                 work.decided.total(),
                 work.frontier,
                 times.scan,
                 times.route,
                 times.undo,
                 times.apply,
-                secs(settle_started),
+                times.flush,
+                if checkpoint { " (checkpoint)" } else { "" },
             );
             // Received batches of this round are applied for good.
             if let Ok(entries) = std::fs::read_dir(store::inbox_dir(&self.data, layer)) {
@@ -565,10 +577,11 @@ impl WorkerCore {
                 return Err(e);
             }
         };
+        let durability_seconds = work.times.undo + work.times.flush;
         self.work = None;
         self.set_progress();
         Fault::check(&self.fault, "after-apply", layer, round);
-        Ok(TaskOutcome { record, init: None })
+        Ok(TaskOutcome { record, init: None, durability_seconds })
     }
 
     /// EXPORT: the owned shards as compressed 2-bit tablebase blocks, in order,

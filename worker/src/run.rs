@@ -173,6 +173,7 @@ fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64, 
             r.decided_win = o.record.win;
             r.decided_loss = o.record.loss;
             r.frontier = o.record.frontier;
+            r.durability_seconds = o.durability_seconds;
             r.sent = o.record.sent.iter().map(|(w, &n)| SourceCount { worker_id: w.clone(), updates: n }).collect();
             if let Some(i) = o.init {
                 r.illegal = i.illegal;

@@ -7,6 +7,7 @@ use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 // The per-position answers live in the probe library, which reads them from
 // tablebase files; the analysis computes the same from layers in memory.
 use crate::ResultsError;
+pub use crate::cc3::depths::DepthMap;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
 pub use retro_probe::cc3::{
     Answers, COMPUTED_LAYERS, Category, ENABLE_NAMES, ENABLE_PAIRS, answers_from, answers_with, category, category_of,
@@ -196,6 +197,77 @@ impl Progress {
 /// each: their ranks cost only the mover's part, and the layer reads of a
 /// block stay within a few cache lines.
 pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, threads: usize) -> Tally {
+    orbit_pass(game, values, range, threads, |t: &mut Tally, _, _, a, c| t.add(a, c))
+}
+
+/// Counts over the whole space, over the positions reached from the start and
+/// per depth from the start.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DepthTallies {
+    /// Every position.
+    pub all: Tally,
+    /// The positions `depths` records as reached.
+    pub reachable: Tally,
+    /// `by_depth[d]`: the positions first reached at depth `d`.
+    pub by_depth: Vec<Tally>,
+}
+
+impl Merge for DepthTallies {
+    fn merge_from(&mut self, o: &DepthTallies) {
+        self.all.merge(&o.all);
+        self.reachable.merge(&o.reachable);
+        if self.by_depth.len() < o.by_depth.len() {
+            self.by_depth.resize(o.by_depth.len(), Tally::default());
+        }
+        for (mine, theirs) in self.by_depth.iter_mut().zip(&o.by_depth) {
+            mine.merge(theirs);
+        }
+    }
+}
+
+/// [`count_orbits`] over the whole space that also counts, with the depth
+/// each position was first reached at (`depths`, from [`search_depths`]),
+/// the reached positions and each depth's: one pass for every count of the
+/// summary, where counting each depth's frontier as the search goes costs
+/// an unranking and nine scattered layer reads per position.
+pub fn count_by_depth(game: &Cc3, values: &impl LayerValues, depths: &DepthMap, threads: usize) -> DepthTallies {
+    let third = game.ranker.placements() as u64;
+    assert_eq!(depths.third(), third, "a depth map of another order");
+    orbit_pass(game, values, 0..third, threads, |t: &mut DepthTallies, j, rank, a, c| {
+        t.all.add(a, c);
+        if let Some(d) = depths.depth(j, rank - j as u64 * third) {
+            t.reachable.add(a, c);
+            let d = d as usize;
+            if t.by_depth.len() <= d {
+                t.by_depth.resize(d + 1, Tally::default());
+            }
+            t.by_depth[d].add(a, c);
+        }
+    })
+}
+
+/// What each thread of an orbit pass accumulates, and how two are combined.
+trait Merge: Default + Send {
+    fn merge_from(&mut self, other: &Self);
+}
+
+impl Merge for Tally {
+    fn merge_from(&mut self, other: &Tally) {
+        self.merge(other);
+    }
+}
+
+/// The pass of [`count_orbits`]: calls `add(acc, j, rank, answers, category)`
+/// for the three positions of every orbit whose A-to-move position lies in a
+/// block starting in `range` (`j`: the rotation, which is also the player to
+/// move at `rank`), one accumulator per thread, merged at the end.
+fn orbit_pass<S: Merge>(
+    game: &Cc3,
+    values: &impl LayerValues,
+    range: Range<u64>,
+    threads: usize,
+    add: impl Fn(&mut S, usize, u64, &Answers, Category) + Sync,
+) -> S {
     let ranker = &game.ranker;
     let star = &game.star;
     let end = range.end.min(ranker.placements() as u64);
@@ -204,7 +276,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
     let progress = Progress::new("count".into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
     let goal = star.goal_mask;
     let work = || {
-        let mut tally = Tally::default();
+        let mut acc = S::default();
         let mut values = values.reader();
         loop {
             let chunk = next.fetch_add(CHUNK_RANKS, Ordering::Relaxed);
@@ -218,7 +290,7 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
             if first.base < at {
                 at = first.base + ranker.block_len(&first);
             }
-            let done_before = tally.positions;
+            let mut counted = 0u64;
             let mut centres = Vec::new();
             while at < chunk_end {
                 let pos = game.unrank(at);
@@ -234,22 +306,23 @@ pub fn count_orbits(game: &Cc3, values: &impl LayerValues, range: Range<u64>, th
                     let r = [r0, ranker.minor(&block1, a1), ranker.minor(&block2, a2)];
                     let v = [0, 1, 2].map(|layer| r.map(|r| values.value(layer, r)));
                     let ongoing = !others_done && a & goal[0] != goal[0];
-                    for j in 0..3 {
+                    for (j, &rank) in r.iter().enumerate() {
                         let ans = answers_from(&v, j);
-                        tally.add(&ans, category_of(ongoing, &ans));
+                        add(&mut acc, j, rank, &ans, category_of(ongoing, &ans));
                     }
+                    counted += 3;
                 });
                 at = block.base + ranker.block_len(&block);
             }
-            progress.add(tally.positions - done_before);
+            progress.add(counted);
         }
-        tally
+        acc
     };
-    let mut total = Tally::default();
+    let mut total = S::default();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads.max(1)).map(|_| s.spawn(work)).collect();
         for h in handles {
-            total.merge(&h.join().expect("count thread panicked"));
+            total.merge_from(&h.join().expect("count thread panicked"));
         }
     });
     total
@@ -374,6 +447,43 @@ pub fn explore(
         }
     }
     Ok(Reach { depths, reachable: reachable.map(|t| t.to_scope()) })
+}
+
+/// Breadth-first search from the start without the layers, recording the
+/// depth at which each position is first reached (see [`DepthMap`]);
+/// returns the map and the number of positions first reached at each depth.
+/// With `parking`, as in [`explore`]. The categories per depth then come
+/// from [`count_by_depth`].
+pub fn search_depths(game: &Cc3, threads: usize, parking: Option<&Path>) -> Result<(DepthMap, Vec<u64>), ResultsError> {
+    let started = Instant::now();
+    let mut bfs = Bfs::from_start(game);
+    if let Some(dir) = parking {
+        bfs.park_in(dir)?;
+    }
+    let mut map = DepthMap::new(bfs.third);
+    let mut news = Vec::new();
+    loop {
+        let (depth, new) = (bfs.depth(), bfs.frontier_len());
+        if depth > crate::cc3::depths::MAX_DEPTH {
+            return Err(ResultsError::Unsupported(format!(
+                "the search from the start goes past depth {}, the deepest a depth map records",
+                crate::cc3::depths::MAX_DEPTH
+            )));
+        }
+        map.record(depth, &bfs.frontier[0], threads);
+        news.push(new);
+        bfs.step(None::<&crate::cc3::compressed::CompressedLayers>, true, threads)?;
+        let how = if bfs.pulled() { "bottom-up" } else { "top-down" };
+        tracing::info!(
+            "explore: depth {depth}: {new} new positions, {} at the next depth ({how}); {:.1}s",
+            bfs.frontier_len(),
+            started.elapsed().as_secs_f64()
+        );
+        if bfs.frontier_len() == 0 {
+            break;
+        }
+    }
+    Ok((map, news))
 }
 
 /// The state of a parallel breadth-first search over the whole rank space.
@@ -1064,6 +1174,27 @@ mod tests {
             frontier = next;
         }
         out
+    }
+
+    #[test]
+    fn counts_by_depth_map_equal_the_plain_search() {
+        let v = Hashed(5);
+        let g = Cc3::new(1).unwrap();
+        let expect = naive_depths(&g, &v, 1000);
+        let parking = TestDir::new("depth-map");
+        for (threads, dir) in [(1, None), (2, Some(parking.path())), (3, None)] {
+            let (map, news) = search_depths(&g, threads, dir).unwrap();
+            assert_eq!(news, expect.iter().map(|e| e.0).collect::<Vec<_>>(), "{threads} threads");
+            let got = count_by_depth(&g, &v, &map, threads);
+            assert_eq!(got.by_depth, expect.iter().map(|e| e.1.clone()).collect::<Vec<_>>(), "{threads} threads");
+            let mut reached = Tally::default();
+            expect.iter().for_each(|e| reached.merge(&e.1));
+            assert_eq!(got.reachable, reached);
+            assert_eq!(got.all, count_orbits(&g, &v, 0..g.ranker.placements() as u64, threads));
+            // Stage 1 has unreachable positions: the two scopes differ.
+            assert!(got.reachable.positions < got.all.positions);
+        }
+        assert!(!parking.path().exists(), "the parked files and their directory are gone");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the same code from the same bytes), and the short human table.
 
 use crate::ResultsError;
-use crate::cc3::analysis::{self, Depth, ScopeCounts, StartReport};
+use crate::cc3::analysis::{self, Depth, DepthMap, Reach, ScopeCounts, StartReport};
 use crate::cc3::compressed::{CHUNK_POSITIONS, CompressedLayers};
 use crate::report::{program_of, thousands};
 use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
@@ -75,17 +75,40 @@ pub fn load_layers(game: &Cc3, dir: &Path, job: &SolvedJob) -> Result<Compressed
 /// does not need in memory (removed when it is done).
 pub const ANALYSIS_SCRATCH: &str = "analysis-scratch";
 
-/// Computes the summary from the tablebases `job` recorded.
-pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Result<Summary, ResultsError> {
+/// Computes the summary from the tablebases `job` recorded. With
+/// `memory_available` (bytes) at least twice what a depth map needs (7.4 GB
+/// at order 2), the depths are searched first and every count comes from one
+/// pass over the rotation orbits ([`crate::cc3::depths`]); else each depth is
+/// counted as the search reaches it, in less memory and more time.
+pub fn compute(
+    game: &Cc3,
+    dir: &Path,
+    job: &SolvedJob,
+    threads: usize,
+    memory_available: Option<u64>,
+) -> Result<Summary, ResultsError> {
     let started = std::time::Instant::now();
-    let layers = load_layers(game, dir, job)?;
-    let t = std::time::Instant::now();
-    let all = analysis::count_all(game, &layers, threads);
-    tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
-    let t = std::time::Instant::now();
     // The search's idle visited bitsets wait beside the tablebases.
-    let reach = analysis::explore(game, Some(&layers), None, threads, Some(&dir.join(ANALYSIS_SCRATCH)))?;
-    tracing::info!("explored from the start in {:.1}s", t.elapsed().as_secs_f64());
+    let scratch = dir.join(ANALYSIS_SCRATCH);
+    let third = game.ranker.placements() as u64;
+    let map_bytes = DepthMap::bytes_for(third);
+    let (layers, all, reach) = if memory_available.is_some_and(|m| m / 2 >= map_bytes) {
+        by_depth_map(game, dir, job, threads, &scratch)?
+    } else {
+        tracing::info!(
+            "the analysis counts each depth as it searches: a depth map would need {:.2} GB, over half the \
+             memory available",
+            map_bytes as f64 / 1e9
+        );
+        let layers = load_layers(game, dir, job)?;
+        let t = std::time::Instant::now();
+        let all = analysis::count_all(game, &layers, threads);
+        tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
+        let t = std::time::Instant::now();
+        let reach = analysis::explore(game, Some(&layers), None, threads, Some(&scratch))?;
+        tracing::info!("explored from the start in {:.1}s", t.elapsed().as_secs_f64());
+        (layers, all, reach)
+    };
     let start = analysis::start_report(game, &layers);
     let positions = game.ranker.positions() as u64;
     Ok(Summary {
@@ -108,6 +131,51 @@ pub fn compute(game: &Cc3, dir: &Path, job: &SolvedJob, threads: usize) -> Resul
         tablebases: job.tablebase_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The analysis by a depth map (see [`crate::cc3::depths`]): the search from
+/// the start without the layers, then the layers loaded and one pass over
+/// the rotation orbits for the whole space, the reached positions and each
+/// depth. Returns the layers (for the start's report), the counts over all
+/// positions and what the search reached.
+fn by_depth_map(
+    game: &Cc3,
+    dir: &Path,
+    job: &SolvedJob,
+    threads: usize,
+    scratch: &Path,
+) -> Result<(CompressedLayers, ScopeCounts, Reach), ResultsError> {
+    let t = std::time::Instant::now();
+    let (depths, news) = analysis::search_depths(game, threads, Some(scratch))?;
+    tracing::info!("explored from the start in {:.1}s (depths recorded)", t.elapsed().as_secs_f64());
+    let layers = load_layers(game, dir, job)?;
+    let t = std::time::Instant::now();
+    let tallies = analysis::count_by_depth(game, &layers, &depths, threads);
+    drop(depths);
+    tracing::info!(
+        "counted all {} positions, {} reached, by depth, in {:.1}s",
+        tallies.all.positions,
+        tallies.reachable.positions,
+        t.elapsed().as_secs_f64()
+    );
+    // Two independent counts of each depth: the search's and the map's.
+    let counted: Vec<u64> = tallies.by_depth.iter().map(|t| t.positions).collect();
+    let mut searched = news.clone();
+    while searched.last() == Some(&0) {
+        searched.pop();
+    }
+    if counted != searched {
+        return Err(ResultsError::Inconsistent(format!(
+            "positions per depth: the search found {searched:?}, the depth map holds {counted:?}"
+        )));
+    }
+    let depths = tallies
+        .by_depth
+        .iter()
+        .enumerate()
+        .map(|(d, t)| Depth { depth: d as u32, new: t.positions, categories: Some(t.category_map()) })
+        .collect();
+    Ok((layers, tallies.all.to_scope(), Reach { depths, reachable: Some(tallies.reachable.to_scope()) }))
 }
 
 /// The short human table printed at the end of a run.
