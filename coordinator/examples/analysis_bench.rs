@@ -2,13 +2,18 @@
 //! (layer values come from a hash of the rank, so only the computation and the
 //! bitsets are measured, not the layers' memory traffic).
 //!
-//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull|count]`
+//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull|count|whole]`
 //! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion;
-//! `count`: only the orbit count over SAMPLES ranks of A to move).
+//! `count`: only the orbit count over SAMPLES ranks of A to move; `whole`:
+//! the whole search from the start at order 2 both ways, with categories per
+//! depth: counted at each depth, then by a depth map and one orbit pass;
+//! about 10 GB and tens of minutes).
 
 use retro_games::cc3::{Cc3, children};
 use retro_games::sample::XorShift;
-use retro_results::cc3::analysis::{Bfs, LayerReader, LayerValues, Tally, answers, category, count_orbits};
+use retro_results::cc3::analysis::{
+    Bfs, LayerReader, LayerValues, Tally, answers, category, count_by_depth, count_orbits, explore, search_depths,
+};
 use std::time::Instant;
 
 /// Pseudo-random layer values: DRAW, WIN or LOSS by a hash of (layer, rank).
@@ -58,6 +63,31 @@ fn pull(g: &Cc3, threads: usize) {
     println!("peak RSS {:.0} MB", retro_engine::process::peak_rss_bytes() as f64 / 1e6);
 }
 
+/// The analysis's search and counts over the whole order-2 space, both ways
+/// (the layers' values hashed, so their decoding is not measured).
+fn whole(g: &Cc3, threads: usize) {
+    let t = Instant::now();
+    let (map, news) = search_depths(g, threads, None).expect("no parking");
+    let reached: u64 = news.iter().sum();
+    rate(&format!("depth map: search from the start ({threads} threads), positions reached"), reached, t);
+    let t = Instant::now();
+    let by_map = count_by_depth(g, &Hashed, &map, threads);
+    rate(&format!("depth map: one orbit pass ({threads} threads), positions counted"), by_map.all.positions, t);
+    drop(map);
+    println!("peak RSS so far {:.0} MB", retro_engine::process::peak_rss_bytes() as f64 / 1e6);
+    let t = Instant::now();
+    let all = count_orbits(g, &Hashed, 0..g.ranker.placements() as u64, threads);
+    rate(&format!("per depth: count of the whole space ({threads} threads)"), all.positions, t);
+    let t = Instant::now();
+    let reach = explore(g, Some(&Hashed), None, threads, None).expect("no parking");
+    rate(&format!("per depth: search with categories ({threads} threads), positions reached"), reached, t);
+    let same = reach.depths.len() == by_map.by_depth.len()
+        && reach.depths.iter().zip(&by_map.by_depth).all(|(d, t)| Some(t.category_map()) == d.categories)
+        && reach.reachable == Some(by_map.reachable.to_scope())
+        && all == by_map.all;
+    println!("both ways give the same counts: {same}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let samples: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
@@ -74,6 +104,10 @@ fn main() {
             let c = count_orbits(&g, &Hashed, base..base + samples, th);
             rate(&format!("count by orbits, positions counted ({th} threads)"), c.positions, t);
         }
+        return;
+    }
+    if args.get(3).is_some_and(|a| a == "whole") {
+        whole(&g, threads);
         return;
     }
     if args.get(3).is_some_and(|a| a == "pull") {

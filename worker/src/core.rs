@@ -72,6 +72,9 @@ struct RoundWork {
     frontier: u64,
     /// Chunks holding frontier positions, per shard (settled at commit).
     frontier_chunks: BTreeMap<u32, Vec<u64>>,
+    /// Chunks, per owned shard, this round's applies may have decided
+    /// positions in (see [`FrontierHint`]).
+    written: BTreeMap<u32, Vec<u64>>,
     /// The mid-apply fault point has been passed.
     fault_checked: bool,
     /// Where the round's time went so far.
@@ -92,6 +95,19 @@ struct PhaseTimes {
     apply: f64,
     /// Committing the round (a checkpoint's flush).
     flush: f64,
+}
+
+/// Where the frontier of the round after `round` of `layer` lies: the chunks,
+/// per owned shard, in which that round decided positions (the chunks its
+/// records' blocks overlap, which the undo logs protect for the same reason).
+/// Late rounds decide a few positions in millions, so scanning only these
+/// chunks instead of the whole state turns a tail round's scan from seconds
+/// into milliseconds. Kept in memory only: after a restart the first round
+/// scans everything.
+struct FrontierHint {
+    layer: u32,
+    round: u32,
+    chunks: BTreeMap<u32, Vec<u64>>,
 }
 
 /// Seconds since `t`.
@@ -171,6 +187,8 @@ pub struct WorkerCore {
     work: Option<RoundWork>,
     /// The layer attempt the current task belongs to ([`WorkerCore::set_attempt`]).
     attempt: u32,
+    /// Where the next round's frontier lies, when the last round ran here.
+    hint: Option<FrontierHint>,
 }
 
 impl WorkerCore {
@@ -198,6 +216,7 @@ impl WorkerCore {
             layer: None,
             work: None,
             attempt: 0,
+            hint: None,
         })
     }
 
@@ -227,6 +246,8 @@ impl WorkerCore {
         if !is_open {
             self.layer = None;
             self.work = None;
+            // What the disk holds may be older than the last round run here.
+            self.hint = None;
             let dir = store::layer_dir(&self.data, layer);
             self.layer = LayerStore::open(&dir, self.layout, &self.spec.plan_hash, layer, shards)?;
             self.set_progress();
@@ -245,6 +266,8 @@ impl WorkerCore {
 
     /// INIT: creates the layer's shard files and runs the init pass (round 0).
     pub fn init(&mut self, layer: u32, shards: &[u32]) -> Result<TaskOutcome, TaskError> {
+        // Round 1 scans everything (its frontier is the terminal positions).
+        self.hint = None;
         // Earlier layers are in the coordinator's tablebases by now.
         for l in 0..layer {
             let dir = store::layer_dir(&self.data, l);
@@ -358,6 +381,7 @@ impl WorkerCore {
                 sent: BTreeMap::new(),
                 frontier: 0,
                 frontier_chunks: BTreeMap::new(),
+                written: BTreeMap::new(),
                 fault_checked: false,
                 times: PhaseTimes::default(),
             });
@@ -374,42 +398,76 @@ impl WorkerCore {
             let mut local: Vec<(u32, Vec<u64>)> = Vec::new();
             let mut buffered = 0usize;
             let limit = buffered_records_limit(store.shards.values().map(|s| s.bytes().len() as u64).sum());
-            for s in shards {
+            let hint = self.hint.as_ref().filter(|h| h.layer == layer && h.round + 1 == round);
+            // The pieces of each shard to scan: all of it, or the chunks the
+            // last round wrote.
+            let mut pieces = Vec::new();
+            for &s in &shards {
                 let len = store.shards[&s].bytes().len();
+                let ranges = match hint {
+                    Some(h) => chunk_runs(h.chunks.get(&s).map_or(&[], |c| c.as_slice()), self.layout.chunk_len, len),
+                    None => std::iter::once(0..len).collect(),
+                };
+                for range in ranges {
+                    let mut lo = range.start;
+                    while lo < range.end {
+                        let hi = (lo + SLICE_POSITIONS).min(range.end);
+                        pieces.push((s, lo..hi));
+                        lo = hi;
+                    }
+                }
+            }
+            for (s, piece) in pieces {
                 let start = self.layout.range(s).start;
-                let mut lo = 0;
-                while lo < len {
-                    let hi = (lo + SLICE_POSITIONS).min(len);
-                    let bytes = &store.shards[&s].bytes()[lo..hi];
-                    let t = std::time::Instant::now();
-                    let g =
-                        routed::scan_frontier(&self.game, &self.layout, round, start + lo as u64, bytes, self.threads);
-                    work.times.scan += secs(t);
-                    work.frontier += g.frontier;
-                    work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
-                    for (dest, keys) in g.buckets {
-                        let w = owner.get(&dest).ok_or_else(|| {
-                            TaskError::State(format!("no worker owns shard {dest} in the peer table"))
-                        })?;
-                        *work.sent.entry(w.clone()).or_default() += keys.len() as u64;
-                        if *w == self.worker_id {
-                            if apply_local {
-                                buffered += keys.len();
-                                local.push((dest, keys));
-                            }
-                        } else if send {
-                            remote(w, dest, keys)?;
+                let bytes = &store.shards[&s].bytes()[piece.clone()];
+                let t = std::time::Instant::now();
+                let g = routed::scan_frontier(
+                    &self.game,
+                    &self.layout,
+                    round,
+                    start + piece.start as u64,
+                    bytes,
+                    self.threads,
+                );
+                work.times.scan += secs(t);
+                work.frontier += g.frontier;
+                work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
+                for (dest, keys) in g.buckets {
+                    let w = owner
+                        .get(&dest)
+                        .ok_or_else(|| TaskError::State(format!("no worker owns shard {dest} in the peer table")))?;
+                    *work.sent.entry(w.clone()).or_default() += keys.len() as u64;
+                    if *w == self.worker_id {
+                        if apply_local {
+                            buffered += keys.len();
+                            local.push((dest, keys));
                         }
+                    } else if send {
+                        remote(w, dest, keys)?;
                     }
-                    if buffered >= limit {
-                        apply_buffered(self, store, &mut work, q, std::mem::take(&mut local))?;
-                        buffered = 0;
-                    }
-                    lo = hi;
+                }
+                if buffered >= limit {
+                    apply_buffered(self, store, &mut work, q, std::mem::take(&mut local))?;
+                    buffered = 0;
                 }
             }
             if apply_local {
                 apply_buffered(self, store, &mut work, q, local)?;
+            }
+            // The frontier is what the last round decided here: a scan that
+            // found another number (a hint that missed a chunk) is an error,
+            // never a round applied with positions left out.
+            if let Some(prev) = round.checked_sub(1).filter(|&r| r > 0).and_then(|r| store.record(r))
+                && prev.win + prev.loss != work.frontier
+            {
+                return Err(TaskError::State(format!(
+                    "layer {layer} round {round}: the scan found {} frontier positions, but round {} decided {} \
+                         here{}",
+                    work.frontier,
+                    round - 1,
+                    prev.win + prev.loss,
+                    if hint.is_some() { " (only the chunks it wrote were scanned)" } else { "" }
+                )));
             }
             for chunks in work.frontier_chunks.values_mut() {
                 chunks.dedup();
@@ -578,6 +636,12 @@ impl WorkerCore {
             }
         };
         let durability_seconds = work.times.undo + work.times.flush;
+        let mut chunks = work.written;
+        for c in chunks.values_mut() {
+            c.sort_unstable();
+            c.dedup();
+        }
+        self.hint = Some(FrontierHint { layer, round, chunks });
         self.work = None;
         self.set_progress();
         Fault::check(&self.fault, "after-apply", layer, round);
@@ -633,6 +697,22 @@ impl WorkerCore {
 
 /// Runs `f` on every item, on up to `threads` threads (contiguous groups), and
 /// returns the results in item order.
+/// The position ranges of a shard of `len` positions covered by `chunks`
+/// (sorted chunk numbers of `chunk_len` positions), consecutive chunks merged.
+fn chunk_runs(chunks: &[u64], chunk_len: u64, len: usize) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for &c in chunks {
+        let lo = ((c * chunk_len) as usize).min(len);
+        let hi = (((c + 1) * chunk_len) as usize).min(len);
+        match runs.last_mut() {
+            Some(last) if last.end == lo => last.end = hi,
+            _ if lo < hi => runs.push(lo..hi),
+            _ => {}
+        }
+    }
+    runs
+}
+
 fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     if items.len() <= 1 || threads <= 1 {
         return items.iter().map(f).collect();
@@ -706,6 +786,7 @@ fn apply_buffered(
         let t = std::time::Instant::now();
         save_chunks(core, store, vec![(s, routed.touched.clone())])?;
         work.times.undo += secs(t);
+        work.written.entry(s).or_default().extend_from_slice(&routed.touched);
         let t = std::time::Instant::now();
         let file = store.shards.get_mut(&s).expect("save_chunks refuses a shard that is not ours");
         let d = routed::apply_routed(&core.game, q, work.round, file.bytes_mut(), &routed, core.threads)?;
@@ -717,4 +798,19 @@ fn apply_buffered(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunk_runs;
+
+    #[test]
+    fn chunk_runs_merge_neighbours_and_stop_at_the_shard_end() {
+        // Chunks of 10 positions in a shard of 45: chunk 4 is the short last one.
+        assert_eq!(chunk_runs(&[0, 1, 3, 4], 10, 45), vec![0..20, 30..45]);
+        assert_eq!(chunk_runs(&[2], 10, 45), vec![20..30]);
+        assert_eq!(chunk_runs(&[], 10, 45), Vec::<std::ops::Range<usize>>::new());
+        // A chunk past the end (none should be listed) adds nothing.
+        assert_eq!(chunk_runs(&[4, 5], 10, 45), vec![40..45]);
+    }
 }
