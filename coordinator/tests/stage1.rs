@@ -61,6 +61,36 @@ fn stage1_reproduces_the_published_numbers() {
     assert_eq!(checksums(&dir.join("tb")), before);
 }
 
+/// The analysis has two ways to count by depth (a depth map and one orbit
+/// pass where memory allows, else counting each depth as the search reaches
+/// it): from the same tablebases they must give the same summary.
+#[test]
+fn both_ways_of_the_analysis_give_the_same_summary() {
+    use retro_coordinator::{job, manifest::Manifest, plan::Plan};
+    use retro_results::cc3::summary;
+    let dir = TempDir::new("two-analyses");
+    summary_of(&dir);
+    let plan =
+        Plan::from_toml_str(&std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap(), "stage1").unwrap();
+    let spec = job::job_spec(&plan);
+    let manifest =
+        Manifest::load(&dir.join("ck").join("coordinator.json"), &spec.name, &spec.plan_hash, spec.rank_order)
+            .unwrap()
+            .expect("the finished job's manifest");
+    let game = retro_games::cc3::Cc3::new(1).unwrap();
+    let summary_with = |memory| {
+        let s = summary::compute(&game, &dir.join("tb"), &manifest.solved(), 2, memory).unwrap();
+        let mut v = serde_json::to_value(&s).unwrap();
+        v.as_object_mut().unwrap().remove("analysis_seconds");
+        v
+    };
+    let by_map = summary_with(Some(u64::MAX));
+    let per_depth = summary_with(Some(0));
+    assert_eq!(by_map, per_depth);
+    assert_eq!(summary_with(None), per_depth, "memory unknown: the way that needs less");
+    assert!(by_map["bfs_from_start"].as_array().unwrap().len() > 5);
+}
+
 #[test]
 fn probe_shows_the_start_and_its_moves() {
     let dir = TempDir::new("probe");
