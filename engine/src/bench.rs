@@ -159,8 +159,9 @@ pub fn run(
     // The routed round the workers run: records of decided positions whose
     // predecessor blocks meet the slice, grouped by region and applied. Such
     // records are the children of the slice's own positions (a child's block
-    // holds every predecessor, so also this parent); `samples` parents,
-    // spread over the slice, give them.
+    // holds every predecessor, so also this parent): every child of
+    // `samples` parents spread over the slice, or `records` random children
+    // of random slice positions.
     let t = Instant::now();
     let mut records = match records {
         None => all_children_records(&g, start, slice, samples),

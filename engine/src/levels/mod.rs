@@ -68,6 +68,14 @@ pub struct LevelShard {
 }
 
 impl LevelShard {
+    /// The shard of `entries`, sorted by key and distinct.
+    fn from_sorted(entries: &[Successor]) -> LevelShard {
+        LevelShard {
+            keys: entries.iter().map(|s| s.key).collect(),
+            weights: entries.iter().map(Successor::weight).collect(),
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.keys.len()
@@ -274,10 +282,7 @@ impl Accumulator {
     pub fn into_shard(self) -> Result<LevelShard, LevelError> {
         let mut entries = self.into_successors()?;
         entries.sort_unstable_by_key(|s| s.key);
-        Ok(LevelShard {
-            keys: entries.iter().map(|s| s.key).collect(),
-            weights: entries.iter().map(Successor::weight).collect(),
-        })
+        Ok(LevelShard::from_sorted(&entries))
     }
 }
 
@@ -334,8 +339,7 @@ pub fn merge_slices(parts: &[&[Successor]], moves_per_child: usize) -> Result<Le
         let drained = table.drain_sorted(
             |s| s.key,
             |entries| {
-                shard.keys = entries.iter().map(|s| s.key).collect();
-                shard.weights = entries.iter().map(Successor::weight).collect();
+                shard = LevelShard::from_sorted(entries);
                 Ok(())
             },
         );

@@ -160,13 +160,9 @@ fn by_depth_map(
     );
     // Two independent counts of each depth: the search's and the map's.
     let counted: Vec<u64> = tallies.by_depth.iter().map(|t| t.positions).collect();
-    let mut searched = news.clone();
-    while searched.last() == Some(&0) {
-        searched.pop();
-    }
-    if counted != searched {
+    if counted != news {
         return Err(ResultsError::Inconsistent(format!(
-            "positions per depth: the search found {searched:?}, the depth map holds {counted:?}"
+            "positions per depth: the search found {news:?}, the depth map holds {counted:?}"
         )));
     }
     let depths = tallies
