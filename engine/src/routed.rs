@@ -229,23 +229,12 @@ pub fn apply_routed<G: RetroGame>(
             .map(|_| {
                 s.spawn(move || {
                     let mut d = Decided::default();
+                    let codes = (win_new, loss_new);
                     // Applies one record's predecessors (offsets into the shard).
-                    let mut update = |offsets: &[usize], is_max: bool, child_loss: bool| {
+                    let update = |offsets: &[usize], is_max: bool, child_loss: bool, d: &mut Decided| {
                         let good = is_max != child_loss;
                         for &i in offsets {
-                            // Plain load and store: no other thread works on this block.
-                            let cell = &cells[i];
-                            let cur = cell.load(Ordering::Relaxed);
-                            if values::is_decided(cur) {
-                                continue;
-                            }
-                            let next = values::after_update(cur, good, is_max, win_new, loss_new);
-                            cell.store(next, Ordering::Relaxed);
-                            if next == win_new {
-                                d.win += 1;
-                            } else if next == loss_new {
-                                d.loss += 1;
-                            }
+                            update_cell(&cells[i], good, is_max, codes, d);
                         }
                     };
                     // A region's records, sorted where the game gains from it
@@ -254,9 +243,9 @@ pub fn apply_routed<G: RetroGame>(
                     // ([`RetroGame::for_each_records_predecessor`]).
                     let sort = game.records_share_decoding();
                     let (mut keys, mut records) = (Vec::new(), Vec::new());
-                    // A record's predecessors are generated and their state bytes
-                    // prefetched while the previous record's are applied: once the
-                    // state outgrows the cache, the misses then overlap with work.
+                    // Unsorted, a record's predecessors are generated and their state
+                    // bytes prefetched while the previous record's are applied: once
+                    // the state outgrows the cache, the misses then overlap with work.
                     let (mut pending, mut generated) = (Vec::new(), Vec::new());
                     let (mut pending_max, mut pending_loss) = (false, false);
                     loop {
@@ -276,12 +265,37 @@ pub fn apply_routed<G: RetroGame>(
                             records.clear();
                             records.extend(keys.iter().map(|k| k >> 1));
                             let mut stray = None;
+                            if sort {
+                                // Sorted, a block's records come together and its
+                                // state bytes stay in L1 from the first record on:
+                                // each predecessor is applied as it is generated,
+                                // without the prefetch and the second pass below
+                                // (about 8 % of the apply at stage 2).
+                                let (mut at, mut is_max, mut good) = (usize::MAX, false, false);
+                                game.for_each_records_predecessor(&records, &mut |j, p| {
+                                    if !span.contains(&p) {
+                                        stray = Some((p, records[j]));
+                                    } else if p >= base && p < end {
+                                        if j != at {
+                                            // Every predecessor has the block's player to move.
+                                            at = j;
+                                            is_max = q.is_max(game.side_to_move(p));
+                                            good = is_max != (keys[j] & 1 == 1);
+                                        }
+                                        update_cell(&cells[(p - base) as usize], good, is_max, codes, &mut d);
+                                    }
+                                });
+                                if let Some((p, record)) = stray {
+                                    return Err(KernelError::OutsideBlock { rank: p, child: record });
+                                }
+                                continue;
+                            }
                             // The record whose predecessors `generated` holds.
                             let mut current = None;
                             // Record `current` is complete: apply the one before it
                             // and keep this one's predecessors pending.
                             let mut finish = |current: usize, generated: &mut Vec<usize>| {
-                                update(&pending, pending_max, pending_loss);
+                                update(&pending, pending_max, pending_loss, &mut d);
                                 std::mem::swap(&mut pending, generated);
                                 generated.clear();
                                 // Every predecessor has the block's player to move.
@@ -313,7 +327,7 @@ pub fn apply_routed<G: RetroGame>(
                                 finish(done, &mut generated);
                             }
                         }
-                        update(&pending, pending_max, pending_loss);
+                        update(&pending, pending_max, pending_loss, &mut d);
                         pending.clear();
                     }
                     Ok(d)
@@ -327,4 +341,22 @@ pub fn apply_routed<G: RetroGame>(
         total.add(&r?);
     }
     Ok(total)
+}
+
+/// One predecessor's update with a round's "new" codes `(win, loss)`: a plain
+/// load and store (no other thread works on its block), counted in `d` when it
+/// decides the position.
+#[inline]
+fn update_cell(cell: &AtomicU8, good: bool, is_max: bool, (win_new, loss_new): (u8, u8), d: &mut Decided) {
+    let cur = cell.load(Ordering::Relaxed);
+    if values::is_decided(cur) {
+        return;
+    }
+    let next = values::after_update(cur, good, is_max, win_new, loss_new);
+    cell.store(next, Ordering::Relaxed);
+    if next == win_new {
+        d.win += 1;
+    } else if next == loss_new {
+        d.loss += 1;
+    }
 }
