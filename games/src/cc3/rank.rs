@@ -231,10 +231,10 @@ impl Ranker {
         block: &PredecessorBlock,
         pieces: u128,
         v: usize,
-        mut origins: u128,
+        origins: u128,
         f: &mut impl FnMut(u64),
     ) {
-        let (k, h) = (self.k, self.h);
+        let k = self.k;
         let others = pieces & !(1u128 << v);
         let centre = self.centre(others);
         let corner = self.corner(others, block.mover);
@@ -242,26 +242,37 @@ impl Ranker {
         let free = block.free;
         let free_count = free.count_ones() as usize;
         let offsets = &self.minor_offset[block.section * (k + 1)..(block.section + 1) * (k + 1)];
-        let centre_slot = self.colex.insertion_slots::<N>(centre, free);
-        let corner_slot = self.colex.insertion_slots::<N>(corner, self.corner64);
-        // An origin in the centre adds a centre piece (the corner part stays);
-        // one in the corner keeps the centre part.
-        let from_centre = block.base + offsets[a + 1] + self.colex.rank(corner) * self.colex.choose(free_count, a + 1);
-        let from_corner = block.base + offsets[a] + self.colex.rank_within(centre, free);
-        let corner_weight = self.colex.choose(free_count, a);
-        let corner_shift = h + 2 * k * block.mover;
-        while origins != 0 {
-            let u = origins.trailing_zeros() as usize;
-            origins &= origins - 1;
-            if u < h {
-                let below = (1u64 << u) - 1;
+        // Centre origins and corner origins in two loops, each part's slots
+        // computed only when it has origins: which part an origin lies in is
+        // a coin toss for the branch predictor, and many pieces have origins
+        // in one part only. The order of the calls is unchanged (the centre's
+        // cells are the low bits).
+        let centre_origins = self.centre(origins);
+        if centre_origins != 0 {
+            // An origin in the centre adds a centre piece (the corner part stays).
+            let slot = self.colex.insertion_slots::<N>(centre, free);
+            let from = block.base + offsets[a + 1] + self.colex.rank(corner) * self.colex.choose(free_count, a + 1);
+            let mut rest = centre_origins;
+            while rest != 0 {
+                let below = (rest & rest.wrapping_neg()) - 1;
+                rest &= rest - 1;
                 let s = (centre & below).count_ones() as usize;
                 let at = (free & below).count_ones() as usize;
-                f(from_centre + centre_slot[s] + self.colex.choose(at, s + 1));
-            } else {
-                let at = u - corner_shift;
+                f(from + slot[s] + self.colex.choose(at, s + 1));
+            }
+        }
+        let corner_origins = self.corner(origins, block.mover);
+        if corner_origins != 0 {
+            // One in the corner keeps the centre part.
+            let slot = self.colex.insertion_slots::<N>(corner, self.corner64);
+            let from = block.base + offsets[a] + self.colex.rank_within(centre, free);
+            let weight = self.colex.choose(free_count, a);
+            let mut rest = corner_origins;
+            while rest != 0 {
+                let at = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
                 let s = (corner & ((1u64 << at) - 1)).count_ones() as usize;
-                f(from_corner + (corner_slot[s] + self.colex.choose(at, s + 1)) * corner_weight);
+                f(from + (slot[s] + self.colex.choose(at, s + 1)) * weight);
             }
         }
     }
