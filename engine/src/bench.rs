@@ -183,11 +183,6 @@ pub fn run(
     for &k in &records {
         g.for_each_record_predecessor(k >> 1, &mut |p| preds += u64::from(p >= start && p < start + slice));
     }
-    let reps: usize = std::env::var("APPLY_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-    for _ in 1..reps {
-        let mut b = init_state.clone();
-        routed::apply_routed(&g, q, 1, &mut b, &grouped, threads)?;
-    }
     let mut bytes = init_state;
     let t = Instant::now();
     routed::apply_routed(&g, q, 1, &mut bytes, &grouped, threads)?;
