@@ -20,7 +20,7 @@
 
 use super::position::Position;
 use super::star::Star;
-use crate::binom::{Binomials, COLEX_K, Colex, deposit_around, next_colex, pdep};
+use crate::binom::{Binomials, COLEX_K, Colex, Deposit, next_colex, pdep};
 use crate::fastdiv::FastDiv;
 
 /// Ranking tables for one star order.
@@ -52,6 +52,8 @@ pub struct Ranker {
     placements_div: FastDiv,
     minor_div: Vec<FastDiv>,
     binom_div: Vec<FastDiv>,
+    /// Spreads the centre pieces around the other players' (`pdep` where fast).
+    deposit: Deposit,
 }
 
 /// Insertion slots enough for orders 1 and 2 (at most three pieces a player).
@@ -122,6 +124,7 @@ impl Ranker {
             placements_div,
             minor_div,
             binom_div,
+            deposit: Deposit::new(),
         }
     }
 
@@ -336,7 +339,7 @@ impl Ranker {
         let free_c = self.centre64 & !cb;
         // The centre cells free of o1 (of o1 and o2) are the centre less a
         // few holes: spreading around the holes beats walking the free cells.
-        let cc = deposit_around(self.binom.unrank_subset(r_o2c, c, h - b), cb);
+        let cc = self.deposit.around(self.binom.unrank_subset(r_o2c, c, h - b), cb);
         let free = free_c & !cc;
         let block = PredecessorBlock { base, free, section, mover: turn };
         let corner = |bits: u64, p: usize| (bits as u128) << (h + kk * p);
@@ -360,7 +363,7 @@ impl Ranker {
         let free_count = block.free.count_ones() as usize;
         let (corner_a, centre_a) = self.binom_div(free_count, a).div_rem(minor - offsets[a]);
         // The free centre cells are the centre less the other players' few pieces.
-        let ca = deposit_around(self.binom.unrank_subset(centre_a, a, free_count), self.centre64 & !block.free);
+        let ca = self.deposit.around(self.binom.unrank_subset(centre_a, a, free_count), self.centre64 & !block.free);
         ca as u128 | (self.binom.unrank_subset(corner_a, k - a, kk) as u128) << (h + kk * block.mover)
     }
 }
