@@ -270,7 +270,7 @@ pub fn apply_routed<G: RetroGame>(
                                 // state bytes stay in L1 from the first record on:
                                 // each predecessor is applied as it is generated,
                                 // without the prefetch and the second pass below
-                                // (about 8 % of the apply at stage 2).
+                                // (about 8 % of a routed apply in `coordinator bench`).
                                 let (mut at, mut is_max, mut good) = (usize::MAX, false, false);
                                 game.for_each_records_predecessor(&records, &mut |j, p| {
                                     if !span.contains(&p) {

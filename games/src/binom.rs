@@ -384,13 +384,8 @@ mod tests {
     /// complement of the holes does (the hardware one only where the CPU has it).
     #[test]
     fn both_deposits_equal_pdep_onto_the_complement() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::sample::XorShift(0x2545_f491_4f6c_dd1d);
+        let mut next = || rng.next_u64();
         let forms = [Some(Deposit::portable()), Some(Deposit::new()).filter(Deposit::is_hardware)];
         for _ in 0..20_000 {
             // A few holes, as the rankers have (the other players' pieces).
