@@ -37,6 +37,13 @@ pub const REGION_LEN: u64 = 1 << 16;
 #[allow(clippy::reversed_empty_ranges)] // deliberately inverted, so min/max of a first block give its own range
 const NO_SPAN: Range<u64> = u64::MAX..0;
 
+/// How far ahead, in sorted records, the apply starts loading a record's
+/// block. At stage 2 a flush holds under one record per block, so each
+/// record's block comes from memory: fetched two records early, its loads
+/// overlap the work on the records before it (`coordinator bench` at a
+/// flush's density, docs/BENCHMARKS.md).
+const PREFETCH_RECORDS_AHEAD: usize = 2;
+
 /// Regions taken at once from the apply step's shared work counter.
 const REGIONS_PER_TAKE: usize = 4;
 
@@ -269,19 +276,40 @@ pub fn apply_routed<G: RetroGame>(
                                 // Sorted, a block's records come together and its
                                 // state bytes stay in L1 from the first record on:
                                 // each predecessor is applied as it is generated,
-                                // without the prefetch and the second pass below
-                                // (about 8 % of a routed apply in `coordinator bench`).
+                                // without the per-predecessor prefetch and the second
+                                // pass below (about 8 % of a routed apply in
+                                // `coordinator bench`). Where records are sparse (under
+                                // one a block), the block itself is fetched a few
+                                // records ahead instead.
                                 let (mut at, mut is_max, mut good) = (usize::MAX, false, false);
+                                // The end of the last block fetched ahead: a record
+                                // below it lies in that block (records are sorted).
+                                let mut fetched_to = 0u64;
                                 game.for_each_records_predecessor(&records, &mut |j, p| {
+                                    if j != at {
+                                        at = j;
+                                        if let Some(&r) = records.get(j + PREFETCH_RECORDS_AHEAD)
+                                            && r >= fetched_to
+                                        {
+                                            let b = game.record_block(r);
+                                            fetched_to = b.end;
+                                            let (lo, hi) = (b.start.max(base), b.end.min(end));
+                                            let mut i = lo;
+                                            while i < hi {
+                                                crate::prefetch::prefetch(&cells[(i - base) as usize]);
+                                                i += 64;
+                                            }
+                                            if hi > lo {
+                                                crate::prefetch::prefetch(&cells[(hi - 1 - base) as usize]);
+                                            }
+                                        }
+                                        // Every predecessor has the block's player to move.
+                                        is_max = q.is_max(game.side_to_move(p));
+                                        good = is_max != (keys[j] & 1 == 1);
+                                    }
                                     if !span.contains(&p) {
                                         stray = Some((p, records[j]));
                                     } else if p >= base && p < end {
-                                        if j != at {
-                                            // Every predecessor has the block's player to move.
-                                            at = j;
-                                            is_max = q.is_max(game.side_to_move(p));
-                                            good = is_max != (keys[j] & 1 == 1);
-                                        }
                                         update_cell(&cells[(p - base) as usize], good, is_max, codes, &mut d);
                                     }
                                 });

@@ -13,7 +13,7 @@ mod star;
 
 pub use notation::NotationError;
 pub use position::{Outcome, Position, children, destinations, for_each_move, move_count};
-pub use rank::Ranker;
+pub use rank::{BlockDecoder, PredecessorBlock, Ranker};
 pub use star::{Cube, PLAYER_NAMES, Star};
 
 use crate::{Classification, RetroGame};
@@ -169,21 +169,10 @@ impl Cc3 {
     /// decoding while consecutive ranks lie in it (the other two players'
     /// pieces) and decoding only the mover's pieces again.
     fn decode_in_blocks(&self, ranks: &[u64], mut f: impl FnMut(usize, &Position, &rank::PredecessorBlock)) {
-        let mut last: Option<(Position, rank::PredecessorBlock, std::ops::Range<u64>)> = None;
+        let mut decoder = BlockDecoder::default();
         for (i, &rank) in ranks.iter().enumerate() {
-            match &last {
-                Some((pos, block, range)) if range.contains(&rank) => {
-                    let mut pos = *pos;
-                    pos.pieces[block.mover] = self.ranker.mover_in_block(block, rank - block.base);
-                    f(i, &pos, block);
-                }
-                _ => {
-                    let (pos, block) = self.ranker.unrank_in_block(rank);
-                    let range = block.base..block.base + self.ranker.block_len(&block);
-                    f(i, &pos, &block);
-                    last = Some((pos, block, range));
-                }
-            }
+            let (pos, block) = decoder.decode(&self.ranker, rank);
+            f(i, &pos, block);
         }
     }
 

@@ -368,6 +368,35 @@ impl Ranker {
     }
 }
 
+/// Unranks positions that often share their block, as a scan in rank order
+/// finds them: the last block's decoding is kept, and a rank in the same
+/// block costs only the mover's pieces ([`Ranker::mover_in_block`]) instead
+/// of a whole [`Ranker::unrank_in_block`].
+#[derive(Clone, Debug, Default)]
+pub struct BlockDecoder {
+    /// The last position decoded, its block, and the block's rank range.
+    last: Option<(Position, PredecessorBlock, std::ops::Range<u64>)>,
+}
+
+impl BlockDecoder {
+    /// The position at `rank` and the block it lies in (as
+    /// [`Ranker::unrank_in_block`] gives them).
+    #[inline]
+    pub fn decode(&mut self, ranker: &Ranker, rank: u64) -> (Position, &PredecessorBlock) {
+        match &mut self.last {
+            Some((pos, block, range)) if range.contains(&rank) => {
+                pos.pieces[block.mover] = ranker.mover_in_block(block, rank - block.base);
+            }
+            last => {
+                let (pos, block) = ranker.unrank_in_block(rank);
+                *last = Some((pos, block, block.base..block.base + ranker.block_len(&block)));
+            }
+        }
+        let (pos, block, _) = self.last.as_ref().expect("set above");
+        (*pos, block)
+    }
+}
+
 /// What the ranks of a position's children share: the child's player to move
 /// and the player after it keep their pieces, only the player who moved
 /// changes. [`Ranker::child_rank`] ranks a child from this in a little over

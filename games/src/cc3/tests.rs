@@ -253,3 +253,26 @@ fn records_predecessors_equal_record_by_record() {
     crate::sample::check_records_predecessors(&Cc3::new(1).unwrap(), 0x5ca7_0011, 10);
     crate::sample::check_records_predecessors(&Cc3::new(2).unwrap(), 0x5ca7_0012, 30);
 }
+
+#[test]
+fn block_decoder_equals_unranking() {
+    // Ascending ranks, mostly a few apart (many in one block, as a scan finds
+    // them), now and then far apart (a new block), and some repeated.
+    let g = Cc3::new(2).unwrap();
+    let mut rng = XorShift(0x0dec_0de5);
+    let mut decoder = BlockDecoder::default();
+    let mut rank = 0u64;
+    for _ in 0..200_000 {
+        rank += match rng.next_u64() % 10 {
+            0 => rng.next_u64() % 10_000_000,
+            1 => 0,
+            _ => rng.next_u64() % 64,
+        };
+        if rank >= g.position_count() {
+            break;
+        }
+        let (pos, block) = decoder.decode(&g.ranker, rank);
+        assert_eq!((pos, *block), g.ranker.unrank_in_block(rank), "rank {rank}");
+    }
+    assert!(rank > 1_000_000_000, "the walk covers many blocks");
+}
