@@ -2,8 +2,9 @@
 //! (layer values come from a hash of the rank, so only the computation and the
 //! bitsets are measured, not the layers' memory traffic).
 //!
-//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull|count|whole]`
+//! `cargo run --release -p retro-coordinator --example analysis_bench -- [SAMPLES] [THREADS] [bfs|pull|count|search|whole]`
 //! (`bfs`: only the breadth-first figures; `pull`: the bottom-up expansion;
+//! `search [DEPTH]`: the search from the start alone (to DEPTH), each depth's step logged;
 //! `count`: only the orbit count over SAMPLES ranks of A to move; `whole`:
 //! the whole search from the start at order 2 both ways, with categories per
 //! depth: counted at each depth, then by a depth map and one orbit pass;
@@ -112,6 +113,24 @@ fn main() {
     }
     if args.get(3).is_some_and(|a| a == "pull") {
         pull(&g, threads);
+        return;
+    }
+    if args.get(3).is_some_and(|a| a == "search") {
+        // The search alone, each depth's step logged with its direction and
+        // time; with a depth, only that far (a shallow search's steps are
+        // all top-down).
+        retro_common::init_logging();
+        let t = Instant::now();
+        let reached: u64 = match args.get(4).and_then(|d| d.parse().ok()) {
+            Some(depth) => explore(&g, None::<&Hashed>, Some(depth), threads, None)
+                .expect("no parking")
+                .depths
+                .iter()
+                .map(|d| d.new)
+                .sum(),
+            None => search_depths(&g, threads, None).expect("no parking").1.iter().sum(),
+        };
+        rate(&format!("search from the start ({threads} threads), positions reached"), reached, t);
         return;
     }
 
