@@ -951,7 +951,7 @@ impl<'g> Bfs<'g> {
             let mut found = 0u64;
             // Unvisited positions come in rank order, many in one block: a
             // position costs its mover's pieces, not a whole unranking
-            // (1.25-1.4x the positions a second in `analysis_bench 1 2 pull`).
+            // (up to 1.4x the positions a second in `analysis_bench 1 2 pull`).
             let mut decoder = BlockDecoder::default();
             loop {
                 let chunk = chunk_at.fetch_add(1, Ordering::Relaxed);
