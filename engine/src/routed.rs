@@ -266,13 +266,11 @@ pub fn apply_routed<G: RetroGame>(
                             for part in &routed.parts {
                                 keys.extend_from_slice(&part.keys[part.starts[g]..part.starts[g + 1]]);
                             }
-                            if sort {
-                                keys.sort_unstable();
-                            }
-                            records.clear();
-                            records.extend(keys.iter().map(|k| k >> 1));
                             let mut stray = None;
                             if sort {
+                                keys.sort_unstable();
+                                records.clear();
+                                records.extend(keys.iter().map(|k| k >> 1));
                                 // Sorted, a block's records come together and its
                                 // state bytes stay in L1 from the first record on:
                                 // each predecessor is applied as it is generated,
@@ -281,78 +279,76 @@ pub fn apply_routed<G: RetroGame>(
                                 // `coordinator bench`). Where records are sparse (under
                                 // one a block), the block itself is fetched a few
                                 // records ahead instead.
-                                let (mut at, mut is_max, mut good) = (usize::MAX, false, false);
                                 // The end of the last block fetched ahead: a record
                                 // below it lies in that block (records are sorted).
                                 let mut fetched_to = 0u64;
-                                game.for_each_records_predecessor(&records, &mut |j, p| {
-                                    if j != at {
-                                        at = j;
-                                        if let Some(&r) = records.get(j + PREFETCH_RECORDS_AHEAD)
-                                            && r >= fetched_to
-                                        {
-                                            let b = game.record_block(r);
-                                            fetched_to = b.end;
-                                            let (lo, hi) = (b.start.max(base), b.end.min(end));
-                                            let mut i = lo;
-                                            while i < hi {
-                                                crate::prefetch::prefetch(&cells[(i - base) as usize]);
-                                                i += 64;
-                                            }
-                                            if hi > lo {
-                                                crate::prefetch::prefetch(&cells[(hi - 1 - base) as usize]);
-                                            }
+                                // Once a record: fetch ahead, and what its predecessors
+                                // share (whether MAX moves there, whether the record's
+                                // value is good for the mover, the record's index).
+                                let mut on_record = |j: usize| {
+                                    if let Some(&r) = records.get(j + PREFETCH_RECORDS_AHEAD)
+                                        && r >= fetched_to
+                                    {
+                                        let b = game.record_block(r);
+                                        fetched_to = b.end;
+                                        let (lo, hi) = (b.start.max(base), b.end.min(end));
+                                        let mut i = lo;
+                                        while i < hi {
+                                            crate::prefetch::prefetch(&cells[(i - base) as usize]);
+                                            i += 64;
                                         }
-                                        // Every predecessor has the block's player to move.
-                                        is_max = q.is_max(game.side_to_move(p));
-                                        good = is_max != (keys[j] & 1 == 1);
+                                        if hi > lo {
+                                            crate::prefetch::prefetch(&cells[(hi - 1 - base) as usize]);
+                                        }
                                     }
-                                    if !span.contains(&p) {
-                                        stray = Some((p, records[j]));
-                                    } else if p >= base && p < end {
-                                        update_cell(&cells[(p - base) as usize], good, is_max, codes, &mut d);
-                                    }
-                                });
+                                    // Every predecessor has the block's player to move.
+                                    let is_max = q.is_max(game.side_to_move(game.record_block(records[j]).start));
+                                    (is_max != (keys[j] & 1 == 1), is_max, j)
+                                };
+                                game.for_each_records_predecessor(
+                                    &records,
+                                    &mut on_record,
+                                    &mut |&(good, is_max, j), p| {
+                                        if !span.contains(&p) {
+                                            stray = Some((p, records[j]));
+                                        } else if p >= base && p < end {
+                                            update_cell(&cells[(p - base) as usize], good, is_max, codes, &mut d);
+                                        }
+                                    },
+                                );
                                 if let Some((p, record)) = stray {
                                     return Err(KernelError::OutsideBlock { rank: p, child: record });
                                 }
                                 continue;
                             }
-                            // The record whose predecessors `generated` holds.
-                            let mut current = None;
-                            // Record `current` is complete: apply the one before it
-                            // and keep this one's predecessors pending.
-                            let mut finish = |current: usize, generated: &mut Vec<usize>| {
+                            // Record by record ([`RetroGame::for_each_record_predecessor`]):
+                            // an unsorted game shares no decoding between records,
+                            // and the per-predecessor closure stays small enough to
+                            // inline (no "is this a new record?" test per predecessor).
+                            for &key in &keys {
+                                let record = key >> 1;
+                                game.for_each_record_predecessor(record, &mut |p| {
+                                    if !span.contains(&p) {
+                                        stray = Some((p, record));
+                                    } else if p >= base && p < end {
+                                        // (Else the neighbouring shard's part of a block on the boundary.)
+                                        let i = (p - base) as usize;
+                                        crate::prefetch::prefetch(&cells[i]);
+                                        generated.push(i);
+                                    }
+                                });
+                                let Some(&first) = generated.first() else { continue };
+                                // This record's predecessors are being fetched: apply
+                                // the last one's and keep these pending.
                                 update(&pending, pending_max, pending_loss, &mut d);
-                                std::mem::swap(&mut pending, generated);
+                                std::mem::swap(&mut pending, &mut generated);
                                 generated.clear();
                                 // Every predecessor has the block's player to move.
-                                if let Some(&i) = pending.first() {
-                                    pending_max = q.is_max(game.side_to_move(base + i as u64));
-                                }
-                                pending_loss = keys[current] & 1 == 1;
-                            };
-                            game.for_each_records_predecessor(&records, &mut |j, p| {
-                                if current != Some(j) {
-                                    if let Some(done) = current {
-                                        finish(done, &mut generated);
-                                    }
-                                    current = Some(j);
-                                }
-                                if !span.contains(&p) {
-                                    stray = Some((p, records[j]));
-                                } else if p >= base && p < end {
-                                    // (Else the neighbouring shard's part of a block on the boundary.)
-                                    let i = (p - base) as usize;
-                                    crate::prefetch::prefetch(&cells[i]);
-                                    generated.push(i);
-                                }
-                            });
+                                pending_max = q.is_max(game.side_to_move(base + first as u64));
+                                pending_loss = key & 1 == 1;
+                            }
                             if let Some((p, record)) = stray {
                                 return Err(KernelError::OutsideBlock { rank: p, child: record });
-                            }
-                            if let Some(done) = current {
-                                finish(done, &mut generated);
                             }
                         }
                         update(&pending, pending_max, pending_loss, &mut d);

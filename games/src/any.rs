@@ -120,10 +120,15 @@ impl RetroGame for AnyGame {
         }
     }
 
-    fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
+    fn for_each_records_predecessor<C>(
+        &self,
+        records: &[u64],
+        on_record: &mut impl FnMut(usize) -> C,
+        on_predecessor: &mut impl FnMut(&C, u64),
+    ) {
         match self {
-            AnyGame::Cc3(g) => g.for_each_records_predecessor(records, f),
-            AnyGame::Cc2(g) => g.for_each_records_predecessor(records, f),
+            AnyGame::Cc3(g) => g.for_each_records_predecessor(records, on_record, on_predecessor),
+            AnyGame::Cc2(g) => g.for_each_records_predecessor(records, on_record, on_predecessor),
         }
     }
 

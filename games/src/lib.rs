@@ -116,16 +116,25 @@ pub trait RetroGame: Sync {
     fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
         self.for_each_predecessor(record, f)
     }
-    /// [`RetroGame::for_each_record_predecessor`] of each of `records`, as
-    /// `f(i, predecessor)` for `records[i]`, record after record (all of one
-    /// record's calls together, records in the order given). The routed apply
-    /// hands over a region's records sorted, so records of one block come
-    /// together, and a game whose records in one block share most of their
-    /// decoding (cc3: the other two players' pieces) keeps it from one record
-    /// to the next.
-    fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
+    /// [`RetroGame::for_each_record_predecessor`] of each of `records`, record
+    /// after record in the order given: `on_record(i)` first, then
+    /// `on_predecessor(&context, p)` for each predecessor `p` of `records[i]`,
+    /// with the `context` that call returned. The routed apply hands over a
+    /// region's records sorted, so records of one block come together, and a
+    /// game whose records in one block share most of their decoding (cc3: the
+    /// other two players' pieces) keeps it from one record to the next. Two
+    /// callbacks rather than one taking the record's index: what is done once
+    /// a record stays out of the per-predecessor call, which stays small
+    /// enough for the compiler to inline into the generation loop.
+    fn for_each_records_predecessor<C>(
+        &self,
+        records: &[u64],
+        on_record: &mut impl FnMut(usize) -> C,
+        on_predecessor: &mut impl FnMut(&C, u64),
+    ) {
         for (i, &record) in records.iter().enumerate() {
-            self.for_each_record_predecessor(record, &mut |p| f(i, p));
+            let context = on_record(i);
+            self.for_each_record_predecessor(record, &mut |p| on_predecessor(&context, p));
         }
     }
     /// Whether [`RetroGame::for_each_records_predecessor`] gains from records

@@ -122,7 +122,7 @@ pub fn check_records_predecessors(game: &impl crate::RetroGame, seed: u64, runs:
             game.for_each_record_predecessor(record, &mut |p| one_by_one.push((i, p)));
         }
         let mut batched = Vec::new();
-        game.for_each_records_predecessor(&records, &mut |i, p| batched.push((i, p)));
+        game.for_each_records_predecessor(&records, &mut |i| i, &mut |&i, p| batched.push((i, p)));
         assert!(!batched.is_empty());
         assert_eq!(batched, one_by_one, "records from rank {first}");
     }

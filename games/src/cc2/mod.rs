@@ -31,7 +31,7 @@ mod tests;
 
 pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
 
-use crate::binom::{Binomials, COLEX_K, Colex, deposit_around, next_colex};
+use crate::binom::{Binomials, COLEX_K, Colex, Deposit, next_colex};
 use crate::fastdiv::FastDiv;
 use crate::{Classification, Question, RetroGame};
 
@@ -152,11 +152,16 @@ pub struct Cc2 {
     mirror: Option<MirrorBlocks>,
     /// Colex ranks from the dense table (one lookup per predecessor).
     colex: Colex,
+    /// Spreads the mover's packed placement around the waiting pieces (the
+    /// CPU's `pdep` where it is fast): once per frontier position and record.
+    deposit: Deposit,
 }
 
 /// Subset sizes a placement ranks with: up to a placement and one more.
 const CHOOSE_K: usize = board::MAX_PIECES as usize + 2;
 const _: () = assert!(CHOOSE_K <= COLEX_K);
+/// Insertion slots for up to four pieces (every plan's size).
+const SMALL_SLOTS: usize = 4;
 
 /// A position text that does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -314,6 +319,7 @@ impl Cc2 {
             binom,
             folded: folding.colour,
             mirror,
+            deposit: Deposit::new(),
         })
     }
 
@@ -453,7 +459,7 @@ impl Cc2 {
     #[inline]
     fn place(&self, t: usize, waiting: u64, packed: u64) -> Position {
         let mut pieces = [0; 2];
-        pieces[t] = deposit_around(packed, waiting);
+        pieces[t] = self.deposit.around(packed, waiting);
         pieces[1 - t] = waiting;
         Position { pieces, turn: t as u8 }
     }
@@ -617,6 +623,24 @@ impl Cc2 {
     /// when `twins`.
     #[inline]
     fn predecessors_in_block(&self, pos: &Position, base: u64, twins: bool, f: &mut impl FnMut(u64)) {
+        // The slots sized to the pieces that stay (at most p - 1, so p slots
+        // do): four up to four pieces, not the seven the largest size takes.
+        if self.board.pieces as usize <= SMALL_SLOTS {
+            self.predecessors_in_block_sized::<SMALL_SLOTS>(pos, base, twins, f);
+        } else {
+            self.predecessors_in_block_sized::<CHOOSE_K>(pos, base, twins, f);
+        }
+    }
+
+    /// [`Cc2::predecessors_in_block`] with `N > p` insertion slots.
+    #[inline(always)]
+    fn predecessors_in_block_sized<const N: usize>(
+        &self,
+        pos: &Position,
+        base: u64,
+        twins: bool,
+        f: &mut impl FnMut(u64),
+    ) {
         let t = pos.turn as usize;
         let prev = 1 - t;
         let free = self.board.full & !pos.pieces[t];
@@ -635,7 +659,7 @@ impl Cc2 {
             // origin then costs two popcounts and a lookup instead of a rank
             // over every piece.
             let others = pos.pieces[prev] & !(1u64 << v);
-            let slot = self.colex.insertion_slots::<CHOOSE_K>(others, free);
+            let slot = self.colex.insertion_slots::<N>(others, free);
             while origins != 0 {
                 let u = origins.trailing_zeros() as usize;
                 origins &= origins - 1;

@@ -2,6 +2,7 @@
 //! colour symmetry.
 
 use super::*;
+use crate::binom::deposit_around;
 use crate::sample::XorShift;
 use std::collections::HashSet;
 

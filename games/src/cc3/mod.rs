@@ -149,8 +149,16 @@ impl RetroGame for Cc3 {
 
     /// Records of one block share the other two players' pieces: decoded
     /// as the scan's frontier ranks are ([`Cc3::decode_in_blocks`]).
-    fn for_each_records_predecessor(&self, records: &[u64], f: &mut impl FnMut(usize, u64)) {
-        self.decode_in_blocks(records, |i, before, block| self.predecessors_in(before, block, &mut |p| f(i, p)));
+    fn for_each_records_predecessor<C>(
+        &self,
+        records: &[u64],
+        on_record: &mut impl FnMut(usize) -> C,
+        on_predecessor: &mut impl FnMut(&C, u64),
+    ) {
+        self.decode_in_blocks(records, |i, before, block| {
+            let context = on_record(i);
+            self.predecessors_in(before, block, &mut |p| on_predecessor(&context, p));
+        });
     }
 
     fn predecessor_block(&self, rank: u64) -> std::ops::Range<u64> {
