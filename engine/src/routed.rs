@@ -285,7 +285,7 @@ pub fn apply_routed<G: RetroGame>(
                                 // Once a record: fetch ahead, and what its predecessors
                                 // share (whether MAX moves there, whether the record's
                                 // value is good for the mover, the record's index).
-                                let mut on_record = |j: usize| {
+                                let mut on_record = |j: usize, mover: u8| {
                                     if let Some(&r) = records.get(j + PREFETCH_RECORDS_AHEAD)
                                         && r >= fetched_to
                                     {
@@ -301,8 +301,7 @@ pub fn apply_routed<G: RetroGame>(
                                             crate::prefetch::prefetch(&cells[(hi - 1 - base) as usize]);
                                         }
                                     }
-                                    // Every predecessor has the block's player to move.
-                                    let is_max = q.is_max(game.side_to_move(game.record_block(records[j]).start));
+                                    let is_max = q.is_max(mover);
                                     (is_max != (keys[j] & 1 == 1), is_max, j)
                                 };
                                 game.for_each_records_predecessor(

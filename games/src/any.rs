@@ -123,7 +123,7 @@ impl RetroGame for AnyGame {
     fn for_each_records_predecessor<C>(
         &self,
         records: &[u64],
-        on_record: &mut impl FnMut(usize) -> C,
+        on_record: &mut impl FnMut(usize, u8) -> C,
         on_predecessor: &mut impl FnMut(&C, u64),
     ) {
         match self {

@@ -117,9 +117,10 @@ pub trait RetroGame: Sync {
         self.for_each_predecessor(record, f)
     }
     /// [`RetroGame::for_each_record_predecessor`] of each of `records`, record
-    /// after record in the order given: `on_record(i)` first, then
-    /// `on_predecessor(&context, p)` for each predecessor `p` of `records[i]`,
-    /// with the `context` that call returned. The routed apply hands over a
+    /// after record in the order given: `on_record(i, mover)` first (`mover`:
+    /// the player to move at every predecessor of `records[i]`, which share a
+    /// block), then `on_predecessor(&context, p)` for each predecessor `p` of
+    /// `records[i]`, with the `context` that call returned. The routed apply hands over a
     /// region's records sorted, so records of one block come together, and a
     /// game whose records in one block share most of their decoding (cc3: the
     /// other two players' pieces) keeps it from one record to the next. Two
@@ -129,11 +130,11 @@ pub trait RetroGame: Sync {
     fn for_each_records_predecessor<C>(
         &self,
         records: &[u64],
-        on_record: &mut impl FnMut(usize) -> C,
+        on_record: &mut impl FnMut(usize, u8) -> C,
         on_predecessor: &mut impl FnMut(&C, u64),
     ) {
         for (i, &record) in records.iter().enumerate() {
-            let context = on_record(i);
+            let context = on_record(i, self.side_to_move(self.record_block(record).start));
             self.for_each_record_predecessor(record, &mut |p| on_predecessor(&context, p));
         }
     }

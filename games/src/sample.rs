@@ -122,7 +122,10 @@ pub fn check_records_predecessors(game: &impl crate::RetroGame, seed: u64, runs:
             game.for_each_record_predecessor(record, &mut |p| one_by_one.push((i, p)));
         }
         let mut batched = Vec::new();
-        game.for_each_records_predecessor(&records, &mut |i| i, &mut |&i, p| batched.push((i, p)));
+        game.for_each_records_predecessor(&records, &mut |i, mover| (i, mover), &mut |&(i, mover), p| {
+            assert_eq!(game.side_to_move(p), mover, "the mover named for record {}", records[i]);
+            batched.push((i, p));
+        });
         assert!(!batched.is_empty());
         assert_eq!(batched, one_by_one, "records from rank {first}");
     }

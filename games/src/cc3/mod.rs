@@ -152,11 +152,12 @@ impl RetroGame for Cc3 {
     fn for_each_records_predecessor<C>(
         &self,
         records: &[u64],
-        on_record: &mut impl FnMut(usize) -> C,
+        on_record: &mut impl FnMut(usize, u8) -> C,
         on_predecessor: &mut impl FnMut(&C, u64),
     ) {
+        // `before` has the predecessors' player to move (the block's mover).
         self.decode_in_blocks(records, |i, before, block| {
-            let context = on_record(i);
+            let context = on_record(i, before.turn);
             self.predecessors_in(before, block, &mut |p| on_predecessor(&context, p));
         });
     }
