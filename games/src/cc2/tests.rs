@@ -408,3 +408,16 @@ fn classify_runs_equal_classify() {
         }
     }
 }
+
+/// The records' predecessors in one pass are the record-by-record ones, in
+/// every folding, and the player to move named once a record is every
+/// predecessor's (the sorted apply relies on it).
+#[test]
+fn records_predecessors_equal_one_record_at_a_time() {
+    for (m, p) in [(5, 2), (7, 3)] {
+        for folding in foldings().into_iter().filter(|f| !f.mirror || Board::new(m, p).unwrap().has_mirror_symmetry()) {
+            let g = Cc2::with_folding(m, p, folding).unwrap();
+            crate::sample::check_records_predecessors(&g, 0x7ec0_5d00 ^ m as u64, 5);
+        }
+    }
+}
