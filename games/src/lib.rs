@@ -120,10 +120,11 @@ pub trait RetroGame: Sync {
     /// after record in the order given: `on_record(i, mover)` first (`mover`:
     /// the player to move at every predecessor of `records[i]`, which share a
     /// block), then `on_predecessor(&context, p)` for each predecessor `p` of
-    /// `records[i]`, with the `context` that call returned. The routed apply hands over a
-    /// region's records sorted, so records of one block come together, and a
-    /// game whose records in one block share most of their decoding (cc3: the
-    /// other two players' pieces) keeps it from one record to the next. Two
+    /// `records[i]`, with the `context` that call returned. The routed apply
+    /// hands over a region's records sorted, so records of one block come
+    /// together, and a game whose records in one block share most of their
+    /// decoding (cc3: the other two players' pieces) keeps it from one record
+    /// to the next. Two
     /// callbacks rather than one taking the record's index: what is done once
     /// a record stays out of the per-predecessor call, which stays small
     /// enough for the compiler to inline into the generation loop.

@@ -108,7 +108,9 @@ pub fn check_frontier_records(game: &impl crate::RetroGame, seed: u64, runs: usi
 /// Checks [`crate::RetroGame::for_each_records_predecessor`] against
 /// [`crate::RetroGame::for_each_record_predecessor`] record by record, call
 /// for call and in order, on sorted lists of records (as the routed apply
-/// hands them over: many records of one block, repeats, block boundaries).
+/// hands them over: many records of one block, repeats, block boundaries),
+/// and the player to move it names for each record against every
+/// predecessor's.
 pub fn check_records_predecessors(game: &impl crate::RetroGame, seed: u64, runs: usize) {
     let n = game.position_count();
     let mut rng = XorShift(seed.max(1));
