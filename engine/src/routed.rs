@@ -292,13 +292,10 @@ pub fn apply_routed<G: RetroGame>(
                                         let b = game.record_block(r);
                                         fetched_to = b.end;
                                         let (lo, hi) = (b.start.max(base), b.end.min(end));
-                                        let mut i = lo;
-                                        while i < hi {
-                                            crate::prefetch::prefetch(&cells[(i - base) as usize]);
-                                            i += 64;
-                                        }
                                         if hi > lo {
-                                            crate::prefetch::prefetch(&cells[(hi - 1 - base) as usize]);
+                                            crate::prefetch::prefetch_all(
+                                                &cells[(lo - base) as usize..(hi - base) as usize],
+                                            );
                                         }
                                     }
                                     let is_max = q.is_max(mover);
