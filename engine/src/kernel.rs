@@ -97,6 +97,23 @@ pub enum KernelError {
         /// Bytes given.
         got: u64,
     },
+    /// A position given as a known LOSS is a terminal win for MAX: the set
+    /// came from layers that do not fit this one.
+    #[error("position {rank} was given as a known LOSS, but MAX has won there")]
+    KnownLossIsWin {
+        /// The position.
+        rank: u64,
+    },
+    /// A position's children, generated again, are not as many as its move count.
+    #[error("position {rank} has {children} children, its move count says {counted}")]
+    ChildCount {
+        /// The position.
+        rank: u64,
+        /// Children generated.
+        children: u32,
+        /// The move count.
+        counted: u32,
+    },
     /// An update names a position outside the shard it was sent to.
     #[error("update for position {rank} does not belong to shard range {start}..{end}")]
     ForeignUpdate {
@@ -214,6 +231,116 @@ pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: u
         total.add(p);
     }
     total
+}
+
+/// [`init_from_counts`] for a three-valued layer of which some LOSS positions
+/// are known before it starts (`known_loss`; e.g. solo(A) is LOSS wherever B
+/// and C together can force a win for one of them, which two enable layers
+/// already say). Those positions are settled LOSS at once and never propagate:
+/// every other open position counts its children in the set itself, which is
+/// what their LOSS updates would have told it (a MAX position has that many
+/// fewer open children, an opponent's is LOSS at once). The rounds then
+/// propagate only the WIN positions and the LOSS positions outside the set,
+/// and end in the same values as the rounds after [`init_from_counts`], for
+/// any subset of the LOSS positions: at stage 2 about 1.2 G records instead of
+/// 14.8 G. Costs one child generation per open position outside the set.
+///
+/// Returns the init counts and what round 0 decided: the terminal wins as
+/// WIN, the known positions and those decided by their children as LOSS.
+pub fn init_with_known_losses<G: RetroGame>(
+    game: &G,
+    q: Question,
+    base: u64,
+    counts: &[u8],
+    known_loss: &(impl Fn(u64) -> bool + Sync),
+    bytes: &mut [u8],
+    threads: usize,
+) -> Result<(InitStats, Decided), KernelError> {
+    debug_assert!(q.three_valued && !game.edges_negate(), "known losses seed a three-valued layer of an unfolded game");
+    let step = counts.len().div_ceil(threads.max(1)).max(1);
+    let parts: Vec<Result<(InitStats, Decided), KernelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = counts
+            .chunks(step)
+            .zip(bytes.chunks_mut(step))
+            .enumerate()
+            .map(|(part, (src, dst))| {
+                let first = base + (part * step) as u64;
+                s.spawn(move || {
+                    let (mut st, mut d) = (InitStats::default(), Decided::default());
+                    for (i, (c, b)) in src.iter().zip(dst.iter_mut()).enumerate() {
+                        let rank = first + i as u64;
+                        *b = match *c {
+                            ILLEGAL => {
+                                st.illegal += 1;
+                                ILLEGAL
+                            }
+                            won if won >= COUNT_WON => {
+                                st.terminal += 1;
+                                if won - COUNT_WON == q.target {
+                                    if known_loss(rank) {
+                                        return Err(KernelError::KnownLossIsWin { rank });
+                                    }
+                                    st.terminal_win += 1;
+                                    d.win += 1;
+                                    WIN_NEW_EVEN
+                                } else if known_loss(rank) {
+                                    d.loss += 1;
+                                    values::LOSS
+                                } else {
+                                    d.loss += 1;
+                                    LOSS_NEW_EVEN
+                                }
+                            }
+                            open => {
+                                let counted = if open == COUNT_PASS {
+                                    st.no_move += 1;
+                                    1
+                                } else {
+                                    u32::from(open)
+                                };
+                                if known_loss(rank) {
+                                    d.loss += 1;
+                                    values::LOSS
+                                } else {
+                                    let (mut children, mut known) = (0u32, 0u32);
+                                    game.for_each_child(rank, &mut |child| {
+                                        children += 1;
+                                        known += u32::from(known_loss(child));
+                                    });
+                                    if children != counted {
+                                        return Err(KernelError::ChildCount { rank, children, counted });
+                                    }
+                                    if q.is_max(game.side_to_move(rank)) {
+                                        // Every child known LOSS: no way out for MAX.
+                                        if known == counted {
+                                            d.loss += 1;
+                                            LOSS_NEW_EVEN
+                                        } else {
+                                            (counted - known) as u8
+                                        }
+                                    } else if known > 0 {
+                                        d.loss += 1;
+                                        LOSS_NEW_EVEN
+                                    } else {
+                                        counted as u8
+                                    }
+                                }
+                            }
+                        };
+                    }
+                    Ok((st, d))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
+    });
+    let (mut total, mut decided) = (InitStats::default(), Decided::default());
+    for p in parts {
+        let (st, d) = p?;
+        total.add(&st);
+        decided.add(&d);
+    }
+    Ok((total, decided))
 }
 
 /// The whole init pass over one shard (`bytes[i]` describes rank `base + i`):

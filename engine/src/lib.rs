@@ -14,6 +14,8 @@
 //! - [`tablebase`] writes and probes the compressed 2-bit result files.
 //! - [`levels`] expands breadth-first levels of canonical keys with sequence
 //!   weights (peg solitaire) and keeps each level's shards as checked files.
+//! - [`rankset`] is one bit per position, for what a layer knows before it
+//!   starts from the layers solved before it.
 //! - [`memsolve`] solves a whole layer in memory: the reference the cluster
 //!   path is tested against, and the benchmark harness.
 //!
@@ -34,6 +36,7 @@ pub mod levels;
 pub mod memsolve;
 mod prefetch;
 pub mod process;
+pub mod rankset;
 pub mod routed;
 pub mod shardfile;
 pub mod sylver;

@@ -18,6 +18,34 @@ pub struct Solved {
 pub fn solve<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: usize) -> Result<Solved, KernelError> {
     let mut bytes = vec![0u8; layout.positions as usize];
     let init = kernel::init_shard(game, q, 0, &mut bytes, threads)?;
+    rounds(game, q, layout, bytes, init, threads)
+}
+
+/// [`solve`] from an init that knows some LOSS positions already
+/// ([`kernel::init_with_known_losses`]); the values are the same.
+pub fn solve_with_known_losses<G: RetroGame>(
+    game: &G,
+    q: Question,
+    layout: &Layout,
+    known_loss: &(impl Fn(u64) -> bool + Sync),
+    threads: usize,
+) -> Result<Solved, KernelError> {
+    let mut counts = vec![0u8; layout.positions as usize];
+    kernel::count_moves(game, 0, &mut counts, threads)?;
+    let mut bytes = vec![0u8; layout.positions as usize];
+    let (init, _) = kernel::init_with_known_losses(game, q, 0, &counts, known_loss, &mut bytes, threads)?;
+    rounds(game, q, layout, bytes, init, threads)
+}
+
+/// The rounds after an init, until one decides nothing.
+fn rounds<G: RetroGame>(
+    game: &G,
+    q: Question,
+    layout: &Layout,
+    mut bytes: Vec<u8>,
+    init: InitStats,
+    threads: usize,
+) -> Result<Solved, KernelError> {
     let mut rounds = Vec::new();
     for round in 1.. {
         let mut inbox: Vec<Vec<Vec<u64>>> = vec![Vec::new(); layout.shards as usize];

@@ -5,6 +5,7 @@ use retro_engine::layout::Layout;
 use retro_engine::memsolve::solve;
 use retro_engine::values;
 use retro_games::cc3::Cc3;
+use retro_games::sample::XorShift;
 use retro_games::{Question, RetroGame};
 
 fn solo(p: u8) -> Question {
@@ -149,5 +150,49 @@ fn for_each_byte_of_finds_what_a_byte_loop_finds() {
                 assert_eq!(found, expect, "len {len} density {density} start {start}");
             }
         }
+    }
+}
+
+/// A three-valued layer started from any set of positions known to be LOSS
+/// (none, about half, all of them, the terminal ones) ends in the same
+/// values as the layer started from the move counts alone, and its rounds
+/// decide only what the set left open.
+#[test]
+fn known_losses_seed_the_same_three_valued_layer() {
+    let g = Cc3::new(1).unwrap();
+    let layout = Layout::new(g.position_count(), 5, 64, 64);
+    for x in 0..3u8 {
+        let q = solo(x);
+        let full = solve(&g, q, &layout, 2).unwrap();
+        let value = |r: u64| values::tablebase_value(full.bytes[r as usize]);
+        let losses = (0..g.position_count()).filter(|&r| value(r) == 2).count() as u64;
+        assert!(losses > 0);
+        let terminal = |r: u64| {
+            let mut n = 0;
+            g.for_each_child(r, &mut |_| n += 1);
+            n == 0
+        };
+        let mut rng = XorShift(u64::from(x) + 11);
+        let half: Vec<bool> = (0..g.position_count()).map(|r| value(r) == 2 && rng.next_u64() % 2 == 0).collect();
+        let subsets: [(&str, Box<dyn Fn(u64) -> bool + Sync>); 4] = [
+            ("none", Box::new(|_| false)),
+            ("half", Box::new(|r| half[r as usize])),
+            ("all", Box::new(|r| value(r) == 2)),
+            ("terminal", Box::new(|r| value(r) == 2 && terminal(r))),
+        ];
+        for (name, known) in &subsets {
+            let seeded = retro_engine::memsolve::solve_with_known_losses(&g, q, &layout, known, 2).unwrap();
+            assert_eq!(seeded.init, full.init, "solo({x}) {name}");
+            for r in 0..g.position_count() {
+                assert_eq!(values::tablebase_value(seeded.bytes[r as usize]), value(r), "solo({x}) {name}: rank {r}");
+            }
+            let decided: u64 = seeded.rounds.iter().map(|d| d.loss).sum();
+            let known_count = (0..g.position_count()).filter(|&r| known(r)).count() as u64;
+            assert!(decided <= losses - known_count, "solo({x}) {name}: {decided} LOSS decided in rounds");
+        }
+        // A set that claims a terminal win of MAX is refused.
+        let win = (0..g.position_count()).find(|&r| value(r) == 1 && terminal(r)).unwrap();
+        let err = retro_engine::memsolve::solve_with_known_losses(&g, q, &layout, &|r| r == win, 2);
+        assert!(err.is_err_and(|e| e.to_string().contains(&win.to_string())));
     }
 }
