@@ -153,6 +153,9 @@ fn for_each_byte_of_finds_what_a_byte_loop_finds() {
     }
 }
 
+/// A set of ranks, as a test gives it.
+type KnownSet<'a> = dyn Fn(u64) -> bool + Sync + 'a;
+
 /// A three-valued layer started from any set of positions known to be LOSS
 /// (none, about half, all of them, the terminal ones) ends in the same
 /// values as the layer started from the move counts alone, and its rounds
@@ -173,8 +176,9 @@ fn known_losses_seed_the_same_three_valued_layer() {
             n == 0
         };
         let mut rng = XorShift(u64::from(x) + 11);
-        let half: Vec<bool> = (0..g.position_count()).map(|r| value(r) == 2 && rng.next_u64() % 2 == 0).collect();
-        let subsets: [(&str, Box<dyn Fn(u64) -> bool + Sync>); 4] = [
+        let half: Vec<bool> =
+            (0..g.position_count()).map(|r| value(r) == 2 && rng.next_u64().is_multiple_of(2)).collect();
+        let subsets: [(&str, Box<KnownSet>); 4] = [
             ("none", Box::new(|_| false)),
             ("half", Box::new(|r| half[r as usize])),
             ("all", Box::new(|r| value(r) == 2)),
