@@ -247,7 +247,7 @@ pub fn count_by_depth(game: &Cc3, values: &impl LayerValues, depths: &DepthMap, 
 }
 
 /// What each thread of an orbit pass accumulates, and how two are combined.
-trait Merge: Default + Send {
+pub(crate) trait Merge: Default + Send {
     fn merge_from(&mut self, other: &Self);
 }
 
@@ -268,12 +268,34 @@ fn orbit_pass<S: Merge>(
     threads: usize,
     add: impl Fn(&mut S, usize, u64, &Answers, Category) + Sync,
 ) -> S {
+    orbit_values_pass(game, values, [true; 3], "count", range, threads, |acc: &mut S, ongoing, r, v| {
+        for (j, &rank) in r.iter().enumerate() {
+            let ans = answers_from(v, j);
+            add(acc, j, rank, &ans, category_of(ongoing, &ans));
+        }
+    })
+}
+
+/// The orbits of [`orbit_pass`] as raw values: calls `visit(acc, ongoing, r,
+/// v)` once an orbit, `r[i]` the rank of `R^i P` (`P` with A to move), `v` as
+/// [`answers_from`] takes it, reading only the layers `read` names (the others
+/// read as DRAW); `ongoing` is false when someone has won at `P`. Logs its
+/// progress as `what`.
+pub(crate) fn orbit_values_pass<S: Merge>(
+    game: &Cc3,
+    values: &impl LayerValues,
+    read: [bool; 3],
+    what: &str,
+    range: Range<u64>,
+    threads: usize,
+    visit: impl Fn(&mut S, bool, &[u64; 3], &[[u8; 3]; 3]) + Sync,
+) -> S {
     let ranker = &game.ranker;
     let star = &game.star;
     let end = range.end.min(ranker.placements() as u64);
     let range = range.start.min(end)..end;
     let next = AtomicU64::new(range.start);
-    let progress = Progress::new("count".into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
+    let progress = Progress::new(what.into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
     let goal = star.goal_mask;
     let work = || {
         let mut acc = S::default();
@@ -304,12 +326,10 @@ fn orbit_pass<S: Merge>(
                     let a1 = star.rotate_bits(a);
                     let a2 = star.rotate_bits(a1);
                     let r = [r0, ranker.minor(&block1, a1), ranker.minor(&block2, a2)];
-                    let v = [0, 1, 2].map(|layer| r.map(|r| values.value(layer, r)));
+                    let v = [0, 1, 2]
+                        .map(|layer| if read[layer] { r.map(|r| values.value(layer, r)) } else { [VALUE_DRAW; 3] });
                     let ongoing = !others_done && a & goal[0] != goal[0];
-                    for (j, &rank) in r.iter().enumerate() {
-                        let ans = answers_from(&v, j);
-                        add(&mut acc, j, rank, &ans, category_of(ongoing, &ans));
-                    }
+                    visit(&mut acc, ongoing, &r, &v);
                     counted += 3;
                 });
                 at = block.base + ranker.block_len(&block);

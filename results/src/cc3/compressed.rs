@@ -111,6 +111,18 @@ impl CompressedLayers {
         third: u64,
         chunk_positions: u64,
     ) -> Result<CompressedLayers, ResultsError> {
+        CompressedLayers::from_some_tablebases(readers.map(Some), third, chunk_positions)
+    }
+
+    /// [`CompressedLayers::from_tablebases`] for the layers given: a pass
+    /// that reads only some (as the known losses of solo(A), from the two
+    /// enable layers) does not need the others, and must never read them
+    /// (reading an absent layer panics).
+    pub fn from_some_tablebases(
+        readers: [Option<TablebaseReader>; 3],
+        third: u64,
+        chunk_positions: u64,
+    ) -> Result<CompressedLayers, ResultsError> {
         if !chunk_positions.is_power_of_two() || chunk_positions < 4 {
             return Err(ResultsError::Unsupported(format!(
                 "chunks of {chunk_positions} positions: a power of two of at least 4 is needed"
@@ -131,8 +143,12 @@ impl CompressedLayers {
             );
             Ok(chunks)
         };
+        let absent = || Ok(Chunks { data: Vec::new(), ends: Vec::new(), positions: 3 * third });
         let built: Vec<Result<Chunks, ResultsError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = readers.into_iter().map(|r| s.spawn(move || build(r))).collect();
+            let handles: Vec<_> = readers
+                .into_iter()
+                .map(|r| s.spawn(move || if let Some(r) = r { build(r) } else { absent() }))
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a layer loader panicked".into()))))
