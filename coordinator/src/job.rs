@@ -10,15 +10,55 @@ use crate::plan::Plan;
 use crate::scheduler::{Phase, Scheduler};
 use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
+use retro_engine::rankset::RankSet;
 use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_results::cc2::summary::{self as twoplayer, TwoPlayerSummary};
+use retro_results::cc3::seeds;
 use retro_results::cc3::summary::{self, Summary};
+use retro_worker::core::{KnownLossSource, KnownLosses};
 use retro_worker::run::{WorkerOptions, run_worker};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What an embedded run's worker knows before a layer starts: solo(A)'s
+/// LOSS positions that the enable layers' tablebases prove
+/// ([`retro_results::cc3::seeds`]), once both are written.
+struct TablebaseSeeds {
+    scheduler: Arc<Scheduler>,
+    output: PathBuf,
+    threads: usize,
+}
+
+impl KnownLosses for TablebaseSeeds {
+    fn known_losses(&self, layer: u32) -> Result<Option<RankSet>, String> {
+        let spec = &self.scheduler.spec;
+        if spec.questions.get(layer as usize).map(String::as_str) != Some(seeds::SEEDED) {
+            return Ok(None);
+        }
+        let retro_games::AnyGame::Cc3(game) = spec.game().map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        let started = std::time::Instant::now();
+        let job = self.scheduler.manifest().solved();
+        let set = seeds::solo_a_known_losses_from(&game, &self.output, &job, self.threads)
+            .map_err(|e| format!("reading the enable layers for {}: {e}", seeds::SEEDED))?;
+        if let Some(set) = &set {
+            tracing::info!(
+                "{}: {} positions known LOSS from {} and {} ({} bytes), {:.1}s",
+                seeds::SEEDED,
+                set.count(),
+                seeds::SEEDS[0],
+                seeds::SEEDS[1],
+                set.bytes(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        Ok(set)
+    }
+}
 
 /// How the job runs.
 #[derive(Clone, Debug)]
@@ -44,6 +84,9 @@ pub struct RunOptions {
     /// Embedded runs: the least time between durable rounds (zero: every
     /// round). Cluster runs make every round durable.
     pub checkpoint_every: Duration,
+    /// Embedded three-player runs: solve solo(A) last, from the LOSS
+    /// positions the enable layers prove ([`retro_results::cc3::seeds`]).
+    pub seed_solo: bool,
 }
 
 /// Default of `--checkpoint-secs`: at most five minutes of rounds replayed
@@ -233,6 +276,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     if embedded && !opts.checkpoint_every.is_zero() {
         scheduler.checkpoint_every = Some(opts.checkpoint_every);
     }
+    let seed_solo = embedded && opts.seed_solo;
+    if seed_solo {
+        scheduler.seed_solo();
+    }
     let scheduler = Arc::new(scheduler);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut worker_task = None;
@@ -243,6 +290,11 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         wopts.threads = plan.threads();
         wopts.ignore_resources = opts.ignore_resources;
         wopts.fault = retro_common::fault::Fault::from_env();
+        if seed_solo {
+            let seeds =
+                TablebaseSeeds { scheduler: scheduler.clone(), output: opts.output.clone(), threads: plan.threads() };
+            wopts.known_losses = Some(KnownLossSource(Arc::new(seeds)));
+        }
         worker_task = Some(tokio::spawn(run_worker(link, wopts)));
     } else {
         let addr = opts.listen.expect("cluster mode has an address");

@@ -77,6 +77,10 @@ pub struct LayerRecord {
     /// state of another attempt).
     #[serde(default)]
     pub attempt: u32,
+    /// The layer started from LOSS positions earlier layers prove
+    /// (`--seed-solo`), so its rounds are not the full layer's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seeded: bool,
 }
 
 impl LayerRecord {
@@ -246,6 +250,7 @@ impl Manifest {
                             .filter(|r| r.win + r.loss > 0)
                             .map(|r| r.win + r.loss)
                             .collect(),
+                        seeded: l.seeded,
                     },
                     no_move: l.init.map_or(0, |i| i.no_move),
                     tablebase: l.tablebase.clone(),

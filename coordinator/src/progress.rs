@@ -128,6 +128,7 @@ mod tests {
             seconds: rounds.iter().map(|r| r.1).sum(),
             tablebase: None,
             attempt: 0,
+            seeded: false,
         }
     }
 

@@ -158,6 +158,8 @@ pub struct Scheduler {
     /// checkpoints rounds commit in memory and a crash replays them, which
     /// is only safe when every worker dies with the coordinator (embedded).
     pub checkpoint_every: Option<Duration>,
+    /// The order the layers run in ([`layer_order`]).
+    layer_order: Vec<usize>,
     state: Mutex<State>,
     changed: Notify,
     phase_tx: watch::Sender<Phase>,
@@ -200,8 +202,9 @@ impl Scheduler {
             epoch_durability: 0.0,
             checkpoint_cost: 0.0,
         };
+        let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
         if st.manifest.workers.len() >= expected_workers {
-            st.phase = resume_phase(&st.manifest);
+            st.phase = resume_phase(&st.manifest, &layer_order(&questions, false));
         }
         let (phase_tx, _) = watch::channel(st.phase.clone());
         Scheduler {
@@ -215,9 +218,23 @@ impl Scheduler {
             output,
             fault: Fault::from_env(),
             checkpoint_every: None,
+            layer_order: layer_order(&questions, false),
             state: Mutex::new(st),
             changed: Notify::new(),
             phase_tx,
+        }
+    }
+
+    /// Runs solo(A) after the two enable layers, so that an embedded worker
+    /// can start it from the LOSS positions they prove (`--seed-solo`; see
+    /// [`layer_order`]). Call before the job starts.
+    pub fn seed_solo(&mut self) {
+        let st = self.state.get_mut().expect("state lock");
+        let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
+        self.layer_order = layer_order(&questions, true);
+        if st.phase != Phase::Joining {
+            st.phase = resume_phase(&st.manifest, &self.layer_order);
+            self.phase_tx.send_replace(st.phase.clone());
         }
     }
 
@@ -362,7 +379,7 @@ impl Scheduler {
             if let Err(e) = st.manifest.save(&self.manifest_path) {
                 st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
             } else {
-                st.phase = resume_phase(&st.manifest);
+                st.phase = resume_phase(&st.manifest, &self.layer_order);
             }
             st.step_started = Instant::now();
             st.layer_started = Instant::now();
@@ -436,7 +453,7 @@ impl Scheduler {
     /// attempt number, and the job to its init step if it was in that layer.
     /// Returns the layer's question, new attempt and the rounds it had.
     fn restart_layer_in_progress(&self, st: &mut State) -> Option<(String, u32, u32)> {
-        let l = st.manifest.layers.iter().position(|r| r.tablebase.is_none())?;
+        let l = current_layer(&st.manifest, &self.layer_order)?;
         let rec = &mut st.manifest.layers[l];
         let rounds = rec.committed_round.unwrap_or(0);
         let had_state = rec.committed_round.is_some() || matches!(st.phase, Phase::Init(x) if x as usize == l);
@@ -447,6 +464,7 @@ impl Scheduler {
         rec.committed_round = None;
         rec.solved = false;
         rec.init = None;
+        rec.seeded = false;
         rec.rounds.clear();
         let (question, attempt) = (rec.question.clone(), rec.attempt);
         let _ = std::fs::remove_dir_all(merge::staging_dir(self, l as u32));
@@ -661,6 +679,7 @@ impl Scheduler {
                     let seconds = st.step_started.elapsed().as_secs_f64();
                     let rec = &mut st.manifest.layers[l as usize];
                     rec.init = Some(init);
+                    rec.seeded = st.reports.values().any(|r| r.seeded);
                     rec.committed_round = Some(0);
                     rec.rounds = vec![RoundLog { round: 0, win, loss, frontier: 0, seconds }];
                     rec.seconds = seconds;
@@ -763,7 +782,7 @@ impl Scheduler {
                         return;
                     }
                     let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
-                    let next = resume_phase(&st.manifest);
+                    let next = resume_phase(&st.manifest, &self.layer_order);
                     self.next_step(st, next);
                 }
                 _ => return,
@@ -838,20 +857,41 @@ impl Scheduler {
     }
 }
 
-/// The first step not yet committed in the manifest.
-pub fn resume_phase(m: &Manifest) -> Phase {
-    for (l, rec) in m.layers.iter().enumerate() {
-        let l = l as u32;
-        if rec.tablebase.is_some() {
-            continue;
-        }
-        return match rec.committed_round {
-            None => Phase::Init(l),
-            Some(_) if rec.solved => Phase::Export(l),
-            Some(r) => Phase::Generate(l, r + 1),
-        };
+/// The order the layers run in: the plan's, or with `seed_solo` solo(A)
+/// after enable(A>B) and enable(A>C) when the plan has all three, so that it
+/// can start from the LOSS positions they prove ([`retro_results::cc3::seeds`]).
+/// The tablebases are the same bytes either way.
+pub fn layer_order(questions: &[String], seed_solo: bool) -> Vec<usize> {
+    use retro_results::cc3::seeds::{SEEDED, SEEDS};
+    let at = |q: &str| questions.iter().position(|x| x == q);
+    let mut order: Vec<usize> = (0..questions.len()).collect();
+    if let (Some(seeded), true) = (at(SEEDED), seed_solo && SEEDS.iter().all(|q| at(q).is_some())) {
+        order.retain(|&l| l != seeded);
+        order.push(seeded);
     }
-    Phase::Finish
+    order
+}
+
+/// The layer to work on: the one started and not written (a run resumed
+/// with another order finishes it first), else the first in `order` without
+/// its tablebase.
+fn current_layer(m: &Manifest, order: &[usize]) -> Option<usize> {
+    let started = m.layers.iter().position(|r| r.tablebase.is_none() && r.committed_round.is_some());
+    started.or_else(|| order.iter().copied().find(|&l| m.layers[l].tablebase.is_none()))
+}
+
+/// The first step not yet committed in the manifest, the layers taken in `order`.
+pub fn resume_phase(m: &Manifest, order: &[usize]) -> Phase {
+    let Some(l) = current_layer(m, order) else {
+        return Phase::Finish;
+    };
+    let rec = &m.layers[l];
+    let l = l as u32;
+    match rec.committed_round {
+        None => Phase::Init(l),
+        Some(_) if rec.solved => Phase::Export(l),
+        Some(r) => Phase::Generate(l, r + 1),
+    }
 }
 
 /// The tablebase file name of a question, e.g. `solo_A.tb`, `enable_A_B.tb`.
@@ -918,13 +958,14 @@ mod tests {
                 (r.worker_id, r.epoch)
             })
             .collect();
-        // The job runs layer 0, round 3 committed.
+        // The job runs its first layer, round 3 committed.
+        let first = layer_order(&s.spec.questions, false)[0];
         {
             let mut st = s.state.lock().unwrap();
-            assert_eq!(st.phase, Phase::Init(0));
-            st.manifest.layers[0].committed_round = Some(3);
-            st.manifest.layers[0].rounds = vec![RoundLog::default(); 4];
-            s.next_step(&mut st, Phase::Generate(0, 4));
+            assert_eq!(st.phase, Phase::Init(first as u32));
+            st.manifest.layers[first].committed_round = Some(3);
+            st.manifest.layers[first].rounds = vec![RoundLog::default(); 4];
+            s.next_step(&mut st, Phase::Generate(first as u32, 4));
         }
         let shards_of_w2 = s.manifest().workers["w2"].clone();
         // A live worker cannot be replaced, nor one the job never had.
@@ -949,9 +990,9 @@ mod tests {
         assert_eq!(m.workers.get("w4"), Some(&shards_of_w2));
         assert!(!m.workers.contains_key("w2"));
         assert_eq!(m.replaced.get("w2").map(String::as_str), Some("w4"));
-        let layer = &m.layers[0];
+        let layer = &m.layers[first];
         assert_eq!((layer.attempt, layer.committed_round, layer.rounds.len()), (1, None, 0));
-        assert_eq!(s.state.lock().unwrap().phase, Phase::Init(0));
+        assert_eq!(s.state.lock().unwrap().phase, Phase::Init(first as u32));
         // The manifest on disk says the same, so a restarted coordinator agrees.
         let saved = Manifest::load(&dir.join("coordinator.json"), &m.job, &m.plan_hash, s.spec.rank_order).unwrap();
         assert_eq!(saved.unwrap(), m);
@@ -967,5 +1008,22 @@ mod tests {
         });
         assert_eq!((TaskKind::try_from(reply.kind).unwrap(), reply.attempt), (TaskKind::Init, 1));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn solo_a_runs_after_the_enable_layers_it_starts_from() {
+        let q = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let stage = q(&["solo(A)", "enable(A>B)", "enable(A>C)"]);
+        assert_eq!(layer_order(&stage, true), [1, 2, 0]);
+        assert_eq!(layer_order(&stage, false), [0, 1, 2]);
+        assert_eq!(layer_order(&q(&["enable(A>C)", "solo(A)", "enable(A>B)"]), true), [0, 2, 1]);
+        // Without both enable layers, or for another game, the plan's order.
+        assert_eq!(layer_order(&q(&["solo(A)", "enable(A>B)"]), true), [0, 1]);
+        assert_eq!(layer_order(&q(&["solo(1)"]), true), [0]);
+        // A resumed run finishes the layer it started, whatever the order.
+        let mut m = Manifest::new("j", "h", 1, &stage);
+        assert_eq!(resume_phase(&m, &layer_order(&stage, true)), Phase::Init(1));
+        m.layers[0].committed_round = Some(4);
+        assert_eq!(resume_phase(&m, &layer_order(&stage, true)), Phase::Generate(0, 5));
     }
 }

@@ -292,3 +292,40 @@ fn version_and_summary_name_the_commit() {
     let s = summary_of(&dir);
     assert_eq!(s["program_commit"], commits[0].as_str());
 }
+
+/// `--seed-solo` solves solo(A) after the enable layers, from the LOSS
+/// positions they prove: the same tablebases in fewer rounds, and the
+/// summary says so (the check then leaves the article's round count out
+/// instead of comparing a seeded count with it).
+#[test]
+fn a_seeded_solo_layer_gives_the_same_tablebases() {
+    let plain = TempDir::new("stage1-plain");
+    let full = summary_of(&plain);
+    let seeded_dir = TempDir::new("stage1-seeded");
+    let mut cmd = embedded_command(&seeded_dir);
+    cmd.arg("--seed-solo");
+    let out = run(cmd, Duration::from_secs(120));
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "seeded run failed:\n{log}");
+    assert!(log.contains("positions known LOSS from enable(A>B) and enable(A>C)"), "{log}");
+    assert_eq!(checksums(&seeded_dir.join("tb")), checksums(&plain.join("tb")));
+    let text = std::fs::read_to_string(seeded_dir.join("tb").join("summary.json")).unwrap();
+    let seeded: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(seeded["scopes"], full["scopes"]);
+    let (s, f) = (&seeded["layers"][0], &full["layers"][0]);
+    assert_eq!((s["question"].as_str(), s["seeded"].as_bool()), (Some("solo(A)"), Some(true)));
+    assert_eq!(f.get("seeded"), None, "a plain run's layers are not marked");
+    // Round 0 holds the known positions; the rounds after it decide the rest.
+    let decided =
+        |l: &Value| l["decided_per_round"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).sum::<u64>();
+    assert_eq!(decided(s), decided(f));
+    assert!(s["rounds"].as_u64() < f["rounds"].as_u64(), "{} against {}", s["rounds"], f["rounds"]);
+    let check = Command::new(coordinator())
+        .arg("check")
+        .arg("--summary")
+        .arg(seeded_dir.join("tb").join("summary.json"))
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(report.contains("1 missing") && report.contains("0 mismatch"), "{report}");
+}

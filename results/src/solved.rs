@@ -20,6 +20,11 @@ pub struct LayerSummary {
     pub seconds: f64,
     /// Positions decided in each round, round 0 (terminal positions) first.
     pub decided_per_round: Vec<u64>,
+    /// The layer started from LOSS positions earlier layers prove
+    /// (`coordinator --seed-solo`): round 0 holds them, and its rounds are
+    /// fewer than the full layer's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub seeded: bool,
 }
 
 /// One tablebase file in a summary.

@@ -8,6 +8,7 @@ use crate::store::{self, LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSI
 use retro_engine::batch::{self, BatchError};
 use retro_engine::kernel::{self, KernelError};
 use retro_engine::layout::Layout;
+use retro_engine::rankset::RankSet;
 use retro_engine::routed;
 use retro_engine::shardfile::{self, ShardFile};
 use retro_engine::tablebase::{self, TablebaseError};
@@ -154,6 +155,8 @@ pub struct TaskOutcome {
     /// logs, and the flush of a checkpoint), which the coordinator weighs
     /// against the time between checkpoints.
     pub durability_seconds: f64,
+    /// INIT: the layer started from known LOSS positions.
+    pub seeded: bool,
 }
 
 /// Records decoded and applied at once from a received inbox (whole batches,
@@ -161,6 +164,27 @@ pub struct TaskOutcome {
 /// whatever the size of the round. Apply is order-independent, so the groups
 /// give the same bytes as applying the inbox whole.
 const APPLY_GROUP_RECORDS: u64 = MAX_BUFFERED_RECORDS as u64;
+
+/// Positions a layer will find LOSS, known before it starts from the layers
+/// solved before it (see [`kernel::init_with_known_losses`]). An embedded
+/// coordinator has their tablebases at hand and gives them; a cluster's
+/// workers do not, and start every layer from the move counts alone: the
+/// values are the same, the rounds fewer with them.
+pub trait KnownLosses: Send + Sync {
+    /// The known LOSS positions (for the MAX side) of three-valued layer
+    /// `layer`, or `None` when nothing is known. Called at the layer's INIT.
+    fn known_losses(&self, layer: u32) -> Result<Option<RankSet>, String>;
+}
+
+/// A [`KnownLosses`] as the worker's options carry it.
+#[derive(Clone)]
+pub struct KnownLossSource(pub Arc<dyn KnownLosses>);
+
+impl std::fmt::Debug for KnownLossSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KnownLossSource")
+    }
+}
 
 /// The worker's state between tasks.
 pub struct WorkerCore {
@@ -183,6 +207,8 @@ pub struct WorkerCore {
     /// Start a layer even when the machine lacks the memory or disk it needs
     /// (`--ignore-resources`; see [`crate::resources`]).
     pub ignore_resources: bool,
+    /// What the layers solved before a layer prove about it (embedded runs).
+    pub known_losses: Option<KnownLossSource>,
     layer: Option<LayerStore>,
     work: Option<RoundWork>,
     /// The layer attempt the current task belongs to ([`WorkerCore::set_attempt`]).
@@ -213,6 +239,7 @@ impl WorkerCore {
             fault,
             progress,
             ignore_resources: false,
+            known_losses: None,
             layer: None,
             work: None,
             attempt: 0,
@@ -268,8 +295,9 @@ impl WorkerCore {
     pub fn init(&mut self, layer: u32, shards: &[u32]) -> Result<TaskOutcome, TaskError> {
         // Round 1 scans everything (its frontier is the terminal positions).
         self.hint = None;
-        // Earlier layers are in the coordinator's tablebases by now.
-        for l in 0..layer {
+        // The other layers are in the coordinator's tablebases by now (or
+        // not started): one layer's state is on disk at a time.
+        for l in (0..self.spec.questions.len() as u32).filter(|&l| l != layer) {
             let dir = store::layer_dir(&self.data, l);
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).map_err(|e| TaskError::State(format!("{}: {e}", dir.display())))?;
@@ -292,7 +320,8 @@ impl WorkerCore {
         if let Some(store) = self.open_layer(layer, shards)? {
             let rec = store.record(0).cloned().unwrap_or_default();
             let init = store.state.init;
-            return Ok(TaskOutcome { record: rec, init: Some(init), durability_seconds: 0.0 });
+            let seeded = store.state.seeded;
+            return Ok(TaskOutcome { record: rec, init: Some(init), durability_seconds: 0.0, seeded });
         }
         let q = self.spec.question(layer)?;
         let state = LayerState {
@@ -305,6 +334,7 @@ impl WorkerCore {
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
             attempt: self.attempt,
+            seeded: false,
         };
         let stored: u64 = shards.iter().map(|&s| self.layout.range(s).end - self.layout.range(s).start).sum();
         let counts_missing = !store::counts_dir(&self.data).exists();
@@ -315,23 +345,52 @@ impl WorkerCore {
             .map_err(|e| TaskError::State(e.to_string()))?;
         tracing::info!("{line}");
         let counts = self.counts(shards)?;
+        let known = match &self.known_losses {
+            Some(source) if q.three_valued => source.0.known_losses(layer).map_err(TaskError::State)?,
+            _ => None,
+        };
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;
         let mut init = kernel::InitStats::default();
+        let mut decided = kernel::Decided::default();
+        let started = std::time::Instant::now();
         for (&s, file) in st.shards.iter_mut() {
             let src = counts.shard(s)?;
-            init.add(&kernel::init_from_counts(q, src.bytes(), file.bytes_mut(), self.threads));
+            if let Some(known) = &known {
+                let base = self.layout.range(s).start;
+                let contains = |r| known.contains(r);
+                let (i, d) = kernel::init_with_known_losses(
+                    &self.game,
+                    q,
+                    base,
+                    src.bytes(),
+                    &contains,
+                    file.bytes_mut(),
+                    self.threads,
+                )?;
+                init.add(&i);
+                decided.add(&d);
+            } else {
+                let i = kernel::init_from_counts(q, src.bytes(), file.bytes_mut(), self.threads);
+                init.add(&i);
+                decided.add(&kernel::Decided { win: i.terminal_win, loss: i.terminal - i.terminal_win });
+            }
+        }
+        if let Some(known) = &known {
+            tracing::info!(
+                "layer {layer} starts from {} positions known LOSS by the layers before it: {} decided at init, \
+                 {:.1}s",
+                known.count(),
+                decided.total(),
+                started.elapsed().as_secs_f64()
+            );
         }
         st.state.init = init;
-        let record = RoundRecord {
-            round: 0,
-            win: init.terminal_win,
-            loss: init.terminal - init.terminal_win,
-            ..Default::default()
-        };
+        st.state.seeded = known.is_some();
+        let record = RoundRecord { round: 0, win: decided.win, loss: decided.loss, ..Default::default() };
         st.commit(record.clone(), true)?;
         self.layer = Some(st);
         self.set_progress();
-        Ok(TaskOutcome { record, init: Some(init), durability_seconds: 0.0 })
+        Ok(TaskOutcome { record, init: Some(init), durability_seconds: 0.0, seeded: known.is_some() })
     }
 
     /// The move counts of the owned shards: opened, or computed once for the job.
@@ -496,7 +555,7 @@ impl WorkerCore {
         let committed = store.live_round();
         if committed >= round {
             let record = store.record(round).cloned().unwrap_or_default();
-            return Ok(Some(TaskOutcome { record, init: None, durability_seconds: 0.0 }));
+            return Ok(Some(TaskOutcome { record, init: None, durability_seconds: 0.0, seeded: false }));
         }
         if committed + 1 != round {
             return Err(TaskError::State(format!(
@@ -524,7 +583,7 @@ impl WorkerCore {
         self.run_generation(layer, round, owner, true, remote)?;
         let work = self.work.as_ref().expect("set by run_generation");
         let record = RoundRecord { round, frontier: work.frontier, sent: work.sent.clone(), ..Default::default() };
-        Ok(TaskOutcome { record, init: None, durability_seconds: 0.0 })
+        Ok(TaskOutcome { record, init: None, durability_seconds: 0.0, seeded: false })
     }
 
     /// APPLY: applies the records other workers sent (their inbox files, checked
@@ -645,7 +704,7 @@ impl WorkerCore {
         self.work = None;
         self.set_progress();
         Fault::check(&self.fault, "after-apply", layer, round);
-        Ok(TaskOutcome { record, init: None, durability_seconds })
+        Ok(TaskOutcome { record, init: None, durability_seconds, seeded: false })
     }
 
     /// EXPORT: the owned shards as compressed 2-bit tablebase blocks, in order,

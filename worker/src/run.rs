@@ -48,6 +48,9 @@ pub struct WorkerOptions {
     /// The id of a worker lost for good whose place this one (with an empty
     /// data directory) takes.
     pub replace: Option<String>,
+    /// What the layers solved before a layer prove about it (an embedded
+    /// coordinator's tablebases; none in a cluster).
+    pub known_losses: Option<crate::core::KnownLossSource>,
 }
 
 /// TLS for the worker-to-worker update streams.
@@ -84,6 +87,7 @@ impl WorkerOptions {
             peer_tls: None,
             ignore_resources: false,
             replace: None,
+            known_losses: None,
         }
     }
 }
@@ -174,6 +178,7 @@ fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64, 
             r.decided_loss = o.record.loss;
             r.frontier = o.record.frontier;
             r.durability_seconds = o.durability_seconds;
+            r.seeded = o.seeded;
             r.sent = o.record.sent.iter().map(|(w, &n)| SourceCount { worker_id: w.clone(), updates: n }).collect();
             if let Some(i) = o.init {
                 r.illegal = i.illegal;
@@ -421,6 +426,7 @@ pub async fn run_joined<L: CoordinatorLink>(
         progress.clone(),
     )?;
     core.ignore_resources = opts.ignore_resources;
+    core.known_losses = opts.known_losses.clone();
     let core = Arc::new(Mutex::new(core));
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     if let Some(listener) = listener {

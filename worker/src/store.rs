@@ -106,6 +106,9 @@ pub struct LayerState {
     /// first attempts.
     #[serde(default)]
     pub attempt: u32,
+    /// The init started from LOSS positions earlier layers prove.
+    #[serde(default)]
+    pub seeded: bool,
 }
 
 /// The attempt recorded in the layer directory `dir`, if it holds a layer.
@@ -549,6 +552,7 @@ mod tests {
             rounds: Vec::new(),
             chunk_crcs: BTreeMap::new(),
             attempt: 0,
+            seeded: false,
         };
         let mut st = LayerStore::create(&dir, layout, state).unwrap();
         st.commit(record(0), true).unwrap();

@@ -50,6 +50,13 @@ pub struct RunArgs {
     /// last checkpoint. Cluster runs checkpoint every round.
     #[arg(long, value_name = "SECS", default_value_t = job::DEFAULT_CHECKPOINT_SECS)]
     checkpoint_secs: u64,
+    /// Embedded three-player runs: solve solo(A) after the two enable layers
+    /// and start it from the LOSS positions they prove (B and C can force a
+    /// win for one of them): the same tablebases, about 14.8 G fewer records
+    /// at stage 2. Its rounds are then not the full layer's, so the
+    /// summary does not report the published solo round count.
+    #[arg(long)]
+    seed_solo: bool,
 }
 
 /// The TLS identity the plan names, read from its files.
@@ -120,6 +127,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         tls: server_tls(&plan.cluster)?,
         ignore_resources: args.ignore_resources,
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),
+        seed_solo: args.seed_solo,
     };
     let output = opts.output.clone();
     let s = job::run_on(&runtime, &plan, opts).map_err(|e| e.to_string())?;

@@ -127,6 +127,15 @@ fn computed_value(s: &Value, name: &str, scope: &str) -> (Computed, String) {
         "reachable_from_start" => number(&s["scopes"]["reachable"]["positions"], "scopes.reachable.positions"),
         "canonical_placements_c3" => number(&s["canonical_placements"], "canonical_placements"),
         "illegal_two_goals_full" => number(&s["illegal"], "illegal"),
+        // A solo layer started from the enable layers' LOSS positions
+        // (`--seed-solo`) runs fewer rounds than the full layer: its round
+        // count is not the article's.
+        "solo_layer_last_round" | "solo_layer_rounds" if s["layers"][0]["seeded"] == true => (
+            Computed::Absent,
+            "layers[0].rounds: not the full layer's (solo(A) was seeded from the enable layers; run without \
+             --seed-solo to count them)"
+                .into(),
+        ),
         "solo_layer_last_round" => {
             number(&s["layers"][0]["rounds"], "layers[0].rounds: the last round that decided a position")
         }
