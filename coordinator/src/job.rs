@@ -277,6 +277,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         scheduler.checkpoint_every = Some(opts.checkpoint_every);
     }
     let seed_solo = embedded && opts.seed_solo;
+    if opts.seed_solo && !embedded {
+        // The workers do not hold the coordinator's tablebases.
+        tracing::warn!("--seed-solo applies to embedded runs; this cluster solves every layer from the move counts");
+    }
     if seed_solo {
         scheduler.seed_solo();
     }
