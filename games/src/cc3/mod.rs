@@ -167,13 +167,33 @@ impl RetroGame for Cc3 {
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
-        for child in children(&self.star, &self.unrank(rank)) {
-            f(self.rank(&child));
-        }
+        self.for_each_child_of(&self.unrank(rank), f);
     }
 }
 
 impl Cc3 {
+    /// Calls `f` with the rank of each child of `pos`, in [`children`]'s
+    /// order: the children differ from `pos` only in the mover's pieces, so
+    /// each costs only that part of a rank (no position built, nothing
+    /// allocated).
+    #[inline]
+    pub fn for_each_child_of(&self, pos: &Position, mut f: impl FnMut(u64)) {
+        if pos.outcome(&self.star) != Outcome::Ongoing {
+            return;
+        }
+        let p = pos.turn as usize;
+        let ctx = self.ranker.child_context(pos);
+        let mut moved = false;
+        for_each_move(&self.star, &pos.pieces, p, &mut |from, to| {
+            moved = true;
+            f(self.ranker.child_rank(&ctx, pos.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
+        });
+        // The pass: the same placement, the next player to move.
+        if !moved {
+            f(self.ranker.child_rank(&ctx, pos.pieces[p]));
+        }
+    }
+
     /// Calls `f(i, position, block)` for each of `ranks`, keeping a block's
     /// decoding while consecutive ranks lie in it (the other two players'
     /// pieces) and decoding only the mover's pieces again.

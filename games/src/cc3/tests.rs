@@ -74,6 +74,9 @@ fn rank_unrank_random_order_2() {
 fn check_edges(g: &Cc3, r: u64) {
     let mut kids = Vec::new();
     g.for_each_child(r, &mut |c| kids.push(c));
+    // The ranks by the mover's part alone are the children's whole ranks, in order.
+    let whole: Vec<u64> = children(&g.star, &g.unrank(r)).iter().map(|c| g.rank(c)).collect();
+    assert_eq!(kids, whole, "children of {r}");
     let distinct: HashSet<u64> = kids.iter().copied().collect();
     assert_eq!(distinct.len(), kids.len(), "children of {r} are distinct");
     match g.classify(r) {

@@ -8,7 +8,7 @@ use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 // tablebase files; the analysis computes the same from layers in memory.
 use crate::ResultsError;
 pub use crate::cc3::depths::DepthMap;
-use retro_games::cc3::{BlockDecoder, Cc3, Outcome, PLAYER_NAMES, Position, destinations, for_each_move};
+use retro_games::cc3::{BlockDecoder, Cc3, Outcome, PLAYER_NAMES, Position, destinations};
 pub use retro_probe::cc3::{
     Answers, COMPUTED_LAYERS, Category, ENABLE_NAMES, ENABLE_PAIRS, answers_from, answers_with, category, category_of,
     rotation_ranks, value_word,
@@ -872,7 +872,7 @@ impl<'g> Bfs<'g> {
                             }
                         }
                         if expand {
-                            for_each_child_rank(game, &pos, |child| batch.push(child - next_base));
+                            game.for_each_child_of(&pos, |child| batch.push(child - next_base));
                             if batch.len() >= batch_cap {
                                 found += apply(&mut batch, &mut spare, first);
                             }
@@ -1050,27 +1050,6 @@ pub enum Direction {
     Push,
     /// Bottom-up: each unvisited position's parents ([`Bfs::pull`]).
     Pull,
-}
-
-/// Calls `f` with the rank of every child of `pos` (each move's, or the pass
-/// when the player to move has none; nothing when the game is over). The
-/// children share the pieces of two players, so each rank costs only the
-/// moving player's part ([`retro_games::cc3::Ranker::child_rank`]).
-#[inline]
-fn for_each_child_rank(game: &Cc3, pos: &Position, mut f: impl FnMut(u64)) {
-    if pos.outcome(&game.star) != Outcome::Ongoing {
-        return;
-    }
-    let p = pos.turn as usize;
-    let ctx = game.ranker.child_context(pos);
-    let mut moved = false;
-    for_each_move(&game.star, &pos.pieces, p, &mut |from, to| {
-        moved = true;
-        f(game.ranker.child_rank(&ctx, pos.pieces[p] ^ ((1u128 << from) | (1u128 << to))));
-    });
-    if !moved {
-        f(game.ranker.child_rank(&ctx, pos.pieces[p]));
-    }
 }
 
 /// The answers at the start position in summary.json's words.
