@@ -187,44 +187,35 @@ pub fn count_moves<G: RetroGame>(game: &G, base: u64, bytes: &mut [u8], threads:
 /// The question-dependent half of the init pass: turns move-count bytes into a
 /// layer's round-0 state (terminal positions become the first frontier).
 pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: usize) -> InitStats {
-    let step = counts.len().div_ceil(threads.max(1)).max(1);
-    let parts: Vec<InitStats> = std::thread::scope(|s| {
-        let handles: Vec<_> = counts
-            .chunks(step)
-            .zip(bytes.chunks_mut(step))
-            .map(|(src, dst)| {
-                s.spawn(move || {
-                    let mut st = InitStats::default();
-                    for (c, b) in src.iter().zip(dst.iter_mut()) {
-                        *b = match *c {
-                            ILLEGAL => {
-                                st.illegal += 1;
-                                ILLEGAL
-                            }
-                            COUNT_PASS => {
-                                st.no_move += 1;
-                                1
-                            }
-                            won if won >= COUNT_WON => {
-                                st.terminal += 1;
-                                if won - COUNT_WON == q.target {
-                                    st.terminal_win += 1;
-                                    WIN_NEW_EVEN
-                                } else if q.three_valued {
-                                    LOSS_NEW_EVEN
-                                } else {
-                                    // Two-valued: a LOSS never propagates.
-                                    values::LOSS
-                                }
-                            }
-                            n => n,
-                        };
+    let parts = par_chunks_mut(bytes, 0, threads, |first, dst| {
+        let src = &counts[first as usize..][..dst.len()];
+        let mut st = InitStats::default();
+        for (c, b) in src.iter().zip(dst.iter_mut()) {
+            *b = match *c {
+                ILLEGAL => {
+                    st.illegal += 1;
+                    ILLEGAL
+                }
+                COUNT_PASS => {
+                    st.no_move += 1;
+                    1
+                }
+                won if won >= COUNT_WON => {
+                    st.terminal += 1;
+                    if won - COUNT_WON == q.target {
+                        st.terminal_win += 1;
+                        WIN_NEW_EVEN
+                    } else if q.three_valued {
+                        LOSS_NEW_EVEN
+                    } else {
+                        // Two-valued: a LOSS never propagates.
+                        values::LOSS
                     }
-                    st
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
+                }
+                n => n,
+            };
+        }
+        st
     });
     let mut total = InitStats::default();
     for p in &parts {
@@ -257,82 +248,68 @@ pub fn init_with_known_losses<G: RetroGame>(
     threads: usize,
 ) -> Result<(InitStats, Decided), KernelError> {
     debug_assert!(q.three_valued && !game.edges_negate(), "known losses seed a three-valued layer of an unfolded game");
-    let step = counts.len().div_ceil(threads.max(1)).max(1);
-    let parts: Vec<Result<(InitStats, Decided), KernelError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = counts
-            .chunks(step)
-            .zip(bytes.chunks_mut(step))
-            .enumerate()
-            .map(|(part, (src, dst))| {
-                let first = base + (part * step) as u64;
-                s.spawn(move || {
-                    let (mut st, mut d) = (InitStats::default(), Decided::default());
-                    for (i, (c, b)) in src.iter().zip(dst.iter_mut()).enumerate() {
-                        let rank = first + i as u64;
-                        *b = match *c {
-                            ILLEGAL => {
-                                st.illegal += 1;
-                                ILLEGAL
-                            }
-                            won if won >= COUNT_WON => {
-                                st.terminal += 1;
-                                if won - COUNT_WON == q.target {
-                                    if known_loss(rank) {
-                                        return Err(KernelError::KnownLossIsWin { rank });
-                                    }
-                                    st.terminal_win += 1;
-                                    d.win += 1;
-                                    WIN_NEW_EVEN
-                                } else if known_loss(rank) {
-                                    d.loss += 1;
-                                    values::LOSS
-                                } else {
-                                    d.loss += 1;
-                                    LOSS_NEW_EVEN
-                                }
-                            }
-                            open => {
-                                let counted = if open == COUNT_PASS {
-                                    st.no_move += 1;
-                                    1
-                                } else {
-                                    u32::from(open)
-                                };
-                                if known_loss(rank) {
-                                    d.loss += 1;
-                                    values::LOSS
-                                } else {
-                                    let (mut children, mut known) = (0u32, 0u32);
-                                    game.for_each_child(rank, &mut |child| {
-                                        children += 1;
-                                        known += u32::from(known_loss(child));
-                                    });
-                                    if children != counted {
-                                        return Err(KernelError::ChildCount { rank, children, counted });
-                                    }
-                                    if q.is_max(game.side_to_move(rank)) {
-                                        // Every child known LOSS: no way out for MAX.
-                                        if known == counted {
-                                            d.loss += 1;
-                                            LOSS_NEW_EVEN
-                                        } else {
-                                            (counted - known) as u8
-                                        }
-                                    } else if known > 0 {
-                                        d.loss += 1;
-                                        LOSS_NEW_EVEN
-                                    } else {
-                                        counted as u8
-                                    }
-                                }
-                            }
-                        };
+    let parts = par_chunks_mut(bytes, base, threads, |first, dst| {
+        let src = &counts[(first - base) as usize..][..dst.len()];
+        let (mut st, mut d) = (InitStats::default(), Decided::default());
+        for (i, (c, b)) in src.iter().zip(dst.iter_mut()).enumerate() {
+            let rank = first + i as u64;
+            *b = match *c {
+                ILLEGAL => {
+                    st.illegal += 1;
+                    ILLEGAL
+                }
+                won if won >= COUNT_WON => {
+                    st.terminal += 1;
+                    if won - COUNT_WON == q.target {
+                        if known_loss(rank) {
+                            return Err(KernelError::KnownLossIsWin { rank });
+                        }
+                        st.terminal_win += 1;
+                        d.win += 1;
+                        WIN_NEW_EVEN
+                    } else {
+                        d.loss += 1;
+                        if known_loss(rank) { values::LOSS } else { LOSS_NEW_EVEN }
                     }
-                    Ok((st, d))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("init thread panicked")).collect()
+                }
+                open => {
+                    let counted = if open == COUNT_PASS {
+                        st.no_move += 1;
+                        1
+                    } else {
+                        u32::from(open)
+                    };
+                    if known_loss(rank) {
+                        d.loss += 1;
+                        values::LOSS
+                    } else {
+                        let (mut children, mut known) = (0u32, 0u32);
+                        game.for_each_child(rank, &mut |child| {
+                            children += 1;
+                            known += u32::from(known_loss(child));
+                        });
+                        if children != counted {
+                            return Err(KernelError::ChildCount { rank, children, counted });
+                        }
+                        if q.is_max(game.side_to_move(rank)) {
+                            // Every child known LOSS: no way out for MAX.
+                            if known == counted {
+                                d.loss += 1;
+                                LOSS_NEW_EVEN
+                            } else {
+                                (counted - known) as u8
+                            }
+                        } else if known > 0 {
+                            d.loss += 1;
+                            LOSS_NEW_EVEN
+                        } else {
+                            counted as u8
+                        }
+                    }
+                }
+            };
+        }
+        Ok((st, d))
     });
     let (mut total, mut decided) = (InitStats::default(), Decided::default());
     for p in parts {

@@ -124,10 +124,9 @@ pub trait RetroGame: Sync {
     /// hands over a region's records sorted, so records of one block come
     /// together, and a game whose records in one block share most of their
     /// decoding (cc3: the other two players' pieces) keeps it from one record
-    /// to the next. Two
-    /// callbacks rather than one taking the record's index: what is done once
-    /// a record stays out of the per-predecessor call, which stays small
-    /// enough for the compiler to inline into the generation loop.
+    /// to the next. Two callbacks rather than one taking the record's index:
+    /// what is done once a record stays out of the per-predecessor call, which
+    /// stays small enough for the compiler to inline into the generation loop.
     fn for_each_records_predecessor<C>(
         &self,
         records: &[u64],
