@@ -394,34 +394,60 @@ const PROGRESS_QUIET: Duration = Duration::from_secs(30);
 /// Children per thread between two sorted applications (see [`Bfs::set_batch`]).
 const DEFAULT_BATCH: usize = 1 << 22;
 
-/// Sorts `keys` (each below `2^bits`) with a least-significant-digit radix sort
-/// of 11-bit digits, using `spare` as the second buffer.
-fn radix_sort(keys: &mut Vec<u64>, spare: &mut Vec<u64>, bits: u32) {
-    const DIGIT: u32 = 11;
-    let mut shift = 0;
-    while shift < bits {
-        let mut counts = [0usize; 1 << DIGIT];
-        for &k in keys.iter() {
-            counts[((k >> shift) & ((1 << DIGIT) - 1)) as usize] += 1;
+/// Orders `keys` by their bits `lo..hi` (each key below `2^hi`) with a
+/// least-significant-digit radix sort, using `spare` as the second buffer;
+/// keys equal in those bits keep no particular order among themselves.
+///
+/// The search groups a batch of children by the chunk of the bitsets they
+/// fall in (bits from `log2(CHUNK_WORDS * 64)` up): within a chunk (64 KB of
+/// `visited` and `next`, in L2) the order does not matter. That is two passes
+/// of at most 8-bit digits at order 2 instead of three of 11 bits for the
+/// whole rank, and 256 buckets a pass keep the scatter's write streams in L1.
+fn radix_sort_bits(keys: &mut Vec<u64>, spare: &mut Vec<u64>, lo: u32, hi: u32) {
+    const MAX_DIGIT: u32 = 8;
+    let width = hi.saturating_sub(lo);
+    if width == 0 || keys.len() < 2 {
+        return;
+    }
+    let passes = width.div_ceil(MAX_DIGIT) as usize;
+    let digit = width.div_ceil(passes as u32);
+    let mask = (1u64 << digit) - 1;
+    let shift = |pass: usize| lo + pass as u32 * digit;
+    // Every pass's histogram from one read of the keys.
+    let mut counts = vec![[0usize; 1 << MAX_DIGIT]; passes];
+    for &k in keys.iter() {
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[((k >> shift(pass)) & mask) as usize] += 1;
         }
-        let mut at = 0;
-        for c in counts.iter_mut() {
-            (*c, at) = (at, at + *c);
-        }
+    }
+    // The spare's old contents are all overwritten: no zeroing.
+    if spare.len() != keys.len() {
         spare.clear();
         spare.resize(keys.len(), 0);
+    }
+    for (pass, c) in counts.iter_mut().enumerate() {
+        // A digit every key shares moves nothing.
+        if c.iter().any(|&n| n == keys.len()) {
+            continue;
+        }
+        let mut at = 0;
+        for n in c.iter_mut() {
+            (*n, at) = (at, at + *n);
+        }
+        let s = shift(pass);
         for &k in keys.iter() {
-            let d = ((k >> shift) & ((1 << DIGIT) - 1)) as usize;
-            spare[counts[d]] = k;
-            counts[d] += 1;
+            let d = ((k >> s) & mask) as usize;
+            spare[c[d]] = k;
+            c[d] += 1;
         }
         std::mem::swap(keys, spare);
-        shift += DIGIT;
     }
 }
 
 /// Bitset words per work item of the breadth-first pass (2^18 positions).
 const CHUNK_WORDS: usize = 1 << 12;
+/// log2 of the positions in a chunk of [`CHUNK_WORDS`] words.
+const CHUNK_BITS: u32 = (CHUNK_WORDS * 64).trailing_zeros();
 
 /// Breadth-first search from the start over at most `max_depth` plies (all, if
 /// `None`), on `threads` threads. With `layers`, each depth gets its category
@@ -515,11 +541,13 @@ pub fn search_depths(game: &Cc3, threads: usize, parking: Option<&Path>) -> Resu
 /// so that a shallow search touches few pages.
 ///
 /// A step's threads take chunks of the current frontier (clearing them as they
-/// go) and collect the children's ranks in a batch. A full batch is sorted and
-/// applied range by range of the next third, each range under its own lock:
-/// sorted, the application sweeps both bitsets in order, which the prefetchers
-/// follow, and under the lock the bits are set with plain loads and stores
-/// (an atomic OR per child stalls on every cache miss: 10x slower at order 2).
+/// go) and collect the children's ranks in a batch. A full batch is grouped
+/// by chunk of the next third (ordered by the chunk's index, see
+/// [`radix_sort_bits`]) and applied chunk by chunk, each under its own lock:
+/// the application sweeps both bitsets in order of chunks, which the
+/// prefetchers follow, a chunk's words stay in cache while its children land,
+/// and under the lock the bits are set with plain loads and stores (an atomic
+/// OR per child stalls on every cache miss: 10x slower at order 2).
 /// A map of non-empty chunks lets the scan skip the rest of the frontier.
 pub struct Bfs<'g> {
     game: &'g Cc3,
@@ -778,7 +806,7 @@ impl<'g> Bfs<'g> {
         // Thread `first` starts at its own range, so that threads seldom queue
         // for the same lock.
         let apply = |batch: &mut Vec<u64>, spare: &mut Vec<u64>, first: usize| {
-            radix_sort(batch, spare, index_bits);
+            radix_sort_bits(batch, spare, CHUNK_BITS, index_bits);
             let mut found = 0u64;
             let chunk_of = |i: u64| (i / 64) as usize / CHUNK_WORDS;
             let (low, high) = batch.split_at(batch.partition_point(|&i| chunk_of(i) < first));
@@ -1091,6 +1119,39 @@ mod tests {
     use crate::testutil::TestDir;
     use retro_games::cc3::children;
     use std::collections::HashSet;
+
+    /// The batch sort orders by the chunk bits only, keeps every key, and
+    /// leaves keys already grouped (or sharing every digit) as they are.
+    #[test]
+    fn radix_sort_bits_groups_by_the_bits_asked_for() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, lo, hi) in [(100_000, 18, 33), (5_000, 0, 20), (5_000, 3, 12), (1, 18, 33), (0, 18, 33), (777, 18, 18)]
+        {
+            let keys: Vec<u64> = (0..n).map(|_| next() % (1u64 << hi.max(1))).collect();
+            let (mut sorted, mut spare) = (keys.clone(), vec![7; 3]);
+            radix_sort_bits(&mut sorted, &mut spare, lo, hi);
+            let field = |k: &u64| (k >> lo) & ((1u64 << (hi - lo)) - 1);
+            assert!(sorted.windows(2).all(|w| field(&w[0]) <= field(&w[1])), "n {n}, bits {lo}..{hi}");
+            let (mut a, mut b) = (keys.clone(), sorted.clone());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "the same keys, n {n}");
+            if lo == hi {
+                assert_eq!(sorted, keys, "no bits: nothing moves");
+            }
+        }
+        // Keys sharing the chunk bits keep their order (each pass is stable).
+        let same: Vec<u64> = (0..1000u64).rev().map(|i| (5 << 18) | i).collect();
+        let (mut sorted, mut spare) = (same.clone(), Vec::new());
+        radix_sort_bits(&mut sorted, &mut spare, 18, 33);
+        assert_eq!(sorted, same);
+    }
 
     /// Pseudo-random values (all four, ILLEGAL included) for every rank.
     #[derive(Clone, Copy)]
