@@ -427,7 +427,7 @@ fn radix_sort_bits(keys: &mut Vec<u64>, spare: &mut Vec<u64>, lo: u32, hi: u32) 
     }
     for (pass, c) in counts.iter_mut().enumerate() {
         // A digit every key shares moves nothing.
-        if c.iter().any(|&n| n == keys.len()) {
+        if c.contains(&keys.len()) {
             continue;
         }
         let mut at = 0;
