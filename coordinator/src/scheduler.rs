@@ -72,11 +72,6 @@ pub enum JoinError {
     /// that was replaced.
     #[error("{0}")]
     Replace(String),
-    /// The job is done: its coordinator is only letting its workers hear
-    /// so before it exits, and a worker admitted now would find it gone and
-    /// wait for it forever.
-    #[error("job {0} is finished (its tablebases are written): nothing for a worker to do")]
-    Finished(String),
 }
 
 /// What the retrograde job keeps per worker beside its [`Roster`] entry.
@@ -335,9 +330,6 @@ impl Scheduler {
             )));
         }
         let mut st = self.state.lock().expect("state lock");
-        if st.phase == Phase::Done {
-            return Err(JoinError::Finished(self.spec.name.clone()));
-        }
         if let Some(by) = st.manifest.replaced.get(&req.worker_id) {
             return Err(JoinError::Replace(format!(
                 "worker {} was lost and replaced by worker {by}; its data directory is no longer part of job {}: \
