@@ -189,7 +189,12 @@ fn checkpoints_of_another_plan_are_refused() {
 /// worker data directory.
 #[test]
 fn a_second_process_on_the_same_state_is_refused() {
-    let dir = TempDir::new("double-start");
+    // On disk: the second worker below must find the first one's job still
+    // running, and in memory the first worker solves stage 1 within the 300 ms
+    // (the second then joined the finished job as the same worker, during the
+    // coordinator's last second, and waited for 120 s; a known race, see
+    // docs/BENCHMARKS.md, twenty-sixth session).
+    let dir = TempDir::on_disk("double-start");
     let (mut first, addr) = token_coordinator(&dir, None);
     assert_clear_failure(&run(embedded_command(&dir), LIMIT), "in use by another process");
     // The first one still finishes the job, with one worker.

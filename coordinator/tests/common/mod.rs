@@ -59,6 +59,8 @@ pub fn scratch_root() -> PathBuf {
 fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `statvfs` is a plain C struct, for which all zero bytes are a
+    // valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `path` is NUL-terminated and `st` is a valid out-pointer.
     (unsafe { libc::statvfs(path.as_ptr(), &mut st) } == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
@@ -68,9 +70,19 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 pub struct TempDir(pub PathBuf);
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
+        TempDir::under(&scratch_root(), name)
+    }
+
+    /// A fresh directory in the system's temporary directory, on disk even
+    /// where [`TempDir::new`] would use memory (see its one user).
+    pub fn on_disk(name: &str) -> TempDir {
+        TempDir::under(&std::env::temp_dir(), name)
+    }
+
+    fn under(root: &Path, name: &str) -> TempDir {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let p = scratch_root().join(format!("retro-test-{name}-{}-{n}", std::process::id()));
+        let p = root.join(format!("retro-test-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
