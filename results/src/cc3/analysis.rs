@@ -1124,16 +1124,10 @@ mod tests {
     /// leaves keys already grouped (or sharing every digit) as they are.
     #[test]
     fn radix_sort_bits_groups_by_the_bits_asked_for() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = retro_games::sample::XorShift(0x9e37_79b9_7f4a_7c15);
         for (n, lo, hi) in [(100_000, 18, 33), (5_000, 0, 20), (5_000, 3, 12), (1, 18, 33), (0, 18, 33), (777, 18, 18)]
         {
-            let keys: Vec<u64> = (0..n).map(|_| next() % (1u64 << hi.max(1))).collect();
+            let keys: Vec<u64> = (0..n).map(|_| rng.next_u64() % (1u64 << hi.max(1))).collect();
             let (mut sorted, mut spare) = (keys.clone(), vec![7; 3]);
             radix_sort_bits(&mut sorted, &mut spare, lo, hi);
             let field = |k: &u64| (k >> lo) & ((1u64 << (hi - lo)) - 1);
