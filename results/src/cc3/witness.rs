@@ -420,7 +420,7 @@ impl Levels {
         for part in self.depths[d].chunks(BATCH) {
             let mut kids: Vec<u64> = Vec::new();
             for &r in part {
-                kids.extend(children(&game.star, &game.unrank(r)).iter().map(|c| game.rank(c)));
+                game.for_each_child_of(&game.unrank(r), |c| kids.push(c));
             }
             kids.sort_unstable();
             kids.dedup();
