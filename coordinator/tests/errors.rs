@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -189,43 +189,37 @@ fn checkpoints_of_another_plan_are_refused() {
 /// worker data directory.
 #[test]
 fn a_second_process_on_the_same_state_is_refused() {
-    // On disk: the second worker below must find the first one's job still
-    // running, and in memory the first worker solves stage 1 within the 300 ms
-    // (the second then joined the finished job as the same worker, during the
-    // coordinator's last second, and waited for 120 s; a known race, see
-    // docs/BENCHMARKS.md, twenty-sixth session).
-    let dir = TempDir::on_disk("double-start");
-    let (mut first, addr) = token_coordinator(&dir, None);
+    let dir = TempDir::new("double-start");
+    // The job waits for two workers, so the first one is certainly still
+    // running (it holds its directory's lock) when the second process starts
+    // on its directory.
+    let mut c = embedded_command(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+    let mut first = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&first);
     assert_clear_failure(&run(embedded_command(&dir), LIMIT), "in use by another process");
-    // The first one still finishes the job, with one worker.
-    let w = Proc::start(
-        "worker",
-        {
-            let mut c = Command::new(worker());
-            c.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join("w"));
-            c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-            c
-        },
-        dir.join("w.log"),
-    );
-    // A second worker on the first worker's data directory is refused: by the
-    // directory's lock, or, when it reaches the coordinator before the first
-    // worker has locked it (a loaded machine), by the coordinator, whose job
-    // already has its one worker. Either way with a clear error, and the first
-    // worker's state untouched.
-    std::thread::sleep(Duration::from_millis(300));
-    let second = worker_run(&dir, &addr, &[], None);
-    if !second.status.success() {
-        let err = String::from_utf8_lossy(&second.stderr);
-        let needle = if err.contains("already has its 1 workers") {
-            "already has its 1 workers"
-        } else {
-            "in use by another process"
-        };
-        assert_clear_failure(&second, needle);
+    let worker_on = |data: &str| {
+        let mut c = Command::new(worker());
+        c.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join(data));
+        c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+        c
+    };
+    let w = Proc::start("worker", worker_on("w"), dir.join("w.log"));
+    let deadline = Instant::now() + LIMIT;
+    while !first.logs().contains("worker w1 joined") {
+        assert!(Instant::now() < deadline, "{}", first.logs());
+        std::thread::sleep(Duration::from_millis(20));
     }
+    // A second worker on the first worker's data directory is refused before
+    // it joins: the join would claim the first one's identity and take its
+    // place in the job (a new epoch for w1), or join as a second worker.
+    assert_clear_failure(&run(worker_on("w"), LIMIT), "in use by another process");
+    assert_eq!(first.logs().matches(" joined (epoch").count(), 1, "{}", first.logs());
+    // A worker of its own then completes the job with the first one.
+    let mut other = Proc::start("worker", worker_on("w2"), dir.join("w2.log"));
     let mut w = w;
     assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert!(other.wait(LIMIT).success(), "{}", other.logs());
     assert!(first.wait(LIMIT).success(), "{}", first.logs());
     assert_eq!(checksums(&dir.join("tb")).len(), 3);
 }

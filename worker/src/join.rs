@@ -5,7 +5,7 @@
 //! that kind ([`crate::run`], [`crate::levels`], [`crate::tasks`]).
 
 use crate::link::{CoordinatorLink, GrpcLink, LinkError};
-use crate::run::{PeerEndpoint, WorkerError, WorkerOptions, run_joined};
+use crate::run::{PeerEndpoint, WorkerError, WorkerOptions, lock_data, run_joined};
 use crate::{MAX_BACKOFF, store};
 use retro_proto::{JobKind, JoinReply, JoinRequest};
 use std::path::Path;
@@ -102,6 +102,9 @@ pub fn join_and_run_on(
 /// ([`run_joined`]), breadth-first levels ([`crate::levels::run`]) or tasks
 /// ([`crate::tasks::run`]).
 pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<(), WorkerError> {
+    // One process per data directory, whatever the job: the lock comes
+    // before the join, which claims the identity the directory holds.
+    let lock = lock_data(&opts.data)?;
     // The Peer service is bound before the join, which announces its
     // address; only a retrograde job needs it, so a failure to bind matters
     // only once the reply says that is the kind of job.
@@ -116,7 +119,7 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
     };
     let connect = opts.coordinator.clone().unwrap_or_default();
     match JobKind::try_from(reply.kind) {
-        Ok(JobKind::Retrograde) => run_joined(link, opts, peer?, reply).await,
+        Ok(JobKind::Retrograde) => run_joined(link, opts, peer?, reply, lock).await,
         Ok(JobKind::Levels) => {
             drop(peer);
             let level_opts = crate::levels::LevelWorkerOptions {
@@ -126,7 +129,7 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
                 data: opts.data.clone(),
                 threads: opts.threads,
             };
-            crate::levels::run(level_opts, reply).await
+            crate::levels::run(level_opts, reply, lock).await
         }
         Ok(JobKind::Tasks) => {
             drop(peer);
@@ -142,7 +145,10 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
                 let (link, opts) = (link.clone(), opts.clone());
                 async move { join_with_retry(link.as_ref(), &opts, "").await }
             };
-            crate::tasks::run(task_opts, reply, rejoin).await
+            // Its lock is held all the same: one worker process per --data.
+            let result = crate::tasks::run(task_opts, reply, rejoin).await;
+            drop(lock);
+            result
         }
         _ => Err(WorkerError::Other(format!(
             "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",

@@ -125,8 +125,9 @@ fn client(opts: &LevelWorkerOptions) -> LevelsClient<Channel> {
 }
 
 /// Works for the level job the worker joined (`reply`) until the
-/// coordinator says FINISH.
-pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), WorkerError> {
+/// coordinator says FINISH; `_lock` is its data directory's lock
+/// ([`crate::run::lock_data`]), held until then.
+pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> Result<(), WorkerError> {
     let place =
         reply.level.ok_or_else(|| WorkerError::Refused("the join reply names no place in the level job".into()))?;
     let job = LevelJob {
@@ -145,7 +146,6 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply) -> Result<(), Worke
             job.index, job.workers
         )));
     }
-    let _lock = DirLock::acquire(&opts.data)?;
     let root = levels_root(&opts.data);
     std::fs::create_dir_all(&root).map_err(|e| WorkerError::Other(format!("{}: {e}", root.display())))?;
     if let Some(k) = crate::join::data_identity(&opts.data)?

@@ -19,6 +19,7 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT", value_parser = retro_worker::link::check_host_port)]
     connect: String,
     /// Directory for this worker's checkpoints; reuse it to resume after a crash.
+    /// One worker process per directory (a second one is refused).
     #[arg(long, value_name = "DIR", default_value = "checkpoints/worker")]
     data: PathBuf,
     /// Address for the Peer service (other workers send updates here).

@@ -370,21 +370,32 @@ impl PeerEndpoint {
 /// Joins a retrograde job and runs until the coordinator says it is done
 /// (the embedded run's in-process worker).
 pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -> Result<(), WorkerError> {
+    let lock = lock_data(&opts.data)?;
     let peer = PeerEndpoint::bind(&opts).await?;
     let reply = join_with_retry(link.as_ref(), &opts, peer.address()).await?;
-    run_joined(link, opts, peer, reply).await
+    run_joined(link, opts, peer, reply, lock).await
+}
+
+/// Takes the lock of a worker's data directory (created if missing), before
+/// the join: the join claims the identity the directory holds, so a second
+/// process started on the same directory must stop before it joins as that
+/// worker (it would otherwise take the first one's place in the job, then
+/// find the directory locked, or wait for a job that ended).
+pub fn lock_data(data: &std::path::Path) -> Result<crate::lock::DirLock, WorkerError> {
+    std::fs::create_dir_all(data).map_err(|e| WorkerError::Other(format!("{}: {e}", data.display())))?;
+    Ok(crate::lock::DirLock::acquire(data)?)
 }
 
 /// Runs a worker that has joined a retrograde job (`reply`) until the
-/// coordinator says the job is done.
+/// coordinator says the job is done; `_lock` is its data directory's lock
+/// ([`lock_data`]), held until then.
 pub async fn run_joined<L: CoordinatorLink>(
     link: Arc<L>,
     opts: WorkerOptions,
     peer: PeerEndpoint,
     reply: JoinReply,
+    _lock: crate::lock::DirLock,
 ) -> Result<(), WorkerError> {
-    std::fs::create_dir_all(&opts.data).map_err(|e| WorkerError::Other(format!("{}: {e}", opts.data.display())))?;
-    let _lock = crate::lock::DirLock::acquire(&opts.data)?;
     let progress = Arc::new(Mutex::new(Progress::default()));
     let PeerEndpoint { listener, address: peer_address } = peer;
     if let Some(lost) = &opts.replace

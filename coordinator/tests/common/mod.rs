@@ -70,16 +70,7 @@ fn free_bytes(dir: &Path) -> Option<u64> {
 pub struct TempDir(pub PathBuf);
 impl TempDir {
     pub fn new(name: &str) -> TempDir {
-        TempDir::under(&scratch_root(), name)
-    }
-
-    /// A fresh directory in the system's temporary directory, on disk even
-    /// where [`TempDir::new`] would use memory (see its one user).
-    pub fn on_disk(name: &str) -> TempDir {
-        TempDir::under(&std::env::temp_dir(), name)
-    }
-
-    fn under(root: &Path, name: &str) -> TempDir {
+        let root = scratch_root();
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let p = root.join(format!("retro-test-{name}-{}-{n}", std::process::id()));
