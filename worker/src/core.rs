@@ -754,11 +754,9 @@ impl WorkerCore {
     }
 }
 
-/// Runs `f` on every item, on up to `threads` threads (contiguous groups), and
-/// returns the results in item order.
 /// The position ranges of a shard of `len` positions covered by `chunks`
 /// (sorted chunk numbers of `chunk_len` positions), consecutive chunks merged.
-fn chunk_runs(chunks: &[u64], chunk_len: u64, len: usize) -> Vec<std::ops::Range<usize>> {
+pub fn chunk_runs(chunks: &[u64], chunk_len: u64, len: usize) -> Vec<std::ops::Range<usize>> {
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     for &c in chunks {
         let lo = ((c * chunk_len) as usize).min(len);
@@ -772,6 +770,8 @@ fn chunk_runs(chunks: &[u64], chunk_len: u64, len: usize) -> Vec<std::ops::Range
     runs
 }
 
+/// Runs `f` on every item, on up to `threads` threads (contiguous groups), and
+/// returns the results in item order.
 fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     if items.len() <= 1 || threads <= 1 {
         return items.iter().map(f).collect();
@@ -857,19 +857,4 @@ fn apply_buffered(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::chunk_runs;
-
-    #[test]
-    fn chunk_runs_merge_neighbours_and_stop_at_the_shard_end() {
-        // Chunks of 10 positions in a shard of 45: chunk 4 is the short last one.
-        assert_eq!(chunk_runs(&[0, 1, 3, 4], 10, 45), vec![0..20, 30..45]);
-        assert_eq!(chunk_runs(&[2], 10, 45), vec![20..30]);
-        assert_eq!(chunk_runs(&[], 10, 45), Vec::<std::ops::Range<usize>>::new());
-        // A chunk past the end (none should be listed) adds nothing.
-        assert_eq!(chunk_runs(&[4, 5], 10, 45), vec![40..45]);
-    }
 }

@@ -239,28 +239,3 @@ impl PeerStream {
         Ok(acked)
     }
 }
-
-#[cfg(test)]
-mod host_port_tests {
-    use super::check_host_port;
-
-    #[test]
-    fn accepts_host_port_and_refuses_the_usual_slips() {
-        for ok in ["127.0.0.1:50051", "coord.internal:1", "[::1]:50051", "http://10.0.0.2:50051"] {
-            assert_eq!(check_host_port(ok).ok().as_deref(), Some(ok), "{ok}");
-        }
-        for (bad, why) in [
-            ("127.0.0.1", "no port"),
-            ("coord", "no port"),
-            (":50051", "no host"),
-            ("127.0.0.1:0", "port 0"),
-            ("127.0.0.1:http", "not a number"),
-            ("127.0.0.1:70000", "not a number"),
-            ("::1:50051", "brackets"),
-            ("not a uri", "no port"),
-        ] {
-            let e = check_host_port(bad).unwrap_err().to_string();
-            assert!(e.contains(why) && e.contains("HOST:PORT") && e.contains(bad), "{bad}: {e}");
-        }
-    }
-}

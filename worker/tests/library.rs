@@ -1,0 +1,134 @@
+//! The worker library's parts, tested from outside: a unit-test build of the
+//! crate (compiled a second time with `cfg(test)`) cost about 50 s of the test
+//! command's build for these three tests.
+
+use retro_engine::layout::Layout;
+use retro_engine::shardfile;
+use retro_worker::core::chunk_runs;
+use retro_worker::link::check_host_port;
+use retro_worker::store::{LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSION, undo_path};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+
+#[test]
+fn chunk_runs_merge_neighbours_and_stop_at_the_shard_end() {
+    // Chunks of 10 positions in a shard of 45: chunk 4 is the short last one.
+    assert_eq!(chunk_runs(&[0, 1, 3, 4], 10, 45), vec![0..20, 30..45]);
+    assert_eq!(chunk_runs(&[2], 10, 45), vec![20..30]);
+    assert_eq!(chunk_runs(&[], 10, 45), Vec::<std::ops::Range<usize>>::new());
+    // A chunk past the end (none should be listed) adds nothing.
+    assert_eq!(chunk_runs(&[4, 5], 10, 45), vec![40..45]);
+}
+
+#[test]
+fn accepts_host_port_and_refuses_the_usual_slips() {
+    for ok in ["127.0.0.1:50051", "coord.internal:1", "[::1]:50051", "http://10.0.0.2:50051"] {
+        assert_eq!(check_host_port(ok).ok().as_deref(), Some(ok), "{ok}");
+    }
+    for (bad, why) in [
+        ("127.0.0.1", "no port"),
+        ("coord", "no port"),
+        (":50051", "no host"),
+        ("127.0.0.1:0", "port 0"),
+        ("127.0.0.1:http", "not a number"),
+        ("127.0.0.1:70000", "not a number"),
+        ("::1:50051", "brackets"),
+        ("not a uri", "no port"),
+    ] {
+        let e = check_host_port(bad).unwrap_err().to_string();
+        assert!(e.contains(why) && e.contains("HOST:PORT") && e.contains(bad), "{bad}: {e}");
+    }
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
+    let d = std::env::temp_dir().join(format!("retro-store-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    TempDir(d)
+}
+
+fn record(round: u32) -> RoundRecord {
+    RoundRecord { round, win: round as u64, ..Default::default() }
+}
+
+/// What the worker does before changing a chunk: saves it to the undo
+/// log once since the checkpoint, then writes.
+fn change(st: &mut LayerStore, s: u32, chunk: u64, value: u8) {
+    let chunk_len = st.layout.chunk_len;
+    if !st.saved_mut(s)[chunk as usize] {
+        let path = undo_path(&st.dir, st.undo_round(), s);
+        shardfile::append_undo(&path, st.shards[&s].bytes(), chunk_len, &[chunk]).unwrap();
+        st.saved_mut(s)[chunk as usize] = true;
+    }
+    let bytes = st.shards.get_mut(&s).unwrap().bytes_mut();
+    bytes[(chunk * chunk_len) as usize..((chunk + 1) * chunk_len) as usize].fill(value);
+}
+
+fn snapshot(st: &LayerStore) -> Vec<Vec<u8>> {
+    st.shards.values().map(|f| f.bytes().to_vec()).collect()
+}
+
+/// Rounds committed without a checkpoint live in memory: a crash (the
+/// store dropped without a checkpoint, the files as they are) rolls every
+/// shard back to the checkpoint's bytes, however many rounds touched a
+/// chunk since; a checkpoint makes them durable and removes the undo logs.
+#[test]
+fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
+    let tmp = temp_dir("epoch");
+    let dir = tmp.0.join("layer-0");
+    let layout = Layout::new(4096, 2, 64, 256);
+    let state = LayerState {
+        format_version: STATE_FORMAT_VERSION,
+        plan_hash: "p".into(),
+        layer: 0,
+        shards: vec![0, 1],
+        committed_round: 0,
+        init: Default::default(),
+        rounds: Vec::new(),
+        chunk_crcs: BTreeMap::new(),
+        attempt: 0,
+        seeded: false,
+    };
+    let mut st = LayerStore::create(&dir, layout, state).unwrap();
+    st.commit(record(0), true).unwrap();
+    change(&mut st, 0, 0, 1);
+    st.commit(record(1), true).unwrap();
+    let at_checkpoint = snapshot(&st);
+    change(&mut st, 0, 1, 2);
+    change(&mut st, 1, 0, 2);
+    st.commit(record(2), false).unwrap();
+    change(&mut st, 0, 1, 3);
+    change(&mut st, 1, 2, 3);
+    st.commit(record(3), false).unwrap();
+    assert_eq!(st.live_round(), 3);
+    assert_eq!(st.record(2), Some(&record(2)));
+    change(&mut st, 0, 3, 4); // round 4, half done
+    assert!(undo_path(&dir, 2, 0).exists() && undo_path(&dir, 2, 1).exists());
+    drop(st);
+
+    let mut st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+    assert_eq!((st.state.committed_round, st.live_round()), (1, 1));
+    assert!(snapshot(&st) == at_checkpoint, "rolled back to round 1's bytes");
+    assert!(!undo_path(&dir, 2, 0).exists(), "the logs went once the checksums held");
+
+    // Replayed, then a checkpoint: durable, and the next start finds it.
+    change(&mut st, 0, 1, 2);
+    st.commit(record(2), false).unwrap();
+    change(&mut st, 1, 3, 5);
+    st.commit(record(3), true).unwrap();
+    let at_three = snapshot(&st);
+    assert!(!undo_path(&dir, 2, 0).exists() && !undo_path(&dir, 2, 1).exists());
+    drop(st);
+    let st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+    assert_eq!(st.state.committed_round, 3);
+    assert_eq!(st.state.rounds, (0..=3).map(record).collect::<Vec<_>>());
+    assert!(snapshot(&st) == at_three);
+}
