@@ -201,6 +201,17 @@ fn mirror_folded_space_gives_the_same_counts_embedded_and_on_two_workers() {
     };
     let (all, folded) = (stored(&plain), stored(&mirrored));
     assert!(folded * 100 < all * 55, "{folded} of {all} positions stored");
+    // `coordinator estimate` foresees what each run stored, and every position.
+    for (d, summary, stored) in [(&plain, &a, all), (&mirrored, &b, folded)] {
+        let mut c = Command::new(coordinator());
+        c.args(["estimate", "--json", "--plan"]).arg(d.join("plan.toml"));
+        let out = run(c, LIMIT);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(e["stored"].as_u64(), Some(stored), "{e}");
+        assert_eq!(e["bytes_per_layer_solving"].as_u64(), Some(stored), "{e}");
+        assert_eq!(e["positions"], summary["positions"], "{e}");
+    }
 
     let dir = TempDir::new("cc2-mirrored-cluster");
     std::fs::write(dir.join("plan.toml"), &with_mirror).unwrap();

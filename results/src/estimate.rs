@@ -5,7 +5,7 @@
 use crate::ResultsError;
 use retro_games::GameKind;
 use retro_games::RetroGame;
-use retro_games::cc2::Cc2;
+use retro_games::cc2::{Cc2, Folding};
 use retro_games::cc3::Cc3;
 use serde::Serialize;
 
@@ -23,21 +23,29 @@ pub struct Estimate {
     /// Lane-restricted positions (placements times the player to move).
     pub positions: u128,
     /// `cc3`: positions up to the 120-degree rotation (which acts without fixed
-    /// points); `cc2`: every position (no symmetry is used).
+    /// points); `cc2`: positions up to the symmetries the plan folds by (the
+    /// stored ranks).
     pub canonical_placements: u128,
+    /// Ranks the solver stores, one state byte each while solving: `cc3`
+    /// every position; `cc2` the positions folded by the plan's colour and
+    /// mirror symmetries.
+    pub stored: u128,
     /// True when ranks fit in u64 and the plan can be solved.
     pub solvable: bool,
     /// Computed layers.
     pub layers: usize,
-    /// Bytes of state per layer while solving (one byte per position).
+    /// Bytes of state per layer while solving (one byte per stored rank).
     pub bytes_per_layer_solving: u128,
-    /// Bytes per layer in the tablebase before compression (two bits per position).
+    /// Bytes of move counts, on disk beside the state, once per job (one byte
+    /// per stored rank).
+    pub bytes_move_counts: u128,
+    /// Bytes per layer in the tablebase before compression (two bits per stored rank).
     pub bytes_per_layer_tablebase: u128,
     /// Tablebase bytes of all layers before compression.
     pub bytes_tablebases: u128,
     /// Shards in the plan.
     pub shards: u32,
-    /// Positions per shard (state bytes a worker maps per shard).
+    /// Stored ranks per shard (state bytes a worker maps per shard).
     pub positions_per_shard: u128,
 }
 
@@ -53,6 +61,8 @@ pub struct Job {
     pub size: u32,
     /// Pieces per player (`cc2`).
     pub pieces: u32,
+    /// The symmetries the plan folds the rank space by (`cc2`).
+    pub folding: Folding,
     /// Layers the job computes.
     pub layers: usize,
     /// Shards the rank space is cut into.
@@ -64,23 +74,24 @@ pub struct Job {
 /// Computes the estimate of a job.
 pub fn estimate(job: &Job) -> Result<Estimate, ResultsError> {
     let unsupported = |e: &dyn std::fmt::Display| ResultsError::Unsupported(e.to_string());
-    let (positions, cells, pieces_each, canonical, solvable) = match job.game {
+    let (positions, stored, cells, pieces_each, canonical, solvable) = match job.game {
         GameKind::Cc2 => {
-            let g = Cc2::new(job.size, job.pieces).map_err(|e| unsupported(&e))?;
-            let n = g.position_count() as u128;
-            (n, g.board.cells, g.board.pieces as usize, n, true)
+            let all = Cc2::new(job.size, job.pieces).map_err(|e| unsupported(&e))?.position_count() as u128;
+            let g = Cc2::with_folding(job.size, job.pieces, job.folding).map_err(|e| unsupported(&e))?;
+            let stored = g.position_count() as u128;
+            (all, stored, g.board.cells, g.board.pieces as usize, stored, true)
         }
         GameKind::Cc3 => {
             let g = Cc3::new(job.order).map_err(|e| unsupported(&e))?;
             let n = g.ranker.positions();
-            (n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
+            (n, n, g.star.cells(), g.star.k, n / 3, g.ranker.fits_u64())
         }
         other => return Err(ResultsError::Unsupported(format!("no size estimate for {other} jobs"))),
     };
     let layers = job.layers;
-    let per_layer_tb = positions.div_ceil(4);
+    let per_layer_tb = stored.div_ceil(4);
     let block = (job.block_positions as u128).max(1);
-    let blocks = positions.div_ceil(block);
+    let blocks = stored.div_ceil(block);
     let shards = (job.shards as u128).max(1);
     let positions_per_shard = blocks.div_ceil(shards) * block;
     Ok(Estimate {
@@ -90,13 +101,15 @@ pub fn estimate(job: &Job) -> Result<Estimate, ResultsError> {
         pieces_each,
         positions,
         canonical_placements: canonical,
+        stored,
         solvable,
         layers,
-        bytes_per_layer_solving: positions,
+        bytes_per_layer_solving: stored,
+        bytes_move_counts: stored,
         bytes_per_layer_tablebase: per_layer_tb,
         bytes_tablebases: per_layer_tb * layers as u128,
         shards: job.shards,
-        positions_per_shard: positions_per_shard.min(positions),
+        positions_per_shard: positions_per_shard.min(stored),
     })
 }
 

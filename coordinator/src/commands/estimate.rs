@@ -2,6 +2,7 @@
 //! plan needs.
 
 use super::{load_plan, not_peg};
+use retro_games::GameKind;
 use retro_results::estimate::{Job, bytes_human, estimate};
 use std::path::PathBuf;
 
@@ -13,6 +14,7 @@ pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
         order: p.job.order,
         size: p.job.size.unwrap_or(0),
         pieces: p.job.pieces.unwrap_or(0),
+        folding: retro_coordinator::job::job_spec(&p).folding(),
         layers: p.job.questions.len(),
         shards: p.shards.count,
         block_positions: p.shards.block_positions,
@@ -21,15 +23,21 @@ pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
     if json {
         println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
     } else {
-        println!("{} order {}: {} cells, {} pieces each", e.game, e.order, e.cells, e.pieces_each);
+        let size = match e.game {
+            GameKind::Cc2 => format!("{} x {}", p.job.size.unwrap_or(0), p.job.size.unwrap_or(0)),
+            _ => format!("order {}", e.order),
+        };
+        println!("{} {size}: {} cells, {} pieces each", e.game, e.cells, e.pieces_each);
         println!("positions            {}", e.positions);
         println!("canonical placements {}", e.canonical_placements);
+        println!("stored ranks         {} (one state byte each while solving)", e.stored);
         println!(
             "per layer: {} while solving, {} as a 2-bit tablebase (before compression); {} layers",
             bytes_human(e.bytes_per_layer_solving),
             bytes_human(e.bytes_per_layer_tablebase),
             e.layers
         );
+        println!("move counts on disk, once per job: {}", bytes_human(e.bytes_move_counts));
         println!("solvable with u64 ranks: {}", if e.solvable { "yes" } else { "no (estimate only)" });
     }
     Ok(())
