@@ -3,12 +3,14 @@
 //! Steps go START, then EXPAND(n) / MERGE(n + 1) until a merged level is
 //! empty, then UPLOAD and FINISH. A step moves on once every worker has
 //! reported it. The coordinator relays parcels through files
-//! (`CHECKPOINTS/relay/level-NNN/`, one per shard and sender, removed once the
-//! level is merged), records the last merged level in
-//! `CHECKPOINTS/levels-cluster.json` and, after UPLOAD, writes the same level
-//! files an embedded run writes, piece by piece as they arrive; the ledger is
-//! then computed from those files by the same code. It never holds more than
-//! a few pieces of a level in memory (`retro_engine::levels::pieces`).
+//! (`CHECKPOINTS/relay/`, one per shard and sender, emptied once the level is
+//! merged and written again for the next: on ext4, creating and removing a
+//! file per level, shard and sender cost about half a millisecond each),
+//! records the last merged level in `CHECKPOINTS/levels-cluster.json` and,
+//! after UPLOAD, writes the same level files an embedded run writes, piece by
+//! piece as they arrive; the ledger is then computed from those files by the
+//! same code. It never holds more than a few pieces of a level in memory
+//! (`retro_engine::levels::pieces`).
 
 use super::levels::LevelsIdentity;
 use crate::CoordinatorError;
@@ -86,6 +88,9 @@ struct State {
     uploaded: BTreeMap<(u32, u32), (u64, u64)>,
     /// The last level with any key, once known.
     last_level: Option<u32>,
+    /// The relay files delivered whole for the level being expanded or
+    /// merged: (shard, sender index).
+    relayed: BTreeSet<(u32, u32)>,
     error: Option<String>,
 }
 
@@ -199,8 +204,13 @@ impl LevelJobState {
             Phase::Merge(m) => {
                 let total: u64 = s.keys.values().sum();
                 s.keys.clear();
-                // Every owner has merged its shards: the relayed parcels are spent.
-                store::remove_dir_if_present(&self.relay_level(m)).map_err(|e| Status::internal(e.to_string()))?;
+                // Every owner has merged its shards: the relayed parcels are
+                // spent. Their files are emptied, kept for the next level.
+                for (shard, from) in std::mem::take(&mut s.relayed) {
+                    let path = self.relay_file(shard, from);
+                    let empty = std::fs::OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(0));
+                    empty.map_err(|e| Status::internal(format!("{}: {e}", path.display())))?;
+                }
                 if total == 0 {
                     s.last_level = Some(m - 1);
                     Phase::Upload(m - 1)
@@ -217,6 +227,7 @@ impl LevelJobState {
                 self.write_levels(s, last)?;
                 s.manifest.written = Some(last);
                 self.save(s)?;
+                store::remove_dir_if_present(&self.relay_dir).map_err(|e| Status::internal(e.to_string()))?;
                 Phase::Finish
             }
         };
@@ -251,14 +262,10 @@ impl LevelJobState {
         Ok(())
     }
 
-    /// The relay directory of `level`'s parcels.
-    fn relay_level(&self, level: u32) -> PathBuf {
-        self.relay_dir.join(format!("level-{level:03}"))
-    }
-
-    /// The relay file of one sender's pieces of one shard.
-    fn relay_file(&self, level: u32, shard: u32, from: u32) -> PathBuf {
-        self.relay_level(level).join(format!("shard-{shard:04}-from-{from:04}.parcels"))
+    /// The relay file of one sender's pieces of one shard (of the level
+    /// being expanded or merged).
+    fn relay_file(&self, shard: u32, from: u32) -> PathBuf {
+        self.relay_dir.join(format!("shard-{shard:04}-from-{from:04}.parcels"))
     }
 }
 
@@ -475,15 +482,25 @@ impl Levels for LevelService {
                         p.level, p.shard, p.from_index
                     )));
                 }
+                if p.piece == 0 {
+                    // Not whole again until its last piece is written.
+                    s.relayed.remove(&(p.shard, index));
+                }
                 n
             };
-            let path = self.0.relay_file(p.level, p.shard, p.from_index);
-            let partial = path.with_extension("partial");
+            let path = self.0.relay_file(p.shard, p.from_index);
             if p.piece == 0 {
-                // A re-delivered shard starts over, replacing what came before.
-                let dir = self.0.relay_level(p.level);
-                std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
-                let file = std::fs::File::create(&partial).map_err(|e| io(&partial, e))?;
+                // Written from its start, and cut to what was written after
+                // the last piece: a re-delivered shard replaces what came
+                // before. Not truncated here: ext4 flushes a file truncated
+                // to nothing and written again when it is closed
+                // (`auto_da_alloc`), which made every level slower.
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(|e| io(&path, e))?;
                 open.insert(p.shard, (BufWriter::new(file), 0));
             }
             let Some((out, next)) = open.get_mut(&p.shard) else {
@@ -496,11 +513,13 @@ impl Levels for LevelService {
                 )));
             }
             *next += 1;
-            append_parcel(out, &p).map_err(|e| io(&partial, e))?;
+            append_parcel(out, &p).map_err(|e| io(&path, e))?;
             if p.last {
-                let (mut out, _) = open.remove(&p.shard).expect("just used");
-                out.flush().map_err(|e| io(&partial, e))?;
-                std::fs::rename(&partial, &path).map_err(|e| io(&path, e))?;
+                let (out, _) = open.remove(&p.shard).expect("just used");
+                let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
+                let written = std::io::Seek::stream_position(&mut &file).map_err(|e| io(&path, e))?;
+                file.set_len(written).map_err(|e| io(&path, e))?;
+                self.0.lock().relayed.insert((p.shard, p.from_index));
             }
             Fault::check(&self.0.fault, "peg-mid-expand", 0, n);
             count += 1;
@@ -521,8 +540,8 @@ impl Levels for LevelService {
             let mut files = Vec::new();
             for shard in owned_shards(index, self.0.workers, self.0.shards) {
                 for from in 0..self.0.workers {
-                    let path = self.0.relay_file(req.level, shard, from);
-                    if !path.exists() {
+                    let path = self.0.relay_file(shard, from);
+                    if !s.relayed.contains(&(shard, from)) {
                         return Err(Status::internal(format!(
                             "level {} shard {shard}: worker {from}'s parcels were never delivered whole",
                             req.level
@@ -621,6 +640,8 @@ pub fn run(
     // Parcels relayed by an earlier process are delivered again from its last committed level.
     let relay = checkpoints.join("relay");
     store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    std::fs::create_dir_all(&relay)
+        .map_err(|e| CoordinatorError::Io(format!("cannot create {}: {e}", relay.display())))?;
     let state = Arc::new(LevelJobState {
         job: plan.job.name.clone(),
         plan_hash: plan.hash(),
@@ -631,7 +652,7 @@ pub fn run(
         memory_bytes: plan.memory_bytes(),
         manifest_path,
         levels_dir: checkpoints.join("levels"),
-        relay_dir: checkpoints.join("relay"),
+        relay_dir: relay,
         state: Mutex::new(State {
             manifest,
             phase: Phase::Joining,
@@ -640,6 +661,7 @@ pub fn run(
             keys: BTreeMap::new(),
             uploaded: BTreeMap::new(),
             last_level: None,
+            relayed: BTreeSet::new(),
             error: None,
         }),
         changed: Notify::new(),
