@@ -78,10 +78,13 @@ pub fn duration(seconds: f64) -> String {
 }
 
 /// The progress line of a committed round of layer `index` (of `layers`).
+/// The layer is counted in the order the layers run (after the solved ones),
+/// which `--seed-solo` makes other than the plan's.
 pub fn round_line(layers: &[LayerRecord], index: usize, positions: u64) -> String {
     let layer = &layers[index];
+    let ordinal = layers.iter().enumerate().filter(|(i, l)| l.solved && *i != index).count() + 1;
     let Some(last) = layer.rounds.last() else {
-        return format!("layer {} of {}: {}", index + 1, layers.len(), layer.question);
+        return format!("layer {ordinal} of {}: {}", layers.len(), layer.question);
     };
     let decided: u64 = layer.rounds.iter().map(|r| r.win + r.loss).sum();
     let new = last.win + last.loss;
@@ -93,7 +96,7 @@ pub fn round_line(layers: &[LayerRecord], index: usize, positions: u64) -> Strin
     format!(
         "layer {} of {} {} round {}: +{} decided ({} win, {} loss), {} of {} decided ({:.1} %), {}/s, round {}, \
          layer {} so far; {left}",
-        index + 1,
+        ordinal,
         layers.len(),
         layer.question,
         last.round,
@@ -182,6 +185,15 @@ mod tests {
         assert!(line.starts_with("layer 1 of 1 solo(A) round 3: +10,000 decided"), "{line}");
         assert!(line.contains("1,110,005 of 10,000,000 decided (11.1 %)"), "{line}");
         assert!(line.contains("1,000/s, round 10 s, layer 61 s so far; about"), "{line}");
+        // Counted in the order the layers run: the plan's first layer, solved
+        // after the two others (`--seed-solo`), is the third.
+        let solved = |q: &str| layer(q, &[(5, 1.0), (1, 1.0)], true);
+        let seeded = [layers[0].clone(), solved("enable(A>B)"), solved("enable(A>C)")];
+        let line = round_line(&seeded, 0, 10_000_000);
+        assert!(line.starts_with("layer 3 of 3 solo(A) round 3:"), "{line}");
+        let first = [layer("enable(A>B)", &[], false), layers[0].clone(), layer("enable(A>C)", &[], false)];
+        let line = round_line(&first, 1, 10_000_000);
+        assert!(line.starts_with("layer 1 of 3 solo(A) round 3:"), "{line}");
         assert_eq!(duration(0.25), "0.25 s");
         assert_eq!(duration(30.0), "30 s");
         assert_eq!(duration(600.0), "10.0 min");
