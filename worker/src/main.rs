@@ -11,7 +11,8 @@ use std::sync::Arc;
 /// A worker of a retrograde-analysis job: owns shards, runs rounds, checkpoints
 /// after every round. Run the same command again after a crash to resume.
 /// It follows whatever job the coordinator runs: retrograde layers, breadth-first
-/// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes, nothing on disk).
+/// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes: nothing kept
+/// under --data but its lock).
 #[derive(Parser, Debug)]
 #[command(name = "worker", version = retro_proto::LONG_VERSION)]
 struct Args {
