@@ -366,6 +366,9 @@ pub enum LevelError {
     /// A parcel (a shard on the wire) failed its checks.
     #[error("{0}")]
     BadParcel(String),
+    /// zstd could not set up a compression context (its memory, most likely).
+    #[error("cannot set up a zstd compressor for level files: {0}")]
+    Compressor(std::io::Error),
     /// A level file failed its checks.
     #[error(
         "level file {path} is damaged: {problem}; delete that level's directory and run the same command again to recompute it"

@@ -263,7 +263,7 @@ fn with_compressor<T>(
         let (compressor, packed) = match &mut *c {
             Some(kept) => kept,
             empty => empty.insert((
-                zstd::bulk::Compressor::new(1).map_err(|e| LevelError::Io(io_err(Path::new("zstd"))(e)))?,
+                zstd::bulk::Compressor::new(1).map_err(LevelError::Compressor)?,
                 Vec::new(),
             )),
         };
