@@ -262,10 +262,7 @@ fn with_compressor<T>(
         let mut c = c.borrow_mut();
         let (compressor, packed) = match &mut *c {
             Some(kept) => kept,
-            empty => empty.insert((
-                zstd::bulk::Compressor::new(1).map_err(LevelError::Compressor)?,
-                Vec::new(),
-            )),
+            empty => empty.insert((zstd::bulk::Compressor::new(1).map_err(LevelError::Compressor)?, Vec::new())),
         };
         f(compressor, packed)
     })
