@@ -55,10 +55,18 @@ fn token_coordinator(dir: &TempDir, token: Option<&str>) -> (Proc, String) {
     (p, addr)
 }
 
-fn worker_run(dir: &TempDir, addr: &str, extra: &[&str], token: Option<&str>) -> std::process::Output {
+/// A worker of the job at `addr` on the data directory `dir/data`, without
+/// the environment's token or fault point.
+fn worker_command(dir: &TempDir, addr: &str, data: &str) -> Command {
     let mut c = Command::new(worker());
-    c.args(["--connect", addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join("w")).args(extra);
+    c.args(["--connect", addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join(data));
     c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    c
+}
+
+fn worker_run(dir: &TempDir, addr: &str, extra: &[&str], token: Option<&str>) -> std::process::Output {
+    let mut c = worker_command(dir, addr, "w");
+    c.args(extra);
     if let Some(t) = token {
         c.env("RETRO_TOKEN", t);
     }
@@ -198,12 +206,7 @@ fn a_second_process_on_the_same_state_is_refused() {
     let mut first = Proc::start("coordinator", c, dir.join("coord.log"));
     let addr = listening_address(&first);
     assert_clear_failure(&run(embedded_command(&dir), LIMIT), "in use by another process");
-    let worker_on = |data: &str| {
-        let mut c = Command::new(worker());
-        c.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--data"]).arg(dir.join(data));
-        c.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-        c
-    };
+    let worker_on = |data: &str| worker_command(&dir, &addr, data);
     let w = Proc::start("worker", worker_on("w"), dir.join("w.log"));
     let deadline = Instant::now() + LIMIT;
     while !first.logs().contains("worker w1 joined") {

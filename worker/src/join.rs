@@ -145,10 +145,9 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
                 let (link, opts) = (link.clone(), opts.clone());
                 async move { join_with_retry(link.as_ref(), &opts, "").await }
             };
-            // Its lock is held all the same: one worker process per --data.
-            let result = crate::tasks::run(task_opts, reply, rejoin).await;
-            drop(lock);
-            result
+            // `lock` is held all the same, until this returns: one worker
+            // process per --data.
+            crate::tasks::run(task_opts, reply, rejoin).await
         }
         _ => Err(WorkerError::Other(format!(
             "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",
