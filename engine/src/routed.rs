@@ -142,6 +142,9 @@ pub fn route<G: RetroGame>(
                     let mut count = vec![0usize; regions + 1];
                     let mut spans: Vec<Range<u64>> = vec![NO_SPAN; regions];
                     let mut hit = vec![false; chunks];
+                    // Each record's region, kept for the second pass: 4 bytes a
+                    // record spare the block's computation a second time.
+                    let mut region_of = Vec::with_capacity(n);
                     for list in run {
                         for &k in list.iter() {
                             let record = k >> 1;
@@ -151,6 +154,7 @@ pub fn route<G: RetroGame>(
                             }
                             let (lo, hi) = (block.start.max(base) - base, block.end.min(end) - base);
                             let g = (lo / REGION_LEN) as usize;
+                            region_of.push(g as u32);
                             count[g + 1] += 1;
                             let span = &mut spans[g];
                             span.start = span.start.min(block.start);
@@ -167,11 +171,8 @@ pub fn route<G: RetroGame>(
                     let starts = count.clone();
                     let mut keys = vec![0u64; n];
                     let mut next = count;
-                    // The region again (one division) rather than kept from the
-                    // first pass: a list of regions would cost half as much
-                    // memory again as the records it sorts.
-                    for &k in run.iter().flat_map(|l| l.iter()) {
-                        let g = ((game.record_block(k >> 1).start.max(base) - base) / REGION_LEN) as usize;
+                    for (&k, &g) in run.iter().flat_map(|l| l.iter()).zip(&region_of) {
+                        let g = g as usize;
                         keys[next[g]] = k;
                         next[g] += 1;
                     }
