@@ -156,11 +156,7 @@ fn a_machine_lost_for_good_is_replaced_by_an_empty_worker() {
     // The machine and its disk are gone.
     std::fs::remove_dir_all(dir.join("w2")).unwrap();
     // Only a worker the coordinator counts as lost can be replaced.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !coord.logs().contains("presumed lost") {
-        assert!(std::time::Instant::now() < deadline, "the loss was never noticed:\n{}", coord.logs());
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    coord.wait_for_log("presumed lost", Duration::from_secs(60));
     let mut c = worker_cmd(&dir, &addr, 4, None);
     c.args(["--replace", &lost]);
     let mut w4 = Proc::start("worker 4", c, dir.join("w4.log"));

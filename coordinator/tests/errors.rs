@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -208,11 +208,7 @@ fn a_second_process_on_the_same_state_is_refused() {
     assert_clear_failure(&run(embedded_command(&dir), LIMIT), "in use by another process");
     let worker_on = |data: &str| worker_command(&dir, &addr, data);
     let w = Proc::start("worker", worker_on("w"), dir.join("w.log"));
-    let deadline = Instant::now() + LIMIT;
-    while !first.logs().contains("worker w1 joined") {
-        assert!(Instant::now() < deadline, "{}", first.logs());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    first.wait_for_log("worker w1 joined", LIMIT);
     // A second worker on the first worker's data directory is refused before
     // it joins: the join would claim the first one's identity and take its
     // place in the job (a new epoch for w1), or join as a second worker.

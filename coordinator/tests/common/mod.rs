@@ -116,6 +116,15 @@ impl Proc {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+    /// Waits until the process's output contains `text`, failing the test
+    /// after `limit`.
+    pub fn wait_for_log(&self, text: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while !self.logs().contains(text) {
+            assert!(Instant::now() < deadline, "{:?} never appeared within {limit:?}:\n{}", text, self.logs());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     pub fn logs(&self) -> String {
         let e = std::fs::read_to_string(&self.log).unwrap_or_default();
         let o = std::fs::read_to_string(self.log.with_extension("out")).unwrap_or_default();
