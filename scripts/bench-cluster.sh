@@ -49,7 +49,9 @@ started=$(date +%s.%N)
 pids+=($!)
 addr=""
 for _ in $(seq 1 200); do
-  addr=$(sed -n 's/.*coordinator listening on \([0-9.:]*\);.*/\1/p' "$dir/coordinator.log" | head -1)
+  # `listening on ADDR` starts a line for every kind of job (a level or task
+  # job logs nothing else that names the address).
+  addr=$(sed -n 's/^listening on \([0-9.:]*\).*/\1/p' "$dir/coordinator.log" | head -1)
   [ -n "$addr" ] && break
   sleep 0.1
 done
