@@ -294,6 +294,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         wopts.threads = plan.threads();
         wopts.ignore_resources = opts.ignore_resources;
         wopts.fault = retro_common::fault::Fault::from_env();
+        wopts.spaced_checkpoints = !opts.checkpoint_every.is_zero();
         if seed_solo {
             let seeds =
                 TablebaseSeeds { scheduler: scheduler.clone(), output: opts.output.clone(), threads: plan.threads() };

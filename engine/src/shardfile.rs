@@ -3,29 +3,58 @@
 //! CRC-32 checksums and the undo log that makes a round restartable.
 
 use crate::durable::{DurableError, io_err, sync_dir};
-use memmap2::MmapMut;
+use memmap2::{MmapMut, MmapOptions};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+/// How a shard file's bytes reach the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// A shared mapping: the kernel writes changed pages back whenever it
+    /// likes, and [`ShardFile::flush`] (msync) waits for the rest. A shard
+    /// larger than memory pages to disk.
+    Shared,
+    /// A private (copy-on-write) mapping: changes stay in this process's
+    /// memory and reach the file only at [`ShardFile::flush`], which writes
+    /// them. The state must fit in memory, and nothing is written between
+    /// checkpoints: at stage 2 a heavy round changes the whole 14.8 GB state,
+    /// and with a shared mapping the kernel wrote it back about once a round
+    /// (2.1 TB over a run) and held the round's stores behind its dirty-page
+    /// limit (docs/BENCHMARKS.md).
+    Private,
+}
+
 /// A memory-mapped shard file.
 pub struct ShardFile {
     path: PathBuf,
+    file: File,
     map: MmapMut,
+    mapping: Mapping,
 }
 
 impl ShardFile {
-    /// Creates (or truncates) the file at `len` bytes and maps it.
+    /// Creates (or truncates) the file at `len` bytes and maps it shared.
     pub fn create(path: &Path, len: u64) -> Result<ShardFile, DurableError> {
+        Self::create_mapped(path, len, Mapping::Shared)
+    }
+
+    /// Creates (or truncates) the file at `len` bytes and maps it as asked.
+    pub fn create_mapped(path: &Path, len: u64, mapping: Mapping) -> Result<ShardFile, DurableError> {
         let f =
             OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(io_err(path))?;
         f.set_len(len).map_err(io_err(path))?;
         reserve(path, &f, len)?;
-        Self::map(path, &f)
+        Self::map(path, f, mapping)
     }
 
-    /// Opens an existing file, which must be exactly `len` bytes.
+    /// Opens an existing file, which must be exactly `len` bytes, mapped shared.
     pub fn open(path: &Path, len: u64) -> Result<ShardFile, DurableError> {
+        Self::open_mapped(path, len, Mapping::Shared)
+    }
+
+    /// Opens an existing file, which must be exactly `len` bytes, mapped as asked.
+    pub fn open_mapped(path: &Path, len: u64, mapping: Mapping) -> Result<ShardFile, DurableError> {
         let f = OpenOptions::new().read(true).write(true).open(path).map_err(io_err(path))?;
         let actual = f.metadata().map_err(io_err(path))?.len();
         if actual != len {
@@ -37,17 +66,23 @@ impl ShardFile {
         // A file left sparse (by an older build, or copied with holes) gets
         // its blocks now, for the same reason as in `create`.
         reserve(path, &f, len)?;
-        Self::map(path, &f)
+        Self::map(path, f, mapping)
     }
 
-    fn map(path: &Path, f: &File) -> Result<ShardFile, DurableError> {
-        if f.metadata().map_err(io_err(path))?.len() == 0 {
-            return Ok(ShardFile { path: path.to_path_buf(), map: MmapMut::map_anon(0).map_err(io_err(path))? });
+    fn map(path: &Path, f: File, mapping: Mapping) -> Result<ShardFile, DurableError> {
+        let path = path.to_path_buf();
+        if f.metadata().map_err(io_err(&path))?.len() == 0 {
+            let map = MmapMut::map_anon(0).map_err(io_err(&path))?;
+            return Ok(ShardFile { path, file: f, map, mapping });
         }
         // SAFETY: the file is private to this worker's data directory; no other
         // process maps or truncates it while we hold the map.
-        let map = unsafe { MmapMut::map_mut(f) }.map_err(io_err(path))?;
-        Ok(ShardFile { path: path.to_path_buf(), map })
+        let map = match mapping {
+            Mapping::Shared => unsafe { MmapMut::map_mut(&f) },
+            Mapping::Private => unsafe { MmapOptions::new().map_copy(&f) },
+        }
+        .map_err(io_err(&path))?;
+        Ok(ShardFile { path, file: f, map, mapping })
     }
 
     /// The bytes.
@@ -60,9 +95,52 @@ impl ShardFile {
         &mut self.map
     }
 
-    /// Makes every write durable (msync).
+    /// Makes every write durable: msync of a shared mapping; a private one
+    /// writes all its bytes to the file.
     pub fn flush(&self) -> Result<(), DurableError> {
-        self.map.flush().map_err(io_err(&self.path))
+        match self.mapping {
+            Mapping::Shared => self.map.flush().map_err(io_err(&self.path)),
+            Mapping::Private => self.write_back(std::slice::from_ref(&(0..self.map.len()))),
+        }
+    }
+
+    /// Makes the writes durable where only the `chunk_len` chunks `chunks`
+    /// (sorted) can have changed since the last flush: msync of a shared
+    /// mapping (it writes only changed pages anyway); a private one writes
+    /// those chunks to the file.
+    pub fn flush_chunks(&self, chunk_len: u64, chunks: &[u64]) -> Result<(), DurableError> {
+        match self.mapping {
+            Mapping::Shared => self.map.flush().map_err(io_err(&self.path)),
+            Mapping::Private => {
+                let len = self.map.len() as u64;
+                let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+                for &c in chunks {
+                    let (lo, hi) = ((c * chunk_len).min(len) as usize, ((c + 1) * chunk_len).min(len) as usize);
+                    match runs.last_mut() {
+                        Some(last) if last.end == lo => last.end = hi,
+                        _ => runs.push(lo..hi),
+                    }
+                }
+                self.write_back(&runs)
+            }
+        }
+    }
+
+    /// A private mapping's bytes in `runs` written to the file, then synced;
+    /// the file's cached pages are then let go (the mapping holds its own
+    /// copy of every page it changed, so the cache would hold them twice).
+    fn write_back(&self, runs: &[std::ops::Range<usize>]) -> Result<(), DurableError> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::FileExt;
+        for run in runs {
+            self.file.write_all_at(&self.map[run.clone()], run.start as u64).map_err(io_err(&self.path))?;
+        }
+        self.file.sync_data().map_err(io_err(&self.path))?;
+        // SAFETY: a plain advisory call on a descriptor we hold open. Pages
+        // this mapping still reads from the cache stay (the kernel drops only
+        // unmapped clean pages), so nothing it shows changes.
+        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        Ok(())
     }
 }
 

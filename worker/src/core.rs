@@ -209,6 +209,8 @@ pub struct WorkerCore {
     pub ignore_resources: bool,
     /// What the layers solved before a layer prove about it (embedded runs).
     pub known_losses: Option<KnownLossSource>,
+    /// How the layer's shard files are mapped ([`store::layer_mapping`]).
+    pub state_mapping: retro_engine::shardfile::Mapping,
     layer: Option<LayerStore>,
     work: Option<RoundWork>,
     /// The layer attempt the current task belongs to ([`WorkerCore::set_attempt`]).
@@ -240,6 +242,7 @@ impl WorkerCore {
             progress,
             ignore_resources: false,
             known_losses: None,
+            state_mapping: retro_engine::shardfile::Mapping::Shared,
             layer: None,
             work: None,
             attempt: 0,
@@ -276,7 +279,7 @@ impl WorkerCore {
             // What the disk holds may be older than the last round run here.
             self.hint = None;
             let dir = store::layer_dir(&self.data, layer);
-            self.layer = LayerStore::open(&dir, self.layout, &self.spec.plan_hash, layer, shards)?;
+            self.layer = LayerStore::open(&dir, self.layout, &self.spec.plan_hash, layer, shards, self.state_mapping)?;
             self.set_progress();
         }
         if let Some(l) = &self.layer
@@ -349,7 +352,7 @@ impl WorkerCore {
             Some(source) if q.three_valued => source.0.known_losses(layer).map_err(TaskError::State)?,
             _ => None,
         };
-        let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state)?;
+        let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state, self.state_mapping)?;
         let mut init = kernel::InitStats::default();
         let mut decided = kernel::Decided::default();
         let started = std::time::Instant::now();

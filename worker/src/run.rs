@@ -51,6 +51,10 @@ pub struct WorkerOptions {
     /// What the layers solved before a layer prove about it (an embedded
     /// coordinator's tablebases; none in a cluster).
     pub known_losses: Option<crate::core::KnownLossSource>,
+    /// The coordinator spaces this worker's checkpoints (an embedded run):
+    /// its layers' state is then mapped privately and written at checkpoints
+    /// only ([`crate::store::layer_mapping`]).
+    pub spaced_checkpoints: bool,
 }
 
 /// TLS for the worker-to-worker update streams.
@@ -88,6 +92,7 @@ impl WorkerOptions {
             ignore_resources: false,
             replace: None,
             known_losses: None,
+            spaced_checkpoints: false,
         }
     }
 }
@@ -438,6 +443,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     )?;
     core.ignore_resources = opts.ignore_resources;
     core.known_losses = opts.known_losses.clone();
+    core.state_mapping = crate::store::layer_mapping(opts.spaced_checkpoints);
     let core = Arc::new(Mutex::new(core));
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     if let Some(listener) = listener {

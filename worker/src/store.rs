@@ -20,7 +20,7 @@
 use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
 use retro_engine::kernel::InitStats;
 use retro_engine::layout::Layout;
-use retro_engine::shardfile::{self, ShardFile};
+use retro_engine::shardfile::{self, Mapping, ShardFile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -140,6 +140,14 @@ pub struct LayerStore {
     saved: BTreeMap<u32, Vec<bool>>,
 }
 
+/// How a layer's shard files are mapped: privately where checkpoints are
+/// spaced (an embedded run), so that the rounds between two of them write
+/// nothing to disk; shared where every round is one (a cluster worker, whose
+/// shards may also be larger than its memory). See [`Mapping`].
+pub fn layer_mapping(spaced_checkpoints: bool) -> Mapping {
+    if spaced_checkpoints { Mapping::Private } else { Mapping::Shared }
+}
+
 /// Directory of layer `layer`.
 pub fn layer_dir(data: &Path, layer: u32) -> PathBuf {
     data.join(format!("layer-{layer}"))
@@ -166,7 +174,7 @@ pub fn undo_path(dir: &Path, round: u32, s: u32) -> PathBuf {
 
 impl LayerStore {
     /// Creates fresh shard files for a layer (any earlier attempt is wiped).
-    pub fn create(dir: &Path, layout: Layout, state: LayerState) -> Result<LayerStore, StoreError> {
+    pub fn create(dir: &Path, layout: Layout, state: LayerState, mapping: Mapping) -> Result<LayerStore, StoreError> {
         if dir.exists() {
             fs::remove_dir_all(dir).map_err(retro_engine::durable::io_err(dir)).map_err(StoreError::from)?;
         }
@@ -174,7 +182,7 @@ impl LayerStore {
         let mut shards = BTreeMap::new();
         for &s in &state.shards {
             let r = layout.range(s);
-            shards.insert(s, ShardFile::create(&shard_path(dir, s), r.end - r.start)?);
+            shards.insert(s, ShardFile::create_mapped(&shard_path(dir, s), r.end - r.start, mapping)?);
         }
         Ok(LayerStore { dir: dir.to_path_buf(), state, shards, layout, live: Vec::new(), saved: BTreeMap::new() })
     }
@@ -187,6 +195,7 @@ impl LayerStore {
         plan_hash: &str,
         layer: u32,
         shards: &[u32],
+        mapping: Mapping,
     ) -> Result<Option<LayerStore>, StoreError> {
         let state_path = dir.join("state.json");
         let Some(state): Option<LayerState> = read_checked_json(&state_path)? else {
@@ -214,7 +223,7 @@ impl LayerStore {
         let mut files = BTreeMap::new();
         for &s in shards {
             let r = layout.range(s);
-            files.insert(s, ShardFile::open(&shard_path(dir, s), r.end - r.start)?);
+            files.insert(s, ShardFile::open_mapped(&shard_path(dir, s), r.end - r.start, mapping)?);
         }
         let mut store = LayerStore {
             dir: dir.to_path_buf(),
@@ -332,19 +341,30 @@ impl LayerStore {
         let Some(last) = self.live.last().map(|r| r.round) else {
             return Ok(());
         };
+        // The chunks changed since the checkpoint are those saved to the undo
+        // logs (every change is saved first); a shard without checksums yet was
+        // just initialised, wholly.
+        let changed = |s: u32| -> Vec<u64> {
+            let flags = self.saved.get(&s).map_or(&[][..], |f| &f[..]);
+            flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect()
+        };
         // One thread flushes, on purpose: msync write-protects each dirty page,
         // and with another thread of this process running on the other core
         // every page costs a TLB-shootdown interrupt (flushing the shards on two
         // threads took twice as long, 10 s against 4 s over the 7 x 7 game).
-        for file in self.shards.values() {
-            file.flush()?;
+        for (&s, file) in &self.shards {
+            if self.state.chunk_crcs.get(&s).is_none_or(|c| c.is_empty()) {
+                file.flush()?;
+            } else {
+                file.flush_chunks(self.layout.chunk_len, &changed(s))?;
+            }
         }
         for (&s, file) in &self.shards {
+            let chunks = changed(s);
             let crcs = self.state.chunk_crcs.entry(s).or_default();
             if crcs.is_empty() {
                 *crcs = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
-            } else if let Some(flags) = self.saved.get(&s) {
-                let chunks: Vec<u64> = flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect();
+            } else {
                 shardfile::update_chunk_crcs(crcs, file.bytes(), self.layout.chunk_len, &chunks);
             }
         }

@@ -3,7 +3,7 @@
 //! command's build for these three tests.
 
 use retro_engine::layout::Layout;
-use retro_engine::shardfile;
+use retro_engine::shardfile::{self, Mapping};
 use retro_worker::core::chunk_runs;
 use retro_worker::link::check_host_port;
 use retro_worker::store::{LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSION, undo_path};
@@ -82,7 +82,19 @@ fn snapshot(st: &LayerStore) -> Vec<Vec<u8>> {
 /// chunk since; a checkpoint makes them durable and removes the undo logs.
 #[test]
 fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
-    let tmp = temp_dir("epoch");
+    crash_between_checkpoints(Mapping::Shared);
+}
+
+/// The same with the shards mapped privately (an embedded run): nothing
+/// reaches the files between checkpoints, and a crash while a checkpoint
+/// writes them (a chunk half new) still rolls back to the last one.
+#[test]
+fn a_crash_between_private_checkpoints_rolls_back_to_the_checkpoint() {
+    crash_between_checkpoints(Mapping::Private);
+}
+
+fn crash_between_checkpoints(mapping: Mapping) {
+    let tmp = temp_dir(&format!("epoch-{mapping:?}"));
     let dir = tmp.0.join("layer-0");
     let layout = Layout::new(4096, 2, 64, 256);
     let state = LayerState {
@@ -97,7 +109,7 @@ fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
         attempt: 0,
         seeded: false,
     };
-    let mut st = LayerStore::create(&dir, layout, state).unwrap();
+    let mut st = LayerStore::create(&dir, layout, state, mapping).unwrap();
     st.commit(record(0), true).unwrap();
     change(&mut st, 0, 0, 1);
     st.commit(record(1), true).unwrap();
@@ -112,9 +124,20 @@ fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
     assert_eq!(st.record(2), Some(&record(2)));
     change(&mut st, 0, 3, 4); // round 4, half done
     assert!(undo_path(&dir, 2, 0).exists() && undo_path(&dir, 2, 1).exists());
+    let shard0 = dir.join("shard-0.bin");
+    if mapping == Mapping::Private {
+        // The files still hold the checkpoint; then a checkpoint's write
+        // starts (chunk 1 new, chunk 3 torn half-way) and the process dies.
+        assert!(fs::read(&shard0).unwrap() == at_checkpoint[0], "nothing written between checkpoints");
+        let mut torn = at_checkpoint[0].clone();
+        let c = layout.chunk_len as usize;
+        torn[c..2 * c].fill(3);
+        torn[3 * c..3 * c + c / 2].fill(4);
+        fs::write(&shard0, &torn).unwrap();
+    }
     drop(st);
 
-    let mut st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+    let mut st = LayerStore::open(&dir, layout, "p", 0, &[0, 1], mapping).unwrap().unwrap();
     assert_eq!((st.state.committed_round, st.live_round()), (1, 1));
     assert!(snapshot(&st) == at_checkpoint, "rolled back to round 1's bytes");
     assert!(!undo_path(&dir, 2, 0).exists(), "the logs went once the checksums held");
@@ -127,7 +150,8 @@ fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
     let at_three = snapshot(&st);
     assert!(!undo_path(&dir, 2, 0).exists() && !undo_path(&dir, 2, 1).exists());
     drop(st);
-    let st = LayerStore::open(&dir, layout, "p", 0, &[0, 1]).unwrap().unwrap();
+    assert!(fs::read(&shard0).unwrap() == at_three[0], "the checkpoint is in the file");
+    let st = LayerStore::open(&dir, layout, "p", 0, &[0, 1], mapping).unwrap().unwrap();
     assert_eq!(st.state.committed_round, 3);
     assert_eq!(st.state.rounds, (0..=3).map(record).collect::<Vec<_>>());
     assert!(snapshot(&st) == at_three);
