@@ -21,10 +21,12 @@ impl Needs {
     /// A retrograde layer over `stored` positions: one state byte each,
     /// mapped and resident; on disk the state, the move counts (one byte
     /// each, kept for the whole job; `with_counts` when they are not on disk
-    /// yet) and the undo logs of a heavy round (allowed half a byte each).
+    /// yet) and a second copy of the state: the undo logs of a shared
+    /// mapping (a heavy round saves nearly every chunk) or the second file
+    /// of a private one.
     pub fn retrograde(stored: u64, with_counts: bool) -> Needs {
         let counts = if with_counts { stored } else { 0 };
-        Needs { memory: stored, disk: stored + counts + stored / 2 }
+        Needs { memory: stored, disk: 2 * stored + counts }
     }
 
     /// The larger of each figure.
@@ -141,7 +143,7 @@ mod tests {
         assert!(check("job", Needs::retrograde(1_000_000_000, true), have, dir, false).is_ok());
         let e = check("job", Needs::retrograde(9_000_000_000, true), have, dir, false).unwrap_err().to_string();
         assert!(e.contains("memory (9.00 GB needed, 8.00 GB available)"), "{e}");
-        assert!(e.contains("disk (22.50 GB needed, 10.00 GB free)"), "{e}");
+        assert!(e.contains("disk (27.00 GB needed, 10.00 GB free)"), "{e}");
         assert!(e.contains("--ignore-resources"), "{e}");
         assert!(check("job", Needs::retrograde(9_000_000_000, true), have, dir, true).is_ok(), "overridden");
         // A resumed job's own files count towards what it has.

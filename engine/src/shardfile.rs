@@ -6,6 +6,7 @@ use crate::durable::{DurableError, io_err, sync_dir};
 use memmap2::{MmapMut, MmapOptions};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// How a shard file's bytes reach the disk.
@@ -16,9 +17,9 @@ pub enum Mapping {
     /// larger than memory pages to disk.
     Shared,
     /// A private (copy-on-write) mapping: changes stay in this process's
-    /// memory and reach the file only at [`ShardFile::flush`], which writes
-    /// them. The state must fit in memory, and nothing is written between
-    /// checkpoints: at stage 2 a heavy round changes the whole 14.8 GB state,
+    /// memory and reach a file only when written ([`ShardFile::write_to`],
+    /// [`ShardFile::flush`]). The state must fit in memory, and nothing is
+    /// written between checkpoints: at stage 2 a heavy round changes the whole 14.8 GB state,
     /// and with a shared mapping the kernel wrote it back about once a round
     /// (2.1 TB over a run) and held the round's stores behind its dirty-page
     /// limit (docs/BENCHMARKS.md).
@@ -96,52 +97,60 @@ impl ShardFile {
     }
 
     /// Makes every write durable: msync of a shared mapping; a private one
-    /// writes all its bytes to the file.
+    /// writes all its bytes to its own file.
     pub fn flush(&self) -> Result<(), DurableError> {
         match self.mapping {
             Mapping::Shared => self.map.flush().map_err(io_err(&self.path)),
-            Mapping::Private => self.write_back(std::slice::from_ref(&(0..self.map.len()))),
-        }
-    }
-
-    /// Makes the writes durable where only the `chunk_len` chunks `chunks`
-    /// (sorted) can have changed since the last flush: msync of a shared
-    /// mapping (it writes only changed pages anyway); a private one writes
-    /// those chunks to the file.
-    pub fn flush_chunks(&self, chunk_len: u64, chunks: &[u64]) -> Result<(), DurableError> {
-        match self.mapping {
-            Mapping::Shared => self.map.flush().map_err(io_err(&self.path)),
             Mapping::Private => {
-                let len = self.map.len() as u64;
-                let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-                for &c in chunks {
-                    let (lo, hi) = ((c * chunk_len).min(len) as usize, ((c + 1) * chunk_len).min(len) as usize);
-                    match runs.last_mut() {
-                        Some(last) if last.end == lo => last.end = hi,
-                        _ => runs.push(lo..hi),
-                    }
-                }
-                self.write_back(&runs)
+                write_synced(&self.file, &self.path, &self.map, std::slice::from_ref(&(0..self.map.len())))
             }
         }
     }
 
-    /// A private mapping's bytes in `runs` written to the file, then synced;
-    /// the file's cached pages are then let go (the mapping holds its own
-    /// copy of every page it changed, so the cache would hold them twice).
-    fn write_back(&self, runs: &[std::ops::Range<usize>]) -> Result<(), DurableError> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::FileExt;
-        for run in runs {
-            self.file.write_all_at(&self.map[run.clone()], run.start as u64).map_err(io_err(&self.path))?;
+    /// Writes the bytes in `runs` (all of them: `None`), durably, to the file
+    /// at `path`: a private mapping's checkpoint into its second file. A file
+    /// that is missing or empty is created, and must then be written whole;
+    /// an existing one must have this shard's length. `path` may be the mapped
+    /// file itself: a page this mapping has not changed shows that file's
+    /// bytes, so it is written with the bytes it already holds.
+    pub fn write_to(&self, path: &Path, runs: Option<&[Range<usize>]>) -> Result<(), DurableError> {
+        let f =
+            OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io_err(path))?;
+        let len = self.map.len() as u64;
+        let actual = f.metadata().map_err(io_err(path))?.len();
+        if actual != len {
+            if actual != 0 || runs.is_some() {
+                return Err(DurableError::Corrupt {
+                    path: path.to_path_buf(),
+                    why: format!(
+                        "shard file is {actual} bytes, expected {len} (truncated, removed, or from another plan)"
+                    ),
+                });
+            }
+            f.set_len(len).map_err(io_err(path))?;
+            sync_dir(path.parent().unwrap_or(Path::new(".")))?;
         }
-        self.file.sync_data().map_err(io_err(&self.path))?;
-        // SAFETY: a plain advisory call on a descriptor we hold open. Pages
-        // this mapping still reads from the cache stay (the kernel drops only
-        // unmapped clean pages), so nothing it shows changes.
-        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        Ok(())
+        reserve(path, &f, len)?;
+        let whole = 0..self.map.len();
+        write_synced(&f, path, &self.map, runs.unwrap_or(std::slice::from_ref(&whole)))
     }
+}
+
+/// The bytes of `runs` written to `f` at their own offsets and synced; the
+/// file's cached pages are then let go: a private mapping holds its own copy
+/// of every page it changed, so the cache would hold them twice.
+fn write_synced(f: &File, path: &Path, bytes: &[u8], runs: &[Range<usize>]) -> Result<(), DurableError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileExt;
+    for run in runs {
+        f.write_all_at(&bytes[run.clone()], run.start as u64).map_err(io_err(path))?;
+    }
+    f.sync_data().map_err(io_err(path))?;
+    // SAFETY: a plain advisory call on a descriptor we hold open. Pages a
+    // mapping still reads from the cache stay (the kernel drops only unmapped
+    // clean pages), so nothing a mapping shows changes.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Ok(())
 }
 
 /// Allocates every block of the file's first `len` bytes on disk. The shard

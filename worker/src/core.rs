@@ -338,6 +338,7 @@ impl WorkerCore {
             chunk_crcs: BTreeMap::new(),
             attempt: self.attempt,
             seeded: false,
+            checkpoint_file: 0,
         };
         let stored: u64 = shards.iter().map(|&s| self.layout.range(s).end - self.layout.range(s).start).sum();
         let counts_missing = !store::counts_dir(&self.data).exists();
@@ -789,11 +790,13 @@ fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + 
 }
 
 /// For each `(shard, chunks)`, saves the chunks not yet saved since the last
-/// checkpoint to the shard's undo log (fsynced) and marks them saved, so they
-/// may now be modified. Each shard has its own log, so the shards are saved at
+/// checkpoint to the shard's undo log (fsynced; a shared mapping only, see
+/// [`LayerStore::keeps_undo_logs`]) and marks them saved, so they may now be
+/// modified. Each shard has its own log, so the shards are saved at
 /// once: the copy into the page cache and the fsync are otherwise the serial
 /// part of a round.
 fn save_chunks(core: &WorkerCore, store: &mut LayerStore, wanted: Vec<(u32, Vec<u64>)>) -> Result<(), TaskError> {
+    let undo = store.keeps_undo_logs();
     let mut jobs = Vec::new();
     for (s, chunks) in wanted {
         if !store.shards.contains_key(&s) {
@@ -807,13 +810,21 @@ fn save_chunks(core: &WorkerCore, store: &mut LayerStore, wanted: Vec<(u32, Vec<
             jobs.push((s, fresh));
         }
     }
-    let chunk_len = core.layout.chunk_len;
-    let undo_round = store.undo_round();
-    let files: Vec<(&ShardFile, PathBuf, &Vec<u64>)> =
-        jobs.iter().map(|(s, fresh)| (&store.shards[s], store::undo_path(&store.dir, undo_round, *s), fresh)).collect();
-    par_map(&files, core.threads, |(file, path, fresh)| shardfile::append_undo(path, file.bytes(), chunk_len, fresh))
+    // With a private mapping the files keep the checkpoint until the next
+    // one: the chunks are only marked as changed (for their checksums).
+    if undo {
+        let chunk_len = core.layout.chunk_len;
+        let undo_round = store.undo_round();
+        let files: Vec<(&ShardFile, PathBuf, &Vec<u64>)> = jobs
+            .iter()
+            .map(|(s, fresh)| (&store.shards[s], store::undo_path(&store.dir, undo_round, *s), fresh))
+            .collect();
+        par_map(&files, core.threads, |(file, path, fresh)| {
+            shardfile::append_undo(path, file.bytes(), chunk_len, fresh)
+        })
         .into_iter()
         .collect::<Result<(), _>>()?;
+    }
     for (s, fresh) in jobs {
         let flags = store.saved_mut(s);
         for c in fresh {

@@ -4,8 +4,11 @@
 //! <data>/identity.json                 job, worker id, plan hash (checked JSON)
 //! <data>/layer-<L>/state.json          committed round, per-round records, chunk checksums
 //! <data>/layer-<L>/shard-<S>.bin       one state byte per position (memory-mapped)
+//! <data>/layer-<L>/shard-<S>.alt.bin   its second file (private mapping): checkpoints
+//!                                      alternate between the two, `state.json` names one
 //! <data>/layer-<L>/undo-r<R>-s<S>.bin  bytes at committed round R-1 of the chunks that
 //!                                      rounds R, R+1, ... (up to the next checkpoint) touch
+//!                                      (shared mapping)
 //! <data>/layer-<L>/inbox/r<R>-from-<W>.inbox   update batches received for round R
 //! ```
 //!
@@ -16,6 +19,12 @@
 //! committed one is restored (the round died half-applied); any other undo log
 //! is stale and removed. Then every chunk is checked against its checksum, so a
 //! truncated or edited shard file is an error, never a silent wrong answer.
+//!
+//! With a private mapping (an embedded run, [`layer_mapping`]) nothing reaches
+//! the files between checkpoints, so no undo log is needed: a checkpoint
+//! writes the whole state to the shard's other file and then names it in
+//! `state.json`; a crash before that rename leaves the last checkpoint's file
+//! as it was.
 
 use retro_engine::durable::{DurableError, read_checked_json, write_checked_json};
 use retro_engine::kernel::InitStats;
@@ -109,6 +118,10 @@ pub struct LayerState {
     /// The init started from LOSS positions earlier layers prove.
     #[serde(default)]
     pub seeded: bool,
+    /// Which of each shard's two files holds the checkpoint: 0 `shard-<S>.bin`,
+    /// 1 `shard-<S>.alt.bin` (only checkpoints of a private mapping move it).
+    #[serde(default)]
+    pub checkpoint_file: u8,
 }
 
 /// The attempt recorded in the layer directory `dir`, if it holds a layer.
@@ -136,8 +149,20 @@ pub struct LayerStore {
     pub layout: Layout,
     /// Records of the rounds committed since the checkpoint, in order.
     live: Vec<RoundRecord>,
-    /// Chunks saved to the undo logs since the checkpoint, per shard.
+    /// Chunks changed since the checkpoint (saved to the undo logs first,
+    /// with a shared mapping), per shard.
     saved: BTreeMap<u32, Vec<bool>>,
+    /// How the shard files are mapped.
+    mapping: Mapping,
+    /// A private mapping's chunks changed between the checkpoint before the
+    /// current one and the current one, per shard, when the file that is not
+    /// current holds that earlier checkpoint (`None`: not known, after an open
+    /// or a create): the next checkpoint, which writes that file, then writes
+    /// only these chunks and the ones changed since.
+    behind: Option<BTreeMap<u32, Vec<bool>>>,
+    /// The current file holds a checkpoint (false for a created layer until
+    /// its first one).
+    at_checkpoint: bool,
 }
 
 /// How a layer's shard files are mapped: privately where checkpoints are
@@ -167,6 +192,11 @@ fn shard_path(dir: &Path, s: u32) -> PathBuf {
     dir.join(format!("shard-{s}.bin"))
 }
 
+/// File `which` (0 or 1, see [`LayerState::checkpoint_file`]) of shard `s`.
+pub fn layer_shard_path(dir: &Path, s: u32, which: u8) -> PathBuf {
+    if which == 0 { shard_path(dir, s) } else { dir.join(format!("shard-{s}.alt.bin")) }
+}
+
 /// Undo log of round `round` for shard `s`.
 pub fn undo_path(dir: &Path, round: u32, s: u32) -> PathBuf {
     dir.join(format!("undo-r{round}-s{s}.bin"))
@@ -184,7 +214,17 @@ impl LayerStore {
             let r = layout.range(s);
             shards.insert(s, ShardFile::create_mapped(&shard_path(dir, s), r.end - r.start, mapping)?);
         }
-        Ok(LayerStore { dir: dir.to_path_buf(), state, shards, layout, live: Vec::new(), saved: BTreeMap::new() })
+        Ok(LayerStore {
+            dir: dir.to_path_buf(),
+            state,
+            shards,
+            layout,
+            live: Vec::new(),
+            saved: BTreeMap::new(),
+            mapping,
+            behind: None,
+            at_checkpoint: false,
+        })
     }
 
     /// Opens a layer whose init was committed, recovering from a crash mid-round.
@@ -223,7 +263,8 @@ impl LayerStore {
         let mut files = BTreeMap::new();
         for &s in shards {
             let r = layout.range(s);
-            files.insert(s, ShardFile::open_mapped(&shard_path(dir, s), r.end - r.start, mapping)?);
+            let path = layer_shard_path(dir, s, state.checkpoint_file);
+            files.insert(s, ShardFile::open_mapped(&path, r.end - r.start, mapping)?);
         }
         let mut store = LayerStore {
             dir: dir.to_path_buf(),
@@ -232,6 +273,9 @@ impl LayerStore {
             layout,
             live: Vec::new(),
             saved: BTreeMap::new(),
+            mapping,
+            behind: None,
+            at_checkpoint: true,
         };
         store.recover()?;
         Ok(Some(store))
@@ -294,7 +338,7 @@ impl LayerStore {
                     });
                 }
                 return Err(StoreError::Mismatch {
-                    path: shard_path(&self.dir, s),
+                    path: layer_shard_path(&self.dir, s, self.state.checkpoint_file),
                     why: format!(
                         "checkpoint chunk {bad} does not match its checksum at committed round {} (the file was \
                          altered or damaged); remove this worker's --data directory to redo the layer",
@@ -320,7 +364,13 @@ impl LayerStore {
         self.state.committed_round + 1
     }
 
-    /// Which chunks of shard `s` are saved to the undo log since the checkpoint.
+    /// Whether a chunk is saved to the undo log before its first change since
+    /// the checkpoint (a shared mapping); with a private one, nothing is.
+    pub fn keeps_undo_logs(&self) -> bool {
+        self.mapping == Mapping::Shared
+    }
+
+    /// Which chunks of shard `s` are changed (and, with undo logs, saved) since the checkpoint.
     pub fn saved_mut(&mut self, s: u32) -> &mut Vec<bool> {
         let chunks = self.layout.chunks(s) as usize;
         self.saved.entry(s).or_insert_with(|| vec![false; chunks])
@@ -341,43 +391,65 @@ impl LayerStore {
         let Some(last) = self.live.last().map(|r| r.round) else {
             return Ok(());
         };
-        // The chunks changed since the checkpoint are those saved to the undo
-        // logs (every change is saved first); a shard without checksums yet was
-        // just initialised, wholly.
-        let changed = |s: u32| -> Vec<u64> {
-            let flags = self.saved.get(&s).map_or(&[][..], |f| &f[..]);
-            flags.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect()
+        // A private mapping writes the state to the shard's other file, which
+        // `state.json` names last: a crash before then leaves the checkpoint's
+        // file as it was. Where that other file holds the checkpoint before
+        // the current one, only the chunks changed since are written. A shared
+        // mapping flushes in place (its undo logs roll back a crash half-way).
+        let target = 1 - self.state.checkpoint_file.min(1);
+        let chunk_len = self.layout.chunk_len;
+        let listed = |flags: Option<&Vec<bool>>| -> Vec<u64> {
+            flags.map_or(Vec::new(), |f| f.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect())
         };
         // One thread flushes, on purpose: msync write-protects each dirty page,
         // and with another thread of this process running on the other core
         // every page costs a TLB-shootdown interrupt (flushing the shards on two
         // threads took twice as long, 10 s against 4 s over the 7 x 7 game).
         for (&s, file) in &self.shards {
-            if self.state.chunk_crcs.get(&s).is_none_or(|c| c.is_empty()) {
-                file.flush()?;
-            } else {
-                file.flush_chunks(self.layout.chunk_len, &changed(s))?;
+            match (self.mapping, &self.behind) {
+                (Mapping::Shared, _) => file.flush()?,
+                (Mapping::Private, None) => file.write_to(&layer_shard_path(&self.dir, s, target), None)?,
+                (Mapping::Private, Some(behind)) => {
+                    let mut chunks = listed(self.saved.get(&s));
+                    chunks.extend(listed(behind.get(&s)));
+                    chunks.sort_unstable();
+                    chunks.dedup();
+                    let runs = crate::core::chunk_runs(&chunks, chunk_len, file.bytes().len());
+                    file.write_to(&layer_shard_path(&self.dir, s, target), Some(&runs))?;
+                }
             }
         }
+        // The new state is written first and kept only once it is on disk: a
+        // failed write leaves this store as it was, and a retry writes the
+        // same file again (never the one `state.json` names).
+        let mut next = self.state.clone();
         for (&s, file) in &self.shards {
-            let chunks = changed(s);
-            let crcs = self.state.chunk_crcs.entry(s).or_default();
+            let crcs = next.chunk_crcs.entry(s).or_default();
             if crcs.is_empty() {
-                *crcs = shardfile::chunk_crcs(file.bytes(), self.layout.chunk_len);
+                *crcs = shardfile::chunk_crcs(file.bytes(), chunk_len);
             } else {
-                shardfile::update_chunk_crcs(crcs, file.bytes(), self.layout.chunk_len, &chunks);
+                shardfile::update_chunk_crcs(crcs, file.bytes(), chunk_len, &listed(self.saved.get(&s)));
             }
+        }
+        if self.mapping == Mapping::Private {
+            next.checkpoint_file = target;
         }
         let undo_round = self.undo_round();
-        self.state.committed_round = last;
+        next.committed_round = last;
         let first = self.live.first().map_or(last, |r| r.round);
-        self.state.rounds.retain(|r| r.round < first);
-        self.state.rounds.append(&mut self.live);
-        write_checked_json(&self.dir.join("state.json"), &self.state)?;
+        next.rounds.retain(|r| r.round < first);
+        next.rounds.extend(self.live.iter().cloned());
+        write_checked_json(&self.dir.join("state.json"), &next)?;
+        self.state = next;
+        self.live.clear();
         for &s in self.shards.keys() {
             shardfile::remove_if_exists(&undo_path(&self.dir, undo_round, s))?;
         }
-        self.saved.clear();
+        // The file just left holds the checkpoint before this one, if the
+        // layer had one: the next checkpoint writes only what changed since.
+        let changed = std::mem::take(&mut self.saved);
+        self.behind = (self.mapping == Mapping::Private && self.at_checkpoint).then_some(changed);
+        self.at_checkpoint = true;
         Ok(())
     }
 

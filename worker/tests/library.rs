@@ -6,7 +6,7 @@ use retro_engine::layout::Layout;
 use retro_engine::shardfile::{self, Mapping};
 use retro_worker::core::chunk_runs;
 use retro_worker::link::check_host_port;
-use retro_worker::store::{LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSION, undo_path};
+use retro_worker::store::{LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSION, layer_shard_path, undo_path};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
@@ -60,12 +60,14 @@ fn record(round: u32) -> RoundRecord {
 }
 
 /// What the worker does before changing a chunk: saves it to the undo
-/// log once since the checkpoint, then writes.
+/// log once since the checkpoint (with a shared mapping), then writes.
 fn change(st: &mut LayerStore, s: u32, chunk: u64, value: u8) {
     let chunk_len = st.layout.chunk_len;
     if !st.saved_mut(s)[chunk as usize] {
-        let path = undo_path(&st.dir, st.undo_round(), s);
-        shardfile::append_undo(&path, st.shards[&s].bytes(), chunk_len, &[chunk]).unwrap();
+        if st.keeps_undo_logs() {
+            let path = undo_path(&st.dir, st.undo_round(), s);
+            shardfile::append_undo(&path, st.shards[&s].bytes(), chunk_len, &[chunk]).unwrap();
+        }
         st.saved_mut(s)[chunk as usize] = true;
     }
     let bytes = st.shards.get_mut(&s).unwrap().bytes_mut();
@@ -85,9 +87,9 @@ fn a_crash_between_checkpoints_rolls_back_to_the_checkpoint() {
     crash_between_checkpoints(Mapping::Shared);
 }
 
-/// The same with the shards mapped privately (an embedded run): nothing
-/// reaches the files between checkpoints, and a crash while a checkpoint
-/// writes them (a chunk half new) still rolls back to the last one.
+/// The same with the shards mapped privately (an embedded run): no undo
+/// logs, nothing reaches the files between checkpoints, and a crash while a
+/// checkpoint writes the other file (half of it new) leaves the last one.
 #[test]
 fn a_crash_between_private_checkpoints_rolls_back_to_the_checkpoint() {
     crash_between_checkpoints(Mapping::Private);
@@ -108,7 +110,10 @@ fn crash_between_checkpoints(mapping: Mapping) {
         chunk_crcs: BTreeMap::new(),
         attempt: 0,
         seeded: false,
+        checkpoint_file: 0,
     };
+    let private = mapping == Mapping::Private;
+    let on_disk = |st: &LayerStore, s: u32| fs::read(layer_shard_path(&dir, s, st.state.checkpoint_file)).unwrap();
     let mut st = LayerStore::create(&dir, layout, state, mapping).unwrap();
     st.commit(record(0), true).unwrap();
     change(&mut st, 0, 0, 1);
@@ -123,17 +128,17 @@ fn crash_between_checkpoints(mapping: Mapping) {
     assert_eq!(st.live_round(), 3);
     assert_eq!(st.record(2), Some(&record(2)));
     change(&mut st, 0, 3, 4); // round 4, half done
-    assert!(undo_path(&dir, 2, 0).exists() && undo_path(&dir, 2, 1).exists());
-    let shard0 = dir.join("shard-0.bin");
-    if mapping == Mapping::Private {
-        // The files still hold the checkpoint; then a checkpoint's write
-        // starts (chunk 1 new, chunk 3 torn half-way) and the process dies.
-        assert!(fs::read(&shard0).unwrap() == at_checkpoint[0], "nothing written between checkpoints");
+    let logs = undo_path(&dir, 2, 0).exists() && undo_path(&dir, 2, 1).exists();
+    assert_eq!(logs, !private, "undo logs with a shared mapping only");
+    if private {
+        assert!(on_disk(&st, 0) == at_checkpoint[0], "nothing written between checkpoints");
+        // Then a checkpoint starts writing the other file (chunk 1 new,
+        // chunk 3 half) and the process dies.
         let mut torn = at_checkpoint[0].clone();
         let c = layout.chunk_len as usize;
         torn[c..2 * c].fill(3);
         torn[3 * c..3 * c + c / 2].fill(4);
-        fs::write(&shard0, &torn).unwrap();
+        fs::write(layer_shard_path(&dir, 0, 1 - st.state.checkpoint_file), &torn).unwrap();
     }
     drop(st);
 
@@ -149,10 +154,21 @@ fn crash_between_checkpoints(mapping: Mapping) {
     st.commit(record(3), true).unwrap();
     let at_three = snapshot(&st);
     assert!(!undo_path(&dir, 2, 0).exists() && !undo_path(&dir, 2, 1).exists());
+    assert!(on_disk(&st, 0) == at_three[0] && on_disk(&st, 1) == at_three[1], "the checkpoint is on disk");
+    // More checkpoints: the files alternate, and from the second after an
+    // open each gets only the chunks changed since it was last written.
+    for round in 4..=7 {
+        change(&mut st, (round % 2) as u32, round as u64 % 4, round as u8);
+        st.commit(record(round), round % 3 != 0).unwrap();
+        if round % 3 != 0 {
+            let now = snapshot(&st);
+            assert!(on_disk(&st, 0) == now[0] && on_disk(&st, 1) == now[1], "round {round}'s checkpoint is on disk");
+        }
+    }
+    let at_seven = snapshot(&st);
     drop(st);
-    assert!(fs::read(&shard0).unwrap() == at_three[0], "the checkpoint is in the file");
     let st = LayerStore::open(&dir, layout, "p", 0, &[0, 1], mapping).unwrap().unwrap();
-    assert_eq!(st.state.committed_round, 3);
-    assert_eq!(st.state.rounds, (0..=3).map(record).collect::<Vec<_>>());
-    assert!(snapshot(&st) == at_three);
+    assert_eq!(st.state.committed_round, 7);
+    assert_eq!(st.state.rounds, (0..=7).map(record).collect::<Vec<_>>());
+    assert!(snapshot(&st) == at_seven);
 }

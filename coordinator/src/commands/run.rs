@@ -44,10 +44,12 @@ pub struct RunArgs {
     ignore_resources: bool,
     /// Embedded runs: make a round durable at most every SECS seconds (0:
     /// every round), and no more often than every 20 times what the last
-    /// checkpoint cost (so durability takes at most about 5 % of the run; at
-    /// stage 2, about 17 minutes). Rounds in between commit in memory and
-    /// save each chunk once to the undo log; a crash replays them from the
-    /// last checkpoint. Cluster runs checkpoint every round.
+    /// checkpoint cost (so durability takes at most about 5 % of the run).
+    /// Rounds in between commit in memory (the state is mapped privately and
+    /// nothing is written; a checkpoint writes it to the shards' second
+    /// files); a crash replays them from the last checkpoint. With 0 the
+    /// state is mapped shared and kept by undo logs, as in a cluster, which
+    /// checkpoints every round.
     #[arg(long, value_name = "SECS", default_value_t = job::DEFAULT_CHECKPOINT_SECS)]
     checkpoint_secs: u64,
     /// Embedded three-player runs: solve solo(A) after the two enable layers
