@@ -158,7 +158,7 @@ fn crash_between_checkpoints(mapping: Mapping) {
     // More checkpoints: the files alternate, and from the second after an
     // open each gets only the chunks changed since it was last written.
     for round in 4..=7 {
-        change(&mut st, (round % 2) as u32, round as u64 % 4, round as u8);
+        change(&mut st, round % 2, round as u64 % 4, round as u8);
         st.commit(record(round), round % 3 != 0).unwrap();
         if round % 3 != 0 {
             let now = snapshot(&st);
