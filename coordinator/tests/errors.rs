@@ -134,6 +134,14 @@ fn damaged_tablebases_are_detected() {
     assert_clear_failure(&verify(&tb), "solo_A.tb");
 }
 
+/// The embedded stage-1 run with a checkpoint after every round (and so its
+/// shards mapped shared, with undo logs).
+fn embedded_every_round(dir: &TempDir) -> Command {
+    let mut c = embedded_command(dir);
+    c.args(["--checkpoint-secs", "0"]);
+    c
+}
+
 #[test]
 fn damaged_checkpoints_are_detected() {
     // Kill an embedded run mid-layer, damage its state, and run it again.
@@ -142,11 +150,7 @@ fn damaged_checkpoints_are_detected() {
         let dir = TempDir::new("ckpt");
         // Every round a checkpoint: damage to a chunk saved since the last one
         // would be rolled back (and so harmless), not detected.
-        let every_round = || {
-            let mut c = embedded_command(&dir);
-            c.args(["--checkpoint-secs", "0"]);
-            c
-        };
+        let every_round = || embedded_every_round(&dir);
         let mut c = every_round();
         c.env("RETRO_FAULT", "after-apply:0:3");
         assert!(!run(c, LIMIT).status.success());
@@ -475,11 +479,7 @@ fn a_damaged_undo_log_is_named() {
     let dir = TempDir::new("undo");
     // Undo logs are kept where every round is a checkpoint (the shards mapped
     // shared, as a cluster worker's are); other embedded runs keep none.
-    let every_round = || {
-        let mut c = embedded_command(&dir);
-        c.args(["--checkpoint-secs", "0"]);
-        c
-    };
+    let every_round = || embedded_every_round(&dir);
     let mut c = every_round();
     c.env("RETRO_FAULT", "mid-apply:0:3");
     assert!(!run(c, LIMIT).status.success());

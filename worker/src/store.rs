@@ -22,7 +22,8 @@
 //!
 //! With a private mapping (an embedded run, [`layer_mapping`]) nothing reaches
 //! the files between checkpoints, so no undo log is needed: a checkpoint
-//! writes the whole state to the shard's other file and then names it in
+//! writes the state to the shard's other file (the chunks changed since that
+//! file's own checkpoint, once it is known to hold one) and then names it in
 //! `state.json`; a crash before that rename leaves the last checkpoint's file
 //! as it was.
 
@@ -160,9 +161,6 @@ pub struct LayerStore {
     /// or a create): the next checkpoint, which writes that file, then writes
     /// only these chunks and the ones changed since.
     behind: Option<BTreeMap<u32, Vec<bool>>>,
-    /// The current file holds a checkpoint (false for a created layer until
-    /// its first one).
-    at_checkpoint: bool,
 }
 
 /// How a layer's shard files are mapped: privately where checkpoints are
@@ -223,7 +221,6 @@ impl LayerStore {
             saved: BTreeMap::new(),
             mapping,
             behind: None,
-            at_checkpoint: false,
         })
     }
 
@@ -275,7 +272,6 @@ impl LayerStore {
             saved: BTreeMap::new(),
             mapping,
             behind: None,
-            at_checkpoint: true,
         };
         store.recover()?;
         Ok(Some(store))
@@ -377,8 +373,9 @@ impl LayerStore {
     }
 
     /// Commits the current bytes as round `record.round`. With `checkpoint`:
-    /// msync, checksums of every chunk changed since the last checkpoint,
-    /// `state.json`, and the undo logs go. Without: the round is committed in
+    /// the shards made durable (msync of a shared mapping; a private one's
+    /// write to its other file), checksums of every chunk changed since the
+    /// last checkpoint, `state.json`, and the undo logs go. Without: the round is committed in
     /// memory only, and a crash replays it from the last checkpoint.
     pub fn commit(&mut self, record: RoundRecord, checkpoint: bool) -> Result<(), StoreError> {
         self.live.retain(|r| r.round < record.round);
@@ -397,6 +394,8 @@ impl LayerStore {
         // the current one, only the chunks changed since are written. A shared
         // mapping flushes in place (its undo logs roll back a crash half-way).
         let target = 1 - self.state.checkpoint_file.min(1);
+        // A created layer has no checksums until its first checkpoint.
+        let had_checkpoint = !self.state.chunk_crcs.is_empty();
         let chunk_len = self.layout.chunk_len;
         let listed = |flags: Option<&Vec<bool>>| -> Vec<u64> {
             flags.map_or(Vec::new(), |f| f.iter().enumerate().filter(|(_, f)| **f).map(|(c, _)| c as u64).collect())
@@ -448,8 +447,7 @@ impl LayerStore {
         // The file just left holds the checkpoint before this one, if the
         // layer had one: the next checkpoint writes only what changed since.
         let changed = std::mem::take(&mut self.saved);
-        self.behind = (self.mapping == Mapping::Private && self.at_checkpoint).then_some(changed);
-        self.at_checkpoint = true;
+        self.behind = (self.mapping == Mapping::Private && had_checkpoint).then_some(changed);
         Ok(())
     }
 
