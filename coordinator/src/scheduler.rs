@@ -157,6 +157,8 @@ pub struct Scheduler {
     /// How often a round is made durable; `None`: every round. Between
     /// checkpoints rounds commit in memory and a crash replays them, which
     /// is only safe when every worker dies with the coordinator (embedded).
+    /// A layer's init is then not durable either: the manifest records it
+    /// at the layer's first checkpoint.
     pub checkpoint_every: Option<Duration>,
     /// The order the layers run in ([`layer_order`]).
     layer_order: Vec<usize>,
@@ -693,7 +695,11 @@ impl Scheduler {
                         seconds
                     );
                     st.layer_started = Instant::now();
-                    if !self.save(st) {
+                    // With spaced checkpoints the workers keep round 0 in
+                    // memory only (see `WorkerCore::init`): the manifest on
+                    // disk keeps the layer uninitialised until its first
+                    // checkpoint, so a restart before then runs the init again.
+                    if self.checkpoint_every.is_none() && !self.save(st) {
                         return;
                     }
                     st.last_checkpoint = Instant::now();

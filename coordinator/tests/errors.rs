@@ -337,6 +337,10 @@ fn checkpoints_follow_their_output() {
     c.env("RETRO_FAULT", "after-apply:1:2");
     assert!(!run(c, LIMIT).status.success());
     assert!(dir.join("tb").join("solo_A.tb").exists(), "layer 0 was finished before the kill");
+    // Killed before layer 1's first checkpoint: its init was never written
+    // (an embedded run keeps round 0 in memory), so the resume runs it again.
+    let layer1 = dir.join("ck").join("worker").join("layer-1");
+    assert!(!layer1.join("state.json").exists(), "an embedded init is not made durable");
     let out = run(stage1_into(&dir, &dir.join("moved")), LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(checksums(&dir.join("moved")), want);

@@ -391,7 +391,14 @@ impl WorkerCore {
         st.state.init = init;
         st.state.seeded = known.is_some();
         let record = RoundRecord { round: 0, win: decided.win, loss: decided.loss, ..Default::default() };
-        st.commit(record.clone(), true)?;
+        // With spaced checkpoints (an embedded run, the state private) round 0
+        // is not made durable: it is the counts' image, recomputed in under a
+        // minute, while writing it costs a whole copy of the state (14.8 GB at
+        // stage 2, where the next two checkpoints write whole copies anyway).
+        // A crash before the layer's first checkpoint starts the layer again
+        // from its init, which the coordinator asks for: it does not save its
+        // manifest at such an init either (`Scheduler::checkpoint_every`).
+        st.commit(record.clone(), self.state_mapping == shardfile::Mapping::Shared)?;
         self.layer = Some(st);
         self.set_progress();
         Ok(TaskOutcome { record, init: Some(init), durability_seconds: 0.0, seeded: known.is_some() })
