@@ -87,6 +87,9 @@ pub struct RunOptions {
     /// Embedded three-player runs: solve solo(A) last, from the LOSS
     /// positions the enable layers prove ([`retro_results::cc3::seeds`]).
     pub seed_solo: bool,
+    /// Write into an output directory that holds another job's results
+    /// ([`crate::workdirs::claim`]).
+    pub replace_output: bool,
 }
 
 /// Default of `--checkpoint-secs`: at most five minutes of rounds replayed
@@ -115,6 +118,36 @@ pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), CoordinatorError> {
             None => CoordinatorError::Io(format!("cannot create the {what} directory {}: {e}", dir.display())),
         }
     })
+}
+
+/// The embedded worker is the job's only worker, and its data lives under
+/// the checkpoints this process has locked. The manifest records it at its
+/// first join, the worker's `identity.json` a moment later: a run killed in
+/// between (or an identity file lost) left a manifest whose one worker no
+/// data directory claimed, and every later run was refused as a job that
+/// already had its workers. The worker's data is the job's own, so its
+/// identity is written again from the manifest (each layer's state keeps its
+/// own checks) and the run resumes.
+fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), CoordinatorError> {
+    let mut ids = manifest.workers.keys();
+    let (Some(id), None) = (ids.next(), ids.next()) else { return Ok(()) };
+    let known = retro_worker::join::data_identity(data).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    if known.is_some() {
+        return Ok(());
+    }
+    ensure_dir(data, "embedded worker's data")?;
+    let identity = retro_worker::store::Identity {
+        job: manifest.job.clone(),
+        worker_id: id.clone(),
+        plan_hash: manifest.plan_hash.clone(),
+    };
+    retro_worker::store::write_identity(data, &identity).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    tracing::warn!(
+        "{} had no identity (a run stopped between its join and its first write?); it is the embedded worker {id} \
+         of the manifest again",
+        data.display()
+    );
+    Ok(())
 }
 
 /// The job description workers receive.
@@ -212,8 +245,12 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     let spec = job_spec(plan);
     let game = spec.game()?;
     let layout = spec.layout(game.position_count());
-    ensure_dir(&opts.output, "output")?;
-    ensure_dir(&opts.checkpoints, "checkpoint")?;
+    let owner = crate::workdirs::Owner {
+        job: spec.name.clone(),
+        game: spec.game.to_string(),
+        plan_hash: Some(spec.plan_hash.clone()),
+    };
+    let _output_lock = crate::workdirs::claim(&opts.output, &opts.checkpoints, &owner, opts.replace_output)?;
     let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints)?;
     let embedded = opts.listen.is_none();
     let needs = coordinator_needs(&spec, layout.positions, embedded);
@@ -243,6 +280,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         tracing::info!("{note}");
     }
     manifest.save(&manifest_path)?;
+    if embedded {
+        adopt_embedded_worker(&manifest, &opts.checkpoints.join("worker"))?;
+    }
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
     if manifest.workers.len() > expected {
         return Err(CoordinatorError::Job(format!(

@@ -8,6 +8,7 @@
 //!   the in-process link of the scheduler.
 //! - [`merge`]: uploaded blocks to tablebase files.
 //! - [`job`]: running a plan, embedded or as a cluster.
+//! - [`workdirs`]: the output and checkpoint directories a run may use, and whose they are.
 //! - [`status`]: `/healthz`, `/status` and `/metrics` over HTTP, for every kind of job.
 //! - [`progress`]: the per-round progress line and the time left.
 //! - [`peg`]: peg solitaire jobs: breadth-first levels, embedded ([`peg::levels`])
@@ -32,5 +33,6 @@ pub mod service;
 pub mod status;
 pub mod sylver_cluster;
 pub mod sylver_job;
+pub mod workdirs;
 
 pub use error::CoordinatorError;

@@ -649,9 +649,12 @@ impl Plan {
             let size =
                 r.int("job", "size", MIN_SIZE.into(), MAX_SIZE.into())?.ok_or_else(|| r.missing("job.size"))? as u32;
             let pieces = r.int("job", "pieces", 1, MAX_PIECES.into())?.ok_or_else(|| r.missing("job.pieces"))? as u32;
+            // Sizes and counts in range may still not fit: 3 x 3 holds at
+            // most 3 pieces a player before the start areas meet.
+            let board = Board::new(size, pieces).map_err(|e| r.invalid("job.pieces", e.to_string()))?;
             let folded = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
             let mirror = r.boolean("job", "mirror_symmetry")?;
-            if mirror == Some(true) && !Board::new(size, pieces).is_ok_and(|b| b.has_mirror_symmetry()) {
+            if mirror == Some(true) && !board.has_mirror_symmetry() {
                 return Err(r.invalid(
                     "job.mirror_symmetry",
                     format!(
@@ -699,6 +702,20 @@ impl Plan {
             if questions[..i].contains(q) {
                 return Err(r.invalid("job.questions", format!("has duplicate question {q:?}")));
             }
+        }
+
+        // The summary reads these layers: a plan without one would solve
+        // every layer and only then fail.
+        let needed: &[&str] = match game {
+            GameKind::Cc3 => &DEFAULT_QUESTIONS,
+            GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
+            GameKind::Peg | GameKind::Sylver => &[],
+        };
+        if let Some(q) = needed.iter().find(|q| !questions.iter().any(|have| have == *q)) {
+            return Err(r.invalid(
+                "job.questions",
+                format!("lacks {q}, which the summary needs (it reads {}); add it to the list", needed.join(", ")),
+            ));
         }
 
         // [shards]
@@ -992,8 +1009,15 @@ mod tests {
 
     #[test]
     fn questions() {
-        let p = ok(&format!("{MINIMAL}questions = [\"enable(C>B)\", \"solo(B)\"]\n"));
-        assert_eq!(p.job.questions, ["enable(C>B)", "solo(B)"]);
+        let asked = ["enable(A>C)", "enable(C>B)", "solo(A)", "solo(B)", "enable(A>B)"];
+        let p = ok(&format!("{MINIMAL}questions = {asked:?}\n"));
+        assert_eq!(p.job.questions, asked, "the plan's order is kept, extra layers allowed");
+        // Without a layer the summary reads, the run would solve every layer
+        // and then fail: refused before any work.
+        assert_err(
+            &format!("{MINIMAL}questions = [\"enable(C>B)\", \"solo(B)\"]\n"),
+            &["field `job.questions`", "lacks solo(A), which the summary needs"],
+        );
         assert_err(
             &format!("{MINIMAL}questions = [\"solo(A)\", \"solo(A)\"]\n"),
             &["field `job.questions`", "duplicate", "solo(A)"],

@@ -190,6 +190,15 @@ impl SylverPlan {
         Ok(SylverPlan { name, question, rows: rows.into_iter().collect(), cap, threads, output, checkpoints, cluster })
     }
 
+    /// Identity of what the plan computes (question, rows, cap): hex SHA-256,
+    /// first 16 digits, as [`crate::plan::Plan::hash`]. Threads and paths do
+    /// not change a table.
+    pub fn hash(&self) -> String {
+        use sha2::Digest;
+        let text = format!("{:?} {:?} {}", self.question, self.rows, self.cap);
+        sha2::Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The rows grouped into m-classes, `n` ascending within each.
     pub fn classes(&self) -> Vec<ClassUnit> {
         let mut by_m: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
@@ -235,6 +244,14 @@ impl Progress {
         for &(m, n) in &plan.rows {
             let path = row_path(&rows_dir, m, n);
             match read_checked_json::<RowResult>(&path) {
+                // A file copied or renamed from another row checks as a good
+                // file: it must also be the row its name stands for.
+                Ok(Some(r)) if (r.m, r.n) != (m, n) => tracing::warn!(
+                    "{} holds row {{{}, {}}}, not {{{m}, {n}}}; the row will be solved again",
+                    path.display(),
+                    r.m,
+                    r.n
+                ),
                 Ok(Some(r)) if r.question == plan.question && (r.status == RowStatus::Solved || r.cap == plan.cap) => {
                     results.insert((m, n), (r, true));
                 }

@@ -130,6 +130,19 @@ fn table_matches_published_rows_and_resumes() {
             assert_eq!((a.result.m, a.result.n, &a.result.winning), (b.result.m, b.result.n, &b.result.winning));
         }
     }
+
+    // Another row's checkpoint copied under a row's name passes its checksum;
+    // it must not stand for that row (the table listed {5, 14} twice).
+    std::fs::copy(ck.join("rows/row-5-14.json"), ck.join("rows/row-5-6.json")).unwrap();
+    std::fs::remove_dir_all(&out).unwrap();
+    let swapped = run(&p, &out, &ck, &RunOptions::default()).unwrap();
+    let rows: Vec<(u64, u64)> = swapped.rows.iter().map(|r| (r.result.m, r.result.n)).collect();
+    let clean_rows: Vec<(u64, u64)> = clean.rows.iter().map(|r| (r.result.m, r.result.n)).collect();
+    assert_eq!(rows, clean_rows);
+    let five_six = swapped.rows.iter().find(|r| (r.result.m, r.result.n) == (5, 6)).unwrap();
+    assert!(!five_six.resumed, "the swapped file was solved again");
+    let clean_five_six = clean.rows.iter().find(|r| (r.result.m, r.result.n) == (5, 6)).unwrap();
+    assert_eq!(five_six.result.winning, clean_five_six.result.winning);
 }
 
 #[test]

@@ -146,6 +146,20 @@ fn broken_two_player_plans_name_the_field() {
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 1\ncolour_symmetry = 1\n", "true or false"),
         ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 7\npieces = 2\nmirror_symmetry = true\n", "job.mirror_symmetry"),
         ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\nmirror_symmetry = true\n", "job.mirror_symmetry"),
+        // Start corners that overlap (a wrong start value) or leave no rank
+        // space (a division by zero): the board's limit is named.
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 3\npieces = 4\n", "holds at most 3 pieces"),
+        // A plan that cannot produce its summary is refused before any work.
+        ("[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\nquestions = [\"solo(B)\"]\n", "lacks solo(A)"),
+        (
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\nquestions = [\"solo(A)\", \"enable(A>B)\"]\n",
+            "lacks enable(A>C), which the summary needs",
+        ),
+        (
+            "[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 3\npieces = 1\ncolour_symmetry = false\nquestions = [\"solo(2)\"]\n",
+            "lacks solo(1)",
+        ),
+        ("[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 3\npieces = 5\n", "holds at most 3 pieces"),
     ] {
         let path = dir.join("bad.toml");
         std::fs::write(&path, text).unwrap();
@@ -156,6 +170,11 @@ fn broken_two_player_plans_name_the_field() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{text:?} should say {says}: {err}");
         assert!(!err.contains("panicked"), "{err}");
+        let mut c = Command::new(coordinator());
+        c.arg("estimate").arg("--plan").arg(&path);
+        let out = run(c, LIMIT);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "estimate of {text:?} should say {says}: {err}");
     }
 }
 

@@ -6,6 +6,7 @@ use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
 use retro_coordinator::plan::AnyPlan;
 use retro_coordinator::plan::{ClusterSection, Plan};
+use retro_coordinator::workdirs;
 use retro_games::GameKind;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -59,6 +60,11 @@ pub struct RunArgs {
     /// summary does not report the published solo round count.
     #[arg(long)]
     seed_solo: bool,
+    /// Write into an output directory that holds another job's results
+    /// (its job.json or summary.json names the job), replacing them. Without
+    /// it such a directory is refused.
+    #[arg(long)]
+    replace_output: bool,
 }
 
 /// The TLS identity the plan names, read from its files.
@@ -130,6 +136,7 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         ignore_resources: args.ignore_resources,
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),
         seed_solo: args.seed_solo,
+        replace_output: args.replace_output,
     };
     let output = opts.output.clone();
     let s = job::run_on(&runtime, &plan, opts).map_err(|e| e.to_string())?;
@@ -149,8 +156,9 @@ fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan
     use retro_coordinator::sylver_job;
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
-    job::ensure_dir(&output, "output").map_err(|e| e.to_string())?;
-    job::ensure_dir(&checkpoints, "checkpoint").map_err(|e| e.to_string())?;
+    let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
+    let _output_lock =
+        workdirs::claim(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
@@ -193,8 +201,9 @@ fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), String> {
 fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String> {
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
-    job::ensure_dir(&output, "output").map_err(|e| e.to_string())?;
-    job::ensure_dir(&checkpoints, "checkpoint").map_err(|e| e.to_string())?;
+    let owner = workdirs::Owner { job: plan.job.name.clone(), game: "peg".into(), plan_hash: Some(plan.hash()) };
+    let _output_lock =
+        workdirs::claim(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
     let problems = plan.job.task == Some(retro_coordinator::plan::PegTask::Problems);
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;

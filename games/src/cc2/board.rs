@@ -51,17 +51,39 @@ pub struct Board {
     rotation_reverses: bool,
 }
 
-/// A board size or piece count outside what the program supports.
+/// A board size or piece count outside what the program supports, or that
+/// the board cannot hold: the two start areas would share cells.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error(
-    "two-player board {size} x {size} with {pieces} pieces is not supported \
-     (size {MIN_SIZE}..={MAX_SIZE}, pieces 1..={MAX_PIECES})"
-)]
+#[error("{}", self.describe())]
 pub struct BadBoard {
     /// Requested side.
     pub size: u32,
     /// Requested pieces per player.
     pub pieces: u32,
+}
+
+impl BadBoard {
+    fn describe(&self) -> String {
+        let (size, pieces) = (self.size, self.pieces);
+        if (MIN_SIZE..=MAX_SIZE).contains(&size) && (1..=MAX_PIECES).contains(&pieces) {
+            format!(
+                "two-player board {size} x {size} with {pieces} pieces: the two start areas would share cells \
+                 (a {size} x {size} board holds at most {} pieces a player)",
+                max_pieces(size)
+            )
+        } else {
+            format!(
+                "two-player board {size} x {size} with {pieces} pieces is not supported \
+                 (size {MIN_SIZE}..={MAX_SIZE}, pieces 1..={MAX_PIECES})"
+            )
+        }
+    }
+}
+
+/// The most pieces a player can have on an m x m board: the two start areas
+/// (player 2's is the rotation of player 1's) must not share a cell.
+pub fn max_pieces(size: u32) -> u32 {
+    (1..=MAX_PIECES).take_while(|&p| Board::new(size, p).is_ok()).last().unwrap_or(0)
 }
 
 impl Board {
@@ -123,6 +145,12 @@ impl Board {
         };
         let start0: u64 = first.iter().map(|&c| 1u64 << c).sum();
         let start1 = rotate_bits(&rotation, start0);
+        if start0 & start1 != 0 {
+            // 3 x 3 with 4 or 5 pieces: a cell would start with both players'
+            // pieces, and the rank space (which counts the second player's
+            // placements among the cells the first leaves) would be empty.
+            return Err(BadBoard { size, pieces });
+        }
         let full = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
         let rotation_reverses = rotation.iter().enumerate().all(|(i, &r)| r as usize == cells - 1 - i);
         Ok(Board {

@@ -29,7 +29,7 @@ mod board;
 #[cfg(test)]
 mod tests;
 
-pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE};
+pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE, max_pieces};
 
 use crate::binom::{Binomials, COLEX_K, Colex, Deposit, next_colex};
 use crate::fastdiv::FastDiv;
