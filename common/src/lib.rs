@@ -9,6 +9,7 @@
 pub mod auth;
 mod error;
 pub mod fault;
+pub mod input;
 pub mod lock;
 pub mod resources;
 pub mod roster;

@@ -55,6 +55,17 @@ impl Available {
     }
 }
 
+/// A byte count in the unit that shows it: `512 bytes`, `3.10 MB`, `9.00 GB`
+/// (a small job's needs printed as "0.00 GB" said nothing).
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} bytes"),
+        1_000..1_000_000 => format!("{:.2} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.2} MB", b as f64 / 1e6),
+        _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}
+
 /// Compares `needs` with `have`: `Ok` with a line for the log, or an error
 /// that names both figures and the override. `what` names the work, `dir`
 /// where its files go.
@@ -65,7 +76,7 @@ pub fn check(
     dir: &Path,
     ignore: bool,
 ) -> Result<String, crate::CommonError> {
-    let gb = |b: u64| format!("{:.2} GB", b as f64 / 1e9);
+    let gb = human_bytes;
     let shown = |b: Option<u64>| b.map_or("unknown".to_string(), gb);
     let line = format!(
         "{what} needs about {} of memory and {} of disk in {}; this machine has {} of memory available and {} free \
@@ -135,6 +146,15 @@ pub fn allocated_bytes(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts_are_shown_in_a_unit_that_shows_them() {
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(999), "999 bytes");
+        assert_eq!(human_bytes(45_300), "45.30 kB");
+        assert_eq!(human_bytes(3_100_000), "3.10 MB");
+        assert_eq!(human_bytes(9_000_000_000), "9.00 GB");
+    }
 
     #[test]
     fn refuses_what_does_not_fit_and_names_both_figures() {

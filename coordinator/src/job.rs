@@ -245,13 +245,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     let spec = job_spec(plan);
     let game = spec.game()?;
     let layout = spec.layout(game.position_count());
-    let owner = crate::workdirs::Owner {
-        job: spec.name.clone(),
-        game: spec.game.to_string(),
-        plan_hash: Some(spec.plan_hash.clone()),
-    };
-    let _output_lock = crate::workdirs::claim(&opts.output, &opts.checkpoints, &owner, opts.replace_output)?;
-    let _lock = retro_common::lock::DirLock::acquire(&opts.checkpoints)?;
+    let claimed = crate::workdirs::claim(&opts.output, &opts.checkpoints)?;
     let embedded = opts.listen.is_none();
     let needs = coordinator_needs(&spec, layout.positions, embedded);
     let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
@@ -262,10 +256,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
         let w = retro_common::resources::Needs::retrograde(share, true);
         tracing::info!(
-            "each of the {} workers needs about {:.2} GB of memory and {:.2} GB of disk for its shards",
+            "each of the {} workers needs about {} of memory and {} of disk for its shards",
             opts.expect_workers.max(1),
-            w.memory as f64 / 1e9,
-            w.disk as f64 / 1e9
+            retro_common::resources::human_bytes(w.memory),
+            retro_common::resources::human_bytes(w.disk)
         );
     }
     let manifest_path = opts.checkpoints.join("coordinator.json");
@@ -276,6 +270,13 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         }
         None => Manifest::new(&spec.name, &spec.plan_hash, spec.rank_order, &spec.questions),
     };
+    // Whose checkpoints these are is said first; then whose output it is.
+    let owner = crate::workdirs::Owner {
+        job: spec.name.clone(),
+        game: spec.game.to_string(),
+        plan_hash: Some(spec.plan_hash.clone()),
+    };
+    claimed.own(&owner, opts.replace_output)?;
     for note in manifest.claim_output(&opts.output)? {
         tracing::info!("{note}");
     }

@@ -86,7 +86,7 @@ pub fn round_line(layers: &[LayerRecord], index: usize, positions: u64) -> Strin
     let Some(last) = layer.rounds.last() else {
         return format!("layer {ordinal} of {}: {}", layers.len(), layer.question);
     };
-    let decided: u64 = layer.rounds.iter().map(|r| r.win + r.loss).sum();
+    let decided = layer.decided();
     let new = last.win + last.loss;
     let rate = if last.seconds > 0.0 { new as f64 / last.seconds } else { 0.0 };
     let left = match seconds_left(layers) {

@@ -267,8 +267,7 @@ impl Scheduler {
                 question: l.question.clone(),
                 committed_round: l.committed_round,
                 solved: l.solved,
-                decided: l.rounds.iter().map(|r| r.win + r.loss).sum::<u64>()
-                    + l.init.map_or(0, |i| i.terminal + i.illegal),
+                decided: l.decided(),
                 seconds: l.seconds,
                 last_round_rate: l
                     .rounds

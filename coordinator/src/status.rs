@@ -69,7 +69,8 @@ pub struct LayerStatus {
     pub committed_round: Option<u32>,
     /// Every round done and the tablebase written.
     pub solved: bool,
-    /// Positions decided so far (terminal included).
+    /// Positions decided so far (terminal included, illegal ones not):
+    /// [`crate::manifest::LayerRecord::decided`].
     pub decided: u64,
     /// Wall time spent on the layer so far.
     pub seconds: f64,

@@ -58,9 +58,12 @@ impl Owner {
     }
 }
 
-/// The held locks of a claimed output directory; dropping it releases them.
+/// The held locks of a run's checkpoint and output directories; dropping
+/// it releases them.
 #[derive(Debug)]
 pub struct Claimed {
+    output: PathBuf,
+    _checkpoints: DirLock,
     _output: DirLock,
 }
 
@@ -150,7 +153,7 @@ pub fn owner_of(output: &Path) -> Option<Owner> {
 /// not stay beside the new ones; nothing else is touched.
 fn remove_results(output: &Path) -> Result<(), CoordinatorError> {
     let summary = output.join("summary.json");
-    let listed: Vec<String> = std::fs::read_to_string(&summary)
+    let listed: Vec<String> = retro_common::input::read_text_limited(&summary, OWNER_READ_LIMIT, "summary")
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.get("tablebases").and_then(|t| t.as_array()).cloned())
@@ -171,15 +174,16 @@ fn remove_results(output: &Path) -> Result<(), CoordinatorError> {
     Ok(())
 }
 
-/// Makes `output` (created if missing) the output of `owner`, after
-/// [`check_apart`]: refuses it when another live process writes there, or
-/// when it holds another job's results and `replace` is false. Records the
-/// owner. Creates the checkpoint directory too.
-pub fn claim(output: &Path, checkpoints: &Path, owner: &Owner, replace: bool) -> Result<Claimed, CoordinatorError> {
+/// Takes `output` and `checkpoints` for one run, after [`check_apart`]:
+/// creates both, locks the checkpoints (another live process on them is
+/// refused, as before) and then the output (another live run writing there
+/// is refused). [`Claimed::own`] then says whose the output is.
+pub fn claim(output: &Path, checkpoints: &Path) -> Result<Claimed, CoordinatorError> {
     check_apart(output, checkpoints)?;
     crate::job::ensure_dir(output, "output")?;
     crate::job::ensure_dir(checkpoints, "checkpoint")?;
-    let lock = DirLock::acquire(output).map_err(|e| match e {
+    let checkpoint_lock = DirLock::acquire(checkpoints)?;
+    let output_lock = DirLock::acquire(output).map_err(|e| match e {
         retro_common::CommonError::Locked { holder, .. } => CoordinatorError::Io(format!(
             "the output directory {} is in use by another run{}; two jobs writing one output would replace each \
              other's results: wait for it to end, or give this run its own --output DIR",
@@ -188,25 +192,46 @@ pub fn claim(output: &Path, checkpoints: &Path, owner: &Owner, replace: bool) ->
         )),
         other => other.into(),
     })?;
-    match owner_of(output) {
-        Some(found) if !found.same_job(owner) && !replace => {
-            return Err(CoordinatorError::Io(format!(
-                "the output directory {} holds the results of {}, not of this {}; give this run its own --output \
-                 DIR, or pass --replace-output to replace them",
-                output.display(),
-                found.describe(),
-                owner.describe()
-            )));
+    Ok(Claimed { output: output.to_path_buf(), _checkpoints: checkpoint_lock, _output: output_lock })
+}
+
+impl Claimed {
+    /// Makes the output `owner`'s: refuses it when it holds another job's
+    /// results and `replace` is false (with `replace`, removes the results
+    /// that job listed); records the owner.
+    pub fn own(&self, owner: &Owner, replace: bool) -> Result<(), CoordinatorError> {
+        let output = &self.output;
+        match owner_of(output) {
+            Some(found) if !found.same_job(owner) && !replace => {
+                return Err(CoordinatorError::Io(format!(
+                    "the output directory {} holds the results of {}, not of this {}; give this run its own \
+                     --output DIR, or pass --replace-output to replace them",
+                    output.display(),
+                    found.describe(),
+                    owner.describe()
+                )));
+            }
+            Some(found) if !found.same_job(owner) => {
+                tracing::warn!(
+                    "replacing the results of {} in {} (--replace-output)",
+                    found.describe(),
+                    output.display()
+                );
+                remove_results(output)?;
+            }
+            _ => {}
         }
-        Some(found) if !found.same_job(owner) => {
-            tracing::warn!("replacing the results of {} in {} (--replace-output)", found.describe(), output.display());
-            remove_results(output)?;
-        }
-        _ => {}
+        let json = serde_json::to_string_pretty(owner)?;
+        write_atomic(&output.join(OWNER_FILE), format!("{json}\n").as_bytes())?;
+        Ok(())
     }
-    let json = serde_json::to_string_pretty(owner)?;
-    write_atomic(&output.join(OWNER_FILE), format!("{json}\n").as_bytes())?;
-    Ok(Claimed { _output: lock })
+}
+
+/// [`claim`], then [`Claimed::own`].
+pub fn claim_for(output: &Path, checkpoints: &Path, owner: &Owner, replace: bool) -> Result<Claimed, CoordinatorError> {
+    let claimed = claim(output, checkpoints)?;
+    claimed.own(owner, replace)?;
+    Ok(claimed)
 }
 
 #[cfg(test)]
@@ -249,23 +274,25 @@ mod tests {
     fn another_jobs_output_is_refused_unless_replaced() {
         let d = scratch("owner");
         let out = d.join("out");
-        let first = claim(&out, &d.join("ck1"), &owner("a", Some("h1")), false).unwrap();
+        let first = claim_for(&out, &d.join("ck1"), &owner("a", Some("h1")), false).unwrap();
         // A live run holds the output.
-        let e = claim(&out, &d.join("ck2"), &owner("a", Some("h1")), false).unwrap_err().to_string();
+        let e = claim(&out, &d.join("ck2")).unwrap_err().to_string();
         assert!(e.contains("in use by another run"), "{e}");
+        let e = claim(&d.join("out2"), &d.join("ck1")).unwrap_err().to_string();
+        assert!(e.contains("in use by another process"), "the checkpoints' own message: {e}");
         drop(first);
         // The same job again (a resume) is welcome.
-        drop(claim(&out, &d.join("ck1"), &owner("a", Some("h1")), false).unwrap());
+        drop(claim_for(&out, &d.join("ck1"), &owner("a", Some("h1")), false).unwrap());
         for other in [owner("b", Some("h1")), owner("a", Some("h2"))] {
-            let e = claim(&out, &d.join("ck2"), &other, false).unwrap_err().to_string();
+            let e = claim_for(&out, &d.join("ck2"), &other, false).unwrap_err().to_string();
             assert!(e.contains("holds the results of job a (cc2, plan h1)") && e.contains("--replace-output"), "{e}");
         }
-        drop(claim(&out, &d.join("ck2"), &owner("b", None), true).unwrap());
+        drop(claim_for(&out, &d.join("ck2"), &owner("b", None), true).unwrap());
         assert_eq!(owner_of(&out), Some(owner("b", None)));
         // Results written before owner files: the summary tells.
         std::fs::remove_file(out.join(OWNER_FILE)).unwrap();
         std::fs::write(out.join("summary.json"), r#"{"job": "c", "game": "peg"}"#).unwrap();
-        let e = claim(&out, &d.join("ck3"), &owner("b", None), false).unwrap_err().to_string();
+        let e = claim_for(&out, &d.join("ck3"), &owner("b", None), false).unwrap_err().to_string();
         assert!(e.contains("job c (peg)"), "{e}");
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -103,3 +103,157 @@ fn an_embedded_run_without_its_workers_identity_resumes() {
     assert!(err.contains("had no identity"), "{err}");
     assert_eq!(checksums(&dir.join("tb")), checksums(&dir.join("clean")));
 }
+
+/// `GET /status` once, `None` when the server is not (or no longer) there.
+fn try_status(addr: &str) -> Option<serde_json::Value> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    serde_json::from_str(text.split("\r\n\r\n").nth(1)?).ok()
+}
+
+/// The status page ended a cc2 job on two workers with more positions
+/// decided than the layer has (the init's terminal positions counted twice).
+/// Watched all through the run, it never shows more than 100 %, and the
+/// final count is the summary's wins and losses.
+#[test]
+fn the_status_never_counts_more_positions_than_there_are() {
+    let dir = TempDir::new("status-count");
+    let status = format!("127.0.0.1:{}", free_port());
+    let mut c = plan_run("plans/cc2-m7p2.toml", &dir.join("tb"), &dir.join("ck"));
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2", "--status", &status]);
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let _workers: Vec<Proc> = (1..=2)
+        .map(|i| {
+            let mut w = Command::new(worker());
+            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+            w.arg(dir.join(&format!("w{i}")));
+            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
+        })
+        .collect();
+    let mut seen = 0u64;
+    while coord.child.try_wait().unwrap().is_none() {
+        if let Some(v) = try_status(&status) {
+            let positions = v["positions"].as_u64().unwrap();
+            for l in v["layers"].as_array().unwrap() {
+                let decided = l["decided"].as_u64().unwrap();
+                assert!(decided <= positions, "{decided} of {positions} decided: {v:#}");
+                seen = seen.max(decided);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(seen > 0, "the status was read while the job ran");
+    let manifest: retro_coordinator::manifest::Manifest =
+        retro_engine::durable::read_checked_json(&dir.join("ck/coordinator.json")).unwrap().unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tb/summary.json")).unwrap()).unwrap();
+    let stored = &summary["by_side_to_move"]["1"];
+    let want = stored["wins"].as_u64().unwrap() + stored["losses"].as_u64().unwrap();
+    assert_eq!(manifest.layers[0].decided(), want, "{stored:#}");
+    assert!(seen <= want);
+}
+
+/// `ledger`, `check` and `verify` given `/dev/zero` as a summary grew memory
+/// without bound; each stops at once with the limit named.
+#[test]
+fn an_endless_summary_is_refused_at_its_limit() {
+    let dir = TempDir::new("endless-input");
+    for args in [&["ledger", "--summary"][..], &["check", "--summary"]] {
+        let mut c = Command::new(coordinator());
+        c.args(args).arg("/dev/zero");
+        failure(&run(c, Duration::from_secs(60)), "too large for a summary");
+    }
+    // verify reads the directory's summary.json: a device linked there.
+    let tb = dir.join("tb");
+    std::fs::create_dir_all(&tb).unwrap();
+    std::fs::write(tb.join("solo_A.tb"), b"not checked before the summary").unwrap();
+    std::os::unix::fs::symlink("/dev/zero", tb.join("summary.json")).unwrap();
+    let mut c = Command::new(coordinator());
+    c.args(["verify", "--tablebase"]).arg(&tb);
+    failure(&run(c, Duration::from_secs(60)), "too large for a summary");
+}
+
+/// `probe --batch` read `/dev/zero` into memory as one endless line, and
+/// stopped at a line that is not UTF-8 with the rest unanswered. Each bad line
+/// now gets its own error line with its number, at once, and the others are
+/// answered.
+#[test]
+fn probe_batch_answers_every_line_and_bounds_each() {
+    use std::io::{BufRead, Write};
+    let dir = TempDir::new("batch-lines");
+    let tb = dir.join("tb");
+    let out = run(plan_run("plans/stage1.toml", &tb, &dir.join("ck")), LIMIT);
+    assert!(out.status.success());
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--batch", "--tablebase"]).arg(&tb);
+    c.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = b"# a comment\n".to_vec();
+    input.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    input.extend_from_slice(b"e1/b4/b1 A\n");
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "a bad line fails the batch at its end");
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["line"], 2);
+    assert!(lines[0]["error"].as_str().unwrap().contains("not UTF-8"), "{}", lines[0]);
+    assert!(lines[1].get("moves").is_some(), "the line after the bad one is answered: {}", lines[1]);
+
+    // An endless line: its error comes before its end, in bounded memory.
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--batch", "--tablebase"]).arg(&tb);
+    c.stdin(std::fs::File::open("/dev/zero").unwrap()).stdout(std::process::Stdio::piped());
+    c.stderr(std::process::Stdio::null());
+    let mut child = c.spawn().unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("line 1 is longer than"), "{v}");
+}
+
+/// Messages that did not say enough: a deleted `state.json` is named; a
+/// foreign file among the three layers is the one blamed, not the next one;
+/// a small job's needs are printed in a unit that shows them.
+#[test]
+fn messages_name_the_file_and_the_figure() {
+    let dir = TempDir::new("messages");
+    let mut killed = plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck"));
+    killed.args(["--checkpoint-secs", "0"]).env("RETRO_FAULT", "after-apply:0:5");
+    assert!(!run(killed, LIMIT).status.success());
+    let state = dir.join("ck/worker/layer-0/state.json");
+    std::fs::remove_file(&state).unwrap();
+    let out = run(plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck")), LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("layer 0 has no init: {} is missing", state.display())), "{err}");
+
+    // The stage-1 job solved twice under two plans (shard counts differ, so
+    // do the plan hashes); one layer of the second copied over the first's.
+    let first = run(plan_run("plans/stage1.toml", &dir.join("a"), &dir.join("ck-a")), LIMIT);
+    assert!(first.status.success());
+    let err = String::from_utf8_lossy(&first.stderr);
+    assert!(!err.contains("0.00 GB"), "small needs in a unit that shows them: {err}");
+    assert!(err.contains(" kB of memory") || err.contains(" MB of memory"), "{err}");
+    let other = std::fs::read_to_string(repo().join("plans/stage1.toml")).unwrap().replace("count = 6", "count = 5");
+    assert!(other.contains("count = 5"));
+    std::fs::write(dir.join("other.toml"), other).unwrap();
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(dir.join("other.toml")).arg("--output").arg(dir.join("b"));
+    c.arg("--checkpoints").arg(dir.join("ck-b")).env_remove("RETRO_FAULT");
+    assert!(run(c, LIMIT).status.success());
+    std::fs::copy(dir.join("b/solo_A.tb"), dir.join("a/solo_A.tb")).unwrap();
+    let mut c = Command::new(coordinator());
+    c.args(["probe", "--tablebase"]).arg(dir.join("a"));
+    let err = failure(&run(c, LIMIT), "solo_A.tb");
+    assert!(!err.contains("enable_A_B.tb"), "{err}");
+}

@@ -76,14 +76,27 @@ pub fn write_checked_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Du
     write_atomic(path, format!("{body}{TRAILER}{crc:08x}\n").as_bytes())
 }
 
+/// Largest document [`read_checked_json`] reads.
+pub const MAX_CHECKED_JSON_BYTES: u64 = 256 << 20;
+
 /// Reads a document written by [`write_checked_json`]; `Ok(None)` when absent.
 pub fn read_checked_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>, DurableError> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(DurableError::Io { path: path.to_path_buf(), source: e }),
-    };
+    use std::io::Read;
     let corrupt = |why: &str| DurableError::Corrupt { path: path.to_path_buf(), why: why.to_string() };
+    let io_err = |e| DurableError::Io { path: path.to_path_buf(), source: e };
+    let file = match fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(e)),
+    };
+    // A manifest, identity or row file is kilobytes: something far larger
+    // under the name (or a device) is not one, and is not read whole.
+    let mut bytes = Vec::new();
+    file.take(MAX_CHECKED_JSON_BYTES + 1).read_to_end(&mut bytes).map_err(io_err)?;
+    if bytes.len() as u64 > MAX_CHECKED_JSON_BYTES {
+        return Err(corrupt(&format!("more than {MAX_CHECKED_JSON_BYTES} bytes, not a checkpoint document")));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| corrupt("not UTF-8 text"))?;
     let (body, trailer) = text.rsplit_once(TRAILER).ok_or_else(|| corrupt("checksum trailer missing (truncated?)"))?;
     let crc = u32::from_str_radix(trailer.trim_end(), 16).map_err(|_| corrupt("checksum trailer unreadable"))?;
     if crc32fast::hash(body.as_bytes()) != crc {

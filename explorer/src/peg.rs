@@ -212,6 +212,20 @@ fn jumps_text(jumps: &[Jump]) -> String {
     retro_results::peg::problems::jumps_text(jumps)
 }
 
+/// Largest summary the explorer reads (a peg or Sylver summary with every
+/// row is a few megabytes).
+const MAX_SUMMARY_BYTES: u64 = 64 << 20;
+
+/// The bytes of a summary file, `None` when it cannot be read or is larger
+/// than any summary (a device or a huge file under the name is skipped, not
+/// read into memory).
+pub(crate) fn read_summary(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).ok()?.take(MAX_SUMMARY_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_SUMMARY_BYTES).then_some(bytes)
+}
+
 /// `DIR/summary.json`, then `DIR/*/summary.json` in name order.
 pub(super) fn candidates(dir: &Path) -> Vec<PathBuf> {
     let mut out = vec![dir.join("summary.json")];
@@ -230,7 +244,7 @@ impl PegExplorer {
         let mut ledger = None;
         let mut problems = None;
         for path in candidates(dir) {
-            let Ok(bytes) = std::fs::read(&path) else { continue };
+            let Some(bytes) = read_summary(&path) else { continue };
             // Other jobs write summary.json too (or a file may be half written
             // by hand): only a file that says it is a peg summary counts.
             let Ok(head) = serde_json::from_slice::<Head>(&bytes) else { continue };

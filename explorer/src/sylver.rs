@@ -128,7 +128,7 @@ pub fn tables(dir: &Path) -> Vec<(String, Vec<Value>)> {
     super::peg::candidates(dir)
         .into_iter()
         .filter_map(|path| {
-            let bytes = std::fs::read(&path).ok()?;
+            let bytes = super::peg::read_summary(&path)?;
             let head: Head = serde_json::from_slice(&bytes).ok()?;
             (head.game.as_deref().and_then(|g| g.parse::<GameKind>().ok()) == Some(GameKind::Sylver)).then(|| {
                 let job = head.job.unwrap_or_else(|| path.display().to_string());

@@ -215,23 +215,45 @@ impl Prober {
             readers.push(TablebaseReader::open(&path)?);
         }
         check_rank_order(&readers[0], retro_games::cc3::RANK_ORDER)?;
-        let h0 = readers[0].header().clone();
         for (r, q) in readers.iter().zip(COMPUTED_LAYERS) {
             let h = r.header();
-            if h.layer != q || h.game != GameKind::Cc3.as_str() || h.params != h0.params || h.plan_hash != h0.plan_hash
-            {
+            if h.layer != q || h.game != GameKind::Cc3.as_str() {
                 return Err(ProbeError::Mismatch(format!(
-                    "{}: header says game {} {} layer {} plan {}, expected cc3 {} layer {q} plan {}",
+                    "{}: header says game {} layer {}, expected cc3 layer {q}",
                     r.path().display(),
                     h.game,
-                    h.params,
-                    h.layer,
-                    h.plan_hash,
-                    h0.params,
-                    h0.plan_hash
+                    h.layer
                 )));
             }
         }
+        // The three must come from one job. When one differs, the other two
+        // agreeing say which file is the stranger (comparing each with the
+        // first file blamed the second one when the first was foreign).
+        let key = |r: &TablebaseReader| (r.header().params.clone(), r.header().plan_hash.clone());
+        let keys: Vec<_> = readers.iter().map(key).collect();
+        if keys.iter().any(|k| *k != keys[0]) {
+            let majority = keys.iter().find(|k| keys.iter().filter(|o| o == k).count() >= 2);
+            let Some((params, plan)) = majority else {
+                let files: Vec<String> = readers.iter().map(|r| r.path().display().to_string()).collect();
+                return Err(ProbeError::Mismatch(format!(
+                    "{} come from three different jobs (plans {}, {}, {}); restore the job's own files",
+                    files.join(", "),
+                    keys[0].1,
+                    keys[1].1,
+                    keys[2].1
+                )));
+            };
+            let stranger = readers.iter().zip(&keys).find(|(_, k)| *k != majority.expect("checked")).expect("differs");
+            let h = stranger.0.header();
+            return Err(ProbeError::Mismatch(format!(
+                "{}: header says {} plan {}, but the directory's other two layers are {params} plan {plan}; this \
+                 file is another job's: restore this job's own",
+                stranger.0.path().display(),
+                h.params,
+                h.plan_hash
+            )));
+        }
+        let h0 = readers[0].header().clone();
         let path = readers[0].path().display().to_string();
         let order =
             h0.params

@@ -561,8 +561,10 @@ impl WorkerCore {
         shards: &[u32],
         step: &str,
     ) -> Result<Option<TaskOutcome>, TaskError> {
-        let store =
-            self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        let store = {
+            let no_init = no_init(&self.data, layer);
+            self.open_layer(layer, shards)?.ok_or(no_init)?
+        };
         let committed = store.live_round();
         if committed >= round {
             let record = store.record(round).cloned().unwrap_or_default();
@@ -728,7 +730,10 @@ impl WorkerCore {
     ) -> Result<u64, TaskError> {
         let bp = self.layout.block_positions;
         let layout = self.layout;
-        self.open_layer(layer, shards)?.ok_or_else(|| TaskError::State(format!("layer {layer} has no init")))?;
+        {
+            let no_init = no_init(&self.data, layer);
+            self.open_layer(layer, shards)?.ok_or(no_init)?
+        };
         // The layer is complete: each shard is unmapped as soon as it is
         // exported, so its pages (a whole layer at stage 2) leave this
         // process's resident set while the rest is packed, not after; the
@@ -878,4 +883,11 @@ fn apply_buffered(
         }
     }
     Ok(())
+}
+
+/// Why a layer cannot be opened for a round: its state file is missing (never
+/// written, or deleted), named so that the operator can look.
+fn no_init(data: &std::path::Path, layer: u32) -> TaskError {
+    let state = store::layer_dir(data, layer).join("state.json");
+    TaskError::State(format!("layer {layer} has no init: {} is missing (deleted, or never written)", state.display()))
 }

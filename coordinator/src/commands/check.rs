@@ -3,7 +3,8 @@
 
 /// Runs `check` on the summary at `path`.
 pub fn run(path: &std::path::Path) -> Result<(), String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    use retro_common::input::{MAX_JSON_BYTES, read_text_limited};
+    let text = read_text_limited(path, MAX_JSON_BYTES, "summary")?;
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: not a summary.json: {e}", path.display()))?;
     let lines = retro_results::cc3::check::check_cc3(&summary).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -93,8 +93,25 @@ fn two_player_text(r: &cc2::Report, moves: &[cc2::Move]) -> String {
 /// batch; the exit status says whether any failed.
 fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(), String> {
     let (mut answered, mut failed) = (0u64, 0u64);
-    for line in input.lines() {
-        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
+    use retro_common::input::{BoundedLines, Line, MAX_LINE_BYTES};
+    for (number, line) in BoundedLines::new(input, MAX_LINE_BYTES).enumerate() {
+        let number = number + 1;
+        let line = line.map_err(|e| format!("reading stdin, line {number}: {e}"))?;
+        // A bad line gets its error line, and the rest are still answered.
+        let bad = match &line {
+            Line::Text(_) => None,
+            Line::NotUtf8(shown) => Some((shown.clone(), format!("line {number} is not UTF-8 text"))),
+            Line::TooLong(head) => {
+                Some((format!("{head}..."), format!("line {number} is longer than {MAX_LINE_BYTES} bytes")))
+            }
+        };
+        if let Some((shown, e)) = bad {
+            failed += 1;
+            writeln!(out, "{}", serde_json::json!({ "line": number, "input": shown, "error": e }))
+                .map_err(|e| format!("writing stdout: {e}"))?;
+            continue;
+        }
+        let Line::Text(line) = line else { unreachable!("bad lines were answered above") };
         let text = line.trim();
         if text.is_empty() || text.starts_with('#') {
             continue;
@@ -106,7 +123,7 @@ fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(
             }
             Err(e) => {
                 failed += 1;
-                serde_json::json!({ "input": text, "error": e })
+                serde_json::json!({ "line": number, "input": text, "error": e })
             }
         };
         writeln!(out, "{v}").map_err(|e| format!("writing stdout: {e}"))?;

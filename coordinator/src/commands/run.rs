@@ -157,9 +157,8 @@ fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
-    let _output_lock =
-        workdirs::claim(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
-    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let _claimed =
+        workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let summary = if cluster {
         let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
@@ -202,9 +201,8 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.job.name.clone(), game: "peg".into(), plan_hash: Some(plan.hash()) };
-    let _output_lock =
-        workdirs::claim(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
-    let _lock = retro_common::lock::DirLock::acquire(&checkpoints).map_err(|e| e.to_string())?;
+    let _claimed =
+        workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     let problems = plan.job.task == Some(retro_coordinator::plan::PegTask::Problems);
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     if problems || !cluster {

@@ -17,13 +17,15 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
     // Each file's own checksums cannot tell a valid file of another layer or
     // job copied over this name; the recorded digests can.
     let summary_path = dir.join("summary.json");
-    let recorded = match std::fs::read_to_string(&summary_path) {
-        Ok(text) => Some(
+    let recorded = if summary_path.exists() {
+        let text =
+            retro_common::input::read_text_limited(&summary_path, retro_common::input::MAX_JSON_BYTES, "summary")?;
+        Some(
             serde_json::from_str::<serde_json::Value>(&text)
                 .map_err(|e| format!("{}: not a summary.json: {e}", summary_path.display()))?,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("{}: {e}", summary_path.display())),
+        )
+    } else {
+        None
     };
     let mut bad = Vec::new();
     let mut seen = Vec::new();
