@@ -13,6 +13,10 @@
 //! parcel of EXPAND(n) received, the other workers still expanding or
 //! delivering; layer 0, round n), `task-after-rows` (a task worker: right after its n-th reported row; layer 0,
 //! round n).
+//!
+//! Any point prefixed with `term-` (`term-after-apply:0:3`) sends the process
+//! SIGTERM there instead, and the run goes on: the stop a service manager asks
+//! for, at a reproducible instant.
 
 /// A parsed fault point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,8 +49,21 @@ impl Fault {
         }
     }
 
-    /// Kills this process with SIGKILL if `self` names this point.
+    /// Kills this process with SIGKILL if `self` names this point; sends it
+    /// SIGTERM (and goes on) if `self` names it with the prefix `term-`.
     pub fn check(this: &Option<Fault>, point: &str, layer: u32, round: u32) {
+        if let Some(f) = this
+            && f.point.strip_prefix("term-") == Some(point)
+            && f.layer == layer
+            && f.round == round
+        {
+            eprintln!("RETRO_FAULT: sending SIGTERM to this process at {point} layer {layer} round {round}");
+            // SAFETY: kill(2) with our own pid has no memory-safety preconditions.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            return;
+        }
         if let Some(f) = this
             && f.point == point
             && f.layer == layer

@@ -57,6 +57,15 @@ pub fn tune_allocator() {
     }
 }
 
+/// Why a job's phase says it failed when it stopped on request (SIGTERM,
+/// SIGINT) at a checkpoint: the coordinator sets it, a worker told it exits
+/// with [`EXIT_STOPPED`] instead of reporting a failure.
+pub const STOPPED_AT_CHECKPOINT: &str = "stopped on request at a checkpoint";
+
+/// Exit status of a process that stopped on request with everything it did
+/// durable (BSD's EX_TEMPFAIL: run the same command again to resume).
+pub const EXIT_STOPPED: u8 = 75;
+
 /// The kernel threads to run for a `requested` count (0: all cores). More
 /// threads than cores only adds switching, and an absurd count (`threads =
 /// 100000` in a plan) would fail to spawn mid-run: the count is capped at the

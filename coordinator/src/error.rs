@@ -60,6 +60,10 @@ pub enum CoordinatorError {
     /// Workers, plans and checkpoints that do not fit together.
     #[error("{0}")]
     Mismatch(String),
+    /// The job stopped on request (SIGTERM, SIGINT) at a safe point; run
+    /// again, it resumes from there.
+    #[error("{0}")]
+    Stopped(String),
     /// The job cannot go on (a step failed too often, a worker sent what
     /// does not fit, a thread died).
     #[error("{0}")]

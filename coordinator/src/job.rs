@@ -90,6 +90,47 @@ pub struct RunOptions {
     /// Write into an output directory that holds another job's results
     /// ([`crate::workdirs::claim`]).
     pub replace_output: bool,
+    /// Stop at the next checkpoint on SIGTERM or SIGINT (and at once on a
+    /// second one), as the `coordinator` binary does: see [`listen_for_stop`].
+    pub handle_signals: bool,
+}
+
+/// Exit status of a run that stopped on request at a checkpoint (BSD's
+/// EX_TEMPFAIL: run it again to resume); `deploy/` and the Slurm script
+/// tell it from a failure.
+pub const EXIT_STOPPED: u8 = retro_common::EXIT_STOPPED;
+
+/// Exit status after a second stop signal: stopped at once (128 + SIGINT, as
+/// shells report an interrupted command).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Listens for SIGTERM and SIGINT: the first asks the job to stop at its
+/// next safe point ([`Scheduler::request_stop`]) and sets `stop`; the second
+/// ends the process at once (the checkpoints then resume it as after a
+/// crash).
+fn listen_for_stop(scheduler: Arc<Scheduler>, stop: tokio::sync::watch::Sender<bool>) -> Result<(), CoordinatorError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let io = |e: std::io::Error| CoordinatorError::Io(format!("cannot listen for stop signals: {e}"));
+    let mut term = signal(SignalKind::terminate()).map_err(io)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(io)?;
+    tokio::spawn(async move {
+        let first = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        let doing = scheduler.request_stop();
+        tracing::warn!(
+            "{first}: stopping at the next checkpoint (now: {doing}); a second SIGTERM or SIGINT stops at once"
+        );
+        let _ = stop.send(true);
+        let second = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::warn!("{second} again: stopping at once; run the same command to resume from the last checkpoint");
+        std::process::exit(EXIT_INTERRUPTED);
+    });
+    Ok(())
 }
 
 /// Default of `--checkpoint-secs`: at most five minutes of rounds replayed
@@ -326,6 +367,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         scheduler.seed_solo();
     }
     let scheduler = Arc::new(scheduler);
+    let (signal_tx, mut signalled) = tokio::sync::watch::channel(false);
+    if opts.handle_signals {
+        listen_for_stop(scheduler.clone(), signal_tx)?;
+    }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut worker_task = None;
     let mut server_task = None;
@@ -380,8 +425,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let m = scheduler.manifest();
                 let out = opts.output.clone();
                 let threads = plan.threads();
+                let name = spec.name.clone();
                 let spec = spec.clone();
-                let result = tokio::task::spawn_blocking(move || {
+                let analysis = tokio::task::spawn_blocking(move || {
                     let report = match spec.game()? {
                         retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(
                             &game,
@@ -397,12 +443,39 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                     let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;
                     Ok::<JobReport, CoordinatorError>(report)
-                })
-                .await
-                .map_err(|e| CoordinatorError::Job(format!("analysis failed: {e}")))
-                .and_then(|r| r);
+                });
+                // Every tablebase is written: a stop asked for now loses only
+                // the analysis, which the next run computes again.
+                let result = tokio::select! {
+                    r = analysis => r
+                        .map_err(|e| CoordinatorError::Job(format!("analysis failed: {e}")))
+                        .and_then(|r| r),
+                    _ = signalled.wait_for(|s| *s) => break Err(CoordinatorError::Stopped(format!(
+                        "job {} stopped during its analysis: every tablebase is written in {}; run the same \
+                         command again to compute the summary",
+                        name,
+                        opts.output.display()
+                    ))),
+                };
                 scheduler.finish(result.as_ref().map(|_| ()).map_err(|e| e.to_string()));
                 break result;
+            }
+            Phase::Failed(_) if scheduler.stopped() => {
+                let m = scheduler.manifest();
+                let at = m
+                    .layers
+                    .iter()
+                    .find(|l| l.tablebase.is_none())
+                    .map(|l| match l.committed_round {
+                        Some(r) => format!("layer {} round {r}", l.question),
+                        None => format!("before layer {}", l.question),
+                    })
+                    .unwrap_or_else(|| "before the analysis".into());
+                break Err(CoordinatorError::Stopped(format!(
+                    "job {} stopped at a checkpoint ({at}, in {}); run the same command again to resume",
+                    spec.name,
+                    opts.checkpoints.display()
+                )));
             }
             Phase::Failed(m) => break Err(CoordinatorError::Job(m)),
             Phase::Done => {

@@ -165,7 +165,14 @@ fn main() -> ExitCode {
     retro_common::init_logging();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
-        None => commands::run::run(cli.run),
+        None => match commands::run::run(cli.run) {
+            Ok(()) => Ok(()),
+            Err(f) if f.code != 1 => {
+                eprintln!("{}", f.message);
+                return ExitCode::from(f.code);
+            }
+            Err(f) => Err(f.message),
+        },
         Some(Command::Estimate { plan, json }) => commands::estimate::run(&plan, json),
         Some(Command::Explore { plan, depth, tablebase, threads, scratch, json }) => {
             commands::explore::run(plan, depth, tablebase, threads, scratch, json)

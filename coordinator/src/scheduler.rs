@@ -114,7 +114,19 @@ struct State {
     /// The same for the last whole span between two checkpoints, its flush
     /// included: what the next checkpoint is expected to cost.
     checkpoint_cost: f64,
+    /// A stop was asked for (SIGTERM, SIGINT): the next round is made
+    /// durable and the job stops after it ([`Scheduler::request_stop`]).
+    stop_requested: bool,
+    /// The job stopped at a checkpoint on request (its phase is `Failed`
+    /// with [`STOPPED`]).
+    stopped: bool,
+    /// Rounds were committed in memory only since the manifest was saved
+    /// (embedded runs with spaced checkpoints).
+    unsaved_rounds: bool,
 }
+
+/// The phase message of a job stopped on request at a checkpoint.
+pub const STOPPED: &str = retro_common::STOPPED_AT_CHECKPOINT;
 
 /// An embedded run's checkpoints are at least this many times their own cost
 /// apart (the undo-log copies of the chunks the rounds after a checkpoint
@@ -203,6 +215,9 @@ impl Scheduler {
             checkpoint_now: true,
             epoch_durability: 0.0,
             checkpoint_cost: 0.0,
+            stop_requested: false,
+            stopped: false,
+            unsaved_rounds: false,
         };
         let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
         if st.manifest.workers.len() >= expected_workers {
@@ -301,6 +316,41 @@ impl Scheduler {
     }
 
     /// Publishes the phase; wakes held pulls only when it changed (new tasks exist).
+    /// Asks the job to stop at its next safe point: the end of the next
+    /// round, made durable whatever `checkpoint_every` says, or of a
+    /// tablebase's export. A job still waiting for its workers stops now.
+    /// Returns what the job is doing, for the log.
+    pub fn request_stop(&self) -> String {
+        let mut st = self.state.lock().expect("state lock");
+        st.stop_requested = true;
+        // Nothing handed out and nothing only in memory: the manifest on
+        // disk is where the job stands (waiting for its workers, say, or for
+        // a lost one), so this is a safe point already.
+        let idle = matches!(st.phase, Phase::Joining | Phase::Init(_) | Phase::Generate(..) | Phase::Export(_))
+            && st.assignments.is_empty()
+            && !st.unsaved_rounds;
+        if idle {
+            self.stop_here(&mut st);
+        }
+        let phase = format!("{:?}", st.phase);
+        self.publish(&st);
+        self.changed.notify_waiters();
+        phase
+    }
+
+    /// True once the job stopped on request at a checkpoint.
+    pub fn stopped(&self) -> bool {
+        self.state.lock().expect("state lock").stopped
+    }
+
+    /// Stops the job here (a safe point: everything up to now is durable).
+    fn stop_here(&self, st: &mut State) {
+        st.stopped = true;
+        st.phase = Phase::Failed(STOPPED.to_string());
+        st.assignments.clear();
+        st.reports.clear();
+    }
+
     fn publish(&self, st: &State) {
         let changed = self.phase_tx.send_if_modified(|p| {
             if *p != st.phase {
@@ -694,6 +744,7 @@ impl Scheduler {
                         seconds
                     );
                     st.layer_started = Instant::now();
+                    st.unsaved_rounds = self.checkpoint_every.is_some();
                     // With spaced checkpoints the workers keep round 0 in
                     // memory only (see `WorkerCore::init`): the manifest on
                     // disk keeps the layer uninitialised until its first
@@ -710,9 +761,10 @@ impl Scheduler {
                     let started = st.step_started;
                     self.next_step(st, Phase::Apply(l, r));
                     st.step_started = started;
-                    st.checkpoint_now = self
-                        .checkpoint_every
-                        .is_none_or(|every| checkpoint_due(st.last_checkpoint.elapsed(), every, st.checkpoint_cost));
+                    st.checkpoint_now = st.stop_requested
+                        || self.checkpoint_every.is_none_or(|every| {
+                            checkpoint_due(st.last_checkpoint.elapsed(), every, st.checkpoint_cost)
+                        });
                 }
                 Phase::Apply(l, r) => {
                     let (win, loss): (u64, u64) =
@@ -754,12 +806,18 @@ impl Scheduler {
                     // Between checkpoints the manifest keeps the last durable
                     // round, which is where a restart resumes (and replays from).
                     st.epoch_durability += st.reports.values().map(|rep| rep.durability_seconds).sum::<f64>();
+                    st.unsaved_rounds = !st.checkpoint_now;
                     if st.checkpoint_now {
                         if !self.save(st) {
                             return;
                         }
                         st.last_checkpoint = Instant::now();
                         st.checkpoint_cost = std::mem::take(&mut st.epoch_durability);
+                        if st.stop_requested {
+                            tracing::info!("layer {l} round {r} is durable: stopping as asked");
+                            self.stop_here(st);
+                            return;
+                        }
                     }
                     Fault::check(&self.fault, "after-commit", l, r);
                     self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });
@@ -786,8 +844,14 @@ impl Scheduler {
                     if !self.save(st) {
                         return;
                     }
+                    st.unsaved_rounds = false;
                     let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
                     let next = resume_phase(&st.manifest, &self.layer_order);
+                    if st.stop_requested && next != Phase::Finish {
+                        tracing::info!("layer {l}'s tablebase is written: stopping as asked");
+                        self.stop_here(st);
+                        return;
+                    }
                     self.next_step(st, next);
                 }
                 _ => return,

@@ -257,3 +257,101 @@ fn messages_name_the_file_and_the_figure() {
     let err = failure(&run(c, LIMIT), "solo_A.tb");
     assert!(!err.contains("enable_A_B.tb"), "{err}");
 }
+
+fn sigterm(p: &Proc) {
+    // SAFETY: kill(2) on a child of this test; no memory is involved.
+    let rc = unsafe { libc::kill(p.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+}
+
+fn start_worker(dir: &TempDir, addr: &str, i: u32) -> Proc {
+    let mut w = Command::new(worker());
+    w.args(["--connect", addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    w.arg(dir.join(&format!("w{i}")));
+    w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}-{}.log", std::process::id())))
+}
+
+/// SIGTERM killed a run at once with no message, losing the rounds since its
+/// last checkpoint. Now the first SIGTERM makes an embedded run stop after
+/// its next round, made durable, with exit status 75 and a line saying how to
+/// resume; run again, it writes the uninterrupted run's bytes.
+#[test]
+fn sigterm_stops_an_embedded_run_at_a_checkpoint_and_it_resumes() {
+    let dir = TempDir::new("sigterm-embedded");
+    let clean = run(plan_run("plans/stage1.toml", &dir.join("clean"), &dir.join("ck-clean")), LIMIT);
+    assert!(clean.status.success());
+    // The signal arrives mid-layer (the fault point sends a real SIGTERM to
+    // the process at a reproducible round); checkpoints are five minutes
+    // apart by default, so only the stop makes this round durable.
+    let mut c = plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck"));
+    c.env("RETRO_FAULT", "term-after-apply:1:3");
+    let out = run(c, LIMIT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(75), "{err}");
+    assert!(err.contains("SIGTERM: stopping at the next checkpoint"), "{err}");
+    assert!(err.contains("stopped at a checkpoint (layer enable(A>B) round 4") && err.contains("to resume"), "{err}");
+    let resumed = run(plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck")), LIMIT);
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(
+        err.contains("layer 1 round 5:") && !err.contains("layer 0 round") && !err.contains("layer 1 round 4:"),
+        "the resume starts after the stop's round: {err}"
+    );
+    assert_eq!(checksums(&dir.join("tb")), checksums(&dir.join("clean")));
+}
+
+/// The same on a two-worker cluster: a SIGTERM to the coordinator stops the
+/// job at the next round's checkpoint and the workers with it (status 75
+/// each, saying to start again with the same --data); a SIGTERM to a worker
+/// stops it at once with the same status; started again, coordinator and
+/// workers finish with the embedded run's bytes.
+#[test]
+fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
+    let dir = TempDir::new("sigterm-cluster");
+    let plan = "plans/cc2-m7p2.toml";
+    let embedded = run(plan_run(plan, &dir.join("embedded"), &dir.join("ck-embedded")), LIMIT);
+    assert!(embedded.status.success());
+    let coordinator_command = |fault: Option<&str>| {
+        let mut c = plan_run(plan, &dir.join("tb"), &dir.join("ck"));
+        c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+        if let Some(f) = fault {
+            c.env("RETRO_FAULT", f);
+        }
+        c
+    };
+    // A worker stopped while the job waits for the other one.
+    let mut coord = Proc::start("coordinator", coordinator_command(Some("term-after-commit:0:5")), dir.join("c1.log"));
+    let addr = listening_address(&coord);
+    let mut w1 = start_worker(&dir, &addr, 1);
+    // (once its identity is written: a worker killed between the join and
+    // that write comes back as a new worker)
+    w1.wait_for_log("joined as worker w1", LIMIT);
+    sigterm(&w1);
+    assert_eq!(w1.wait(LIMIT).code(), Some(75), "{}", w1.logs());
+    assert!(w1.logs().contains("SIGTERM: worker stopping") && w1.logs().contains("same --data"), "{}", w1.logs());
+    // Both workers; the coordinator is sent SIGTERM after round 5.
+    let mut workers = [start_worker(&dir, &addr, 1), start_worker(&dir, &addr, 2)];
+    assert_eq!(coord.wait(LIMIT).code(), Some(75), "{}", coord.logs());
+    assert!(coord.logs().contains("stopped at a checkpoint (layer solo(1) round 6"), "{}", coord.logs());
+    for w in &mut workers {
+        assert_eq!(w.wait(LIMIT).code(), Some(75), "{}", w.logs());
+        assert!(w.logs().contains("stopped the job at a checkpoint"), "{}", w.logs());
+    }
+    // A coordinator stopped before its workers came: at once.
+    let mut waiting = Proc::start("coordinator", coordinator_command(None), dir.join("c2.log"));
+    listening_address(&waiting);
+    sigterm(&waiting);
+    assert_eq!(waiting.wait(LIMIT).code(), Some(75), "{}", waiting.logs());
+    // Everything started again.
+    let mut coord = Proc::start("coordinator", coordinator_command(None), dir.join("c3.log"));
+    let addr = listening_address(&coord);
+    let mut workers = [start_worker(&dir, &addr, 1), start_worker(&dir, &addr, 2)];
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert!(coord.logs().contains("resuming job cc2-m7p2"), "{}", coord.logs());
+    let sha = |d: &str| retro_engine::tablebase::sha256_file(&dir.join(d).join("solo_1.tb")).unwrap();
+    assert_eq!(sha("tb"), sha("embedded"));
+}

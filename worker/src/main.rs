@@ -135,7 +135,47 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    exit_code(join_and_run_on(&runtime, link, opts).map_err(|e| e.to_string()))
+    let data = opts.data.clone();
+    if let Err(e) = stop_on_signals(&runtime, &data) {
+        eprintln!("error: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
+    match join_and_run_on(&runtime, link, opts) {
+        Err(retro_worker::run::WorkerError::Aborted(why)) if why == retro_common::STOPPED_AT_CHECKPOINT => {
+            eprintln!(
+                "the coordinator stopped the job at a checkpoint; when it runs again, start this worker again with \
+                 --data {} to resume",
+                data.display()
+            );
+            std::process::ExitCode::from(retro_common::EXIT_STOPPED)
+        }
+        outcome => exit_code(outcome.map_err(|e| e.to_string())),
+    }
+}
+
+/// SIGTERM or SIGINT stops the worker at once, saying how to go on: every
+/// round a cluster worker applies is durable when it reports it (its undo
+/// logs roll back a round cut short), so any instant is a safe point, and
+/// the coordinator waits for it as for a lost worker.
+fn stop_on_signals(runtime: &tokio::runtime::Runtime, data: &std::path::Path) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _entered = runtime.enter();
+    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot listen for SIGINT: {e}"))?;
+    let data = data.to_path_buf();
+    runtime.spawn(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        eprintln!(
+            "{name}: worker stopping; its last reported round is durable in {}: start it again with the same --data \
+             to resume",
+            data.display()
+        );
+        std::process::exit(retro_common::EXIT_STOPPED.into());
+    });
+    Ok(())
 }
 
 /// The process's exit status for a worker's outcome, printing the error.

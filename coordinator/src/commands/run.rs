@@ -95,23 +95,46 @@ fn bind_listener(
     Ok(listener)
 }
 
+/// Why a run ended without its results: a failure (exit status 1), or a
+/// stop asked for by a signal, at a checkpoint ([`job::EXIT_STOPPED`]).
+#[derive(Debug)]
+pub struct RunFailure {
+    /// What to tell the user.
+    pub message: String,
+    /// The process's exit status.
+    pub code: u8,
+}
+
+impl From<String> for RunFailure {
+    fn from(message: String) -> RunFailure {
+        RunFailure { message, code: 1 }
+    }
+}
+
+impl From<&str> for RunFailure {
+    fn from(message: &str) -> RunFailure {
+        message.to_string().into()
+    }
+}
+
 /// Runs a plan (the command without a subcommand). Not async: the jobs run
 /// on a runtime through the library (`job::run_on` says why), and the long
 /// computations of embedded peg and Sylver plans on this thread.
-pub fn run(args: RunArgs) -> Result<(), String> {
+pub fn run(args: RunArgs) -> Result<(), RunFailure> {
     let runtime = super::runtime()?;
     let plan = match load_any_plan(&args.plan)? {
-        AnyPlan::Sylver(plan) => return run_sylver(&runtime, plan, args),
+        AnyPlan::Sylver(plan) => return Ok(run_sylver(&runtime, plan, args)?),
         AnyPlan::Plan(plan) => plan,
     };
     if !plan.is_solvable() {
         return Err(format!(
             "plan {}: order {} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
             plan.job.name, plan.job.order
-        ));
+        )
+        .into());
     }
     if plan.job.game == GameKind::Peg {
-        return run_peg(&runtime, &plan, &args);
+        return Ok(run_peg(&runtime, &plan, &args)?);
     }
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     let listen = if cluster {
@@ -137,9 +160,13 @@ pub fn run(args: RunArgs) -> Result<(), String> {
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),
         seed_solo: args.seed_solo,
         replace_output: args.replace_output,
+        handle_signals: true,
     };
     let output = opts.output.clone();
-    let s = job::run_on(&runtime, &plan, opts).map_err(|e| e.to_string())?;
+    let s = job::run_on(&runtime, &plan, opts).map_err(|e| match e {
+        retro_coordinator::CoordinatorError::Stopped(message) => RunFailure { message, code: job::EXIT_STOPPED },
+        other => other.to_string().into(),
+    })?;
     if args.json {
         println!("{}", s.to_json().map_err(|e| e.to_string())?);
     } else {
