@@ -9,6 +9,8 @@
 #      replacement started with the same --data directory resumes
 #   5. a worker lost for good, machine and disk: a new worker with an empty --data
 #      takes its place (worker --replace ID); the layer in progress starts again
+#   6. the coordinator sent SIGTERM mid-layer (a `systemctl stop`): it stops at its
+#      next checkpoint with status 75, the workers with it; all started again resume
 # Ends with `N passed, M failed` (non-zero exit on any failure). Skips with a message
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
 #   cargo build --release && scripts/chaos.sh [--bin DIR]
@@ -108,6 +110,20 @@ machine_lost_for_good() {
   grep -q "discarding attempt 0" "$1/worker1.log" || { echo "worker1 kept the lost attempt"; return 1; }
 }
 
+coordinator_stopped() {
+  up "$1" || return 1
+  wait_round "$1" 4 || return 1
+  $CLUSTER term coordinator >/dev/null
+  [[ "$(cat "$1/coordinator.rc")" == 75 ]] || { echo "the coordinator's status was not 75"; return 1; }
+  log_has "$1" "stopped at a checkpoint" || { echo "the coordinator did not say where it stopped"; return 1; }
+  local w
+  for w in worker1 worker2 worker3; do
+    wait_file "$1/$w.rc" || return 1
+    [[ "$(cat "$1/$w.rc")" == 75 ]] || { echo "$w's status was not 75"; return 1; }
+  done
+  for w in coordinator worker1 worker2 worker3; do $CLUSTER start "$w" >/dev/null; done
+}
+
 echo "chaos: plan $PLAN, binaries $BIN, state under $ROOT"
 st=$ROOT/baseline
 if ! { up "$st" && $CLUSTER wait >/dev/null; }; then
@@ -122,6 +138,7 @@ run_case link-cut-and-restored link_cut
 run_case coordinator-killed-and-restarted coordinator_killed
 run_case worker-lost-and-replaced worker_lost_for_good
 run_case machine-lost-for-good machine_lost_for_good
+run_case coordinator-stopped-by-sigterm coordinator_stopped
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]] && rm -rf "$ROOT"

@@ -14,7 +14,9 @@ mod commands;
 /// Without a subcommand, runs a plan: embedded (workers in-process) unless
 /// --listen / --expect-workers or the plan's [cluster] workers ask for remote
 /// workers (`worker --connect HOST:PORT`). Run the same command again after a
-/// crash: the job resumes from its checkpoints.
+/// crash: the job resumes from its checkpoints. SIGTERM or SIGINT (Ctrl-C)
+/// stops a run at its next checkpoint with exit status 75 (a second one stops
+/// at once); run the same command again to resume.
 #[derive(Parser, Debug)]
 #[command(name = "coordinator", version = retro_proto::LONG_VERSION, args_conflicts_with_subcommands = true)]
 struct Cli {

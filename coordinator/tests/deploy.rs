@@ -241,6 +241,10 @@ fn up_provisions_waits_runs_fetches_and_destroys() {
     assert!(coord.contains("--listen 10.0.1.10:50051"), "{coord}");
     assert!(coord.contains("--status 127.0.0.1:8080"), "{coord}");
     assert!(coord.contains("ExecStartPre=/opt/retro/wait-for-address.sh 10.0.1.10"), "{coord}");
+    // A stop gives the job time for its checkpoint, and a clean stop (75) is not a failure.
+    for line in ["TimeoutStopSec=900", "SuccessExitStatus=75", "LimitNOFILE=65536", "KillSignal=SIGTERM"] {
+        assert!(coord.contains(line), "{line}: {coord}");
+    }
     for (i, ip) in [(1, "203.0.113.11"), (2, "203.0.113.12")] {
         let unit = std::fs::read_to_string(units.join(format!("{ip}-retro-worker.service"))).unwrap();
         assert!(unit.contains(&format!("--connect 10.0.1.10:50051 --listen 10.0.1.1{i}:50052")), "{unit}");

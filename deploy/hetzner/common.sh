@@ -197,11 +197,18 @@ create_server() {
 # A systemd unit: description, the machine's private address (waited for before
 # the start, since the process listens only there), command line. A killed
 # process is restarted and resumes; a clean error exit (a bad plan) is not.
+# `systemctl stop` (and a shutdown) sends SIGTERM: the job makes its next
+# round durable and exits 75, which counts as a clean stop; TimeoutStopSec
+# leaves it the time a stage-2 round and its checkpoint take before SIGKILL.
+# LimitNOFILE: systemd's default of 1024 descriptors is too few for a
+# coordinator's gRPC, status and peer connections.
 unit_file() {
   printf '[Unit]\nDescription=%s\nAfter=network-online.target\nWants=network-online.target\n\n' "$1"
   printf '[Service]\nUser=retro\nEnvironmentFile=/etc/retro/env\nWorkingDirectory=/var/lib/retro\n'
   printf 'ExecStartPre=/opt/retro/wait-for-address.sh %s\n' "$2"
-  printf 'ExecStart=%s\nRestart=on-abnormal\nRestartSec=5\n\n[Install]\nWantedBy=multi-user.target\n' "$3"
+  printf 'ExecStart=%s\nRestart=on-abnormal\nRestartSec=5\n' "$3"
+  printf 'KillSignal=SIGTERM\nTimeoutStopSec=900\nSuccessExitStatus=75\nLimitNOFILE=65536\n'
+  printf '\n[Install]\nWantedBy=multi-user.target\n'
 }
 
 # Uploads what a worker machine runs: the worker and the address wait.

@@ -8,6 +8,7 @@
 #   deploy/local/cluster.sh status    # namespaces, processes, last log lines
 #   deploy/local/cluster.sh down      # stop everything, remove namespaces, links, bridge
 #   deploy/local/cluster.sh kill TAG  # SIGKILL one process (TAG: coordinator, worker1, ...)
+#   deploy/local/cluster.sh term TAG  # SIGTERM it (a stop at the next checkpoint), wait for its exit
 #   deploy/local/cluster.sh start TAG # start it again with the same command
 #   deploy/local/cluster.sh replace TAG ID  # a machine lost for good: kill worker TAG,
 #                                     # delete its --data, start it empty with --replace ID
@@ -121,9 +122,10 @@ process_pids() {
 cmd_kill() {
   local ns; ns=$(ns_of "$1")
   local st; st=$(state_dir)
-  for pid in $(process_pids "$ns"); do kill -KILL "$pid" 2>/dev/null || true; done
+  local signal=${2:-KILL}
+  for pid in $(process_pids "$ns"); do kill "-$signal" "$pid" 2>/dev/null || true; done
   while [[ ! -f "$st/$1.rc" ]]; do sleep 0.1; done
-  echo "$1 killed"
+  echo "$1 ended on SIG$signal (status $(cat "$st/$1.rc"))"
 }
 
 cmd_start() {
@@ -278,6 +280,7 @@ case "${1:-}" in
   status) cmd_status ;;
   down) cmd_down ;;
   kill) cmd_kill "${2:?kill needs a process tag}" ;;
+  term) cmd_kill "${2:?term needs a process tag}" TERM ;;
   start) cmd_start "${2:?start needs a process tag}" ;;
   replace) cmd_replace "${2:?replace needs a worker tag}" "${3:?replace needs the id of the lost worker}" ;;
   cut) cmd_link "${2:?cut needs a process tag}" down ;;
