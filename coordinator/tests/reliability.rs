@@ -127,15 +127,7 @@ fn the_status_never_counts_more_positions_than_there_are() {
     c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2", "--status", &status]);
     let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
     let addr = listening_address(&coord);
-    let _workers: Vec<Proc> = (1..=2)
-        .map(|i| {
-            let mut w = Command::new(worker());
-            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
-            w.arg(dir.join(&format!("w{i}")));
-            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
-        })
-        .collect();
+    let _workers = [loopback_worker(&dir, &addr, 1, "a"), loopback_worker(&dir, &addr, 2, "a")];
     let mut seen = 0u64;
     while coord.child.try_wait().unwrap().is_none() {
         if let Some(v) = try_status(&status) {
@@ -264,14 +256,6 @@ fn sigterm(p: &Proc) {
     assert_eq!(rc, 0);
 }
 
-fn start_worker(dir: &TempDir, addr: &str, i: u32) -> Proc {
-    let mut w = Command::new(worker());
-    w.args(["--connect", addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
-    w.arg(dir.join(&format!("w{i}")));
-    w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-    Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}-{}.log", std::process::id())))
-}
-
 /// SIGTERM killed a run at once with no message, losing the rounds since its
 /// last checkpoint. Now the first SIGTERM makes an embedded run stop after
 /// its next round, made durable, with exit status 75 and a line saying how to
@@ -323,7 +307,7 @@ fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
     // A worker stopped while the job waits for the other one.
     let mut coord = Proc::start("coordinator", coordinator_command(Some("term-after-commit:0:5")), dir.join("c1.log"));
     let addr = listening_address(&coord);
-    let mut w1 = start_worker(&dir, &addr, 1);
+    let mut w1 = loopback_worker(&dir, &addr, 1, "r1");
     // (once its identity is written: a worker killed between the join and
     // that write comes back as a new worker)
     w1.wait_for_log("joined as worker w1", LIMIT);
@@ -331,7 +315,7 @@ fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
     assert_eq!(w1.wait(LIMIT).code(), Some(75), "{}", w1.logs());
     assert!(w1.logs().contains("SIGTERM: worker stopping") && w1.logs().contains("same --data"), "{}", w1.logs());
     // Both workers; the coordinator is sent SIGTERM after round 5.
-    let mut workers = [start_worker(&dir, &addr, 1), start_worker(&dir, &addr, 2)];
+    let mut workers = [loopback_worker(&dir, &addr, 1, "r2"), loopback_worker(&dir, &addr, 2, "r3")];
     assert_eq!(coord.wait(LIMIT).code(), Some(75), "{}", coord.logs());
     assert!(coord.logs().contains("stopped at a checkpoint (layer solo(1) round 6"), "{}", coord.logs());
     for w in &mut workers {
@@ -346,7 +330,7 @@ fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
     // Everything started again.
     let mut coord = Proc::start("coordinator", coordinator_command(None), dir.join("c3.log"));
     let addr = listening_address(&coord);
-    let mut workers = [start_worker(&dir, &addr, 1), start_worker(&dir, &addr, 2)];
+    let mut workers = [loopback_worker(&dir, &addr, 1, "r4"), loopback_worker(&dir, &addr, 2, "r5")];
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     for w in &mut workers {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());

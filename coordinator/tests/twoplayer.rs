@@ -118,15 +118,7 @@ fn run_on_two_workers(mut command: Command, dir: &TempDir) {
     command.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
     let mut coord = Proc::start("coordinator", command, dir.join("coord.log"));
     let addr = listening_address(&coord);
-    let mut workers: Vec<Proc> = (1..=2)
-        .map(|i| {
-            let mut w = Command::new(worker());
-            w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
-            w.arg(dir.join(&format!("w{i}")));
-            w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
-            Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}.log")))
-        })
-        .collect();
+    let mut workers = [loopback_worker(dir, &addr, 1, "run"), loopback_worker(dir, &addr, 2, "run")];
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     for w in &mut workers {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());

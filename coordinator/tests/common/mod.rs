@@ -185,6 +185,17 @@ pub fn embedded_command(dir: &TempDir) -> Command {
     c
 }
 
+/// Worker `i` of a loopback cluster at `addr`: one kernel thread, its data in
+/// `dir`/w`i`, its log in `dir`/w`i`-`run`.log (`run` tells the starts of one
+/// worker apart).
+pub fn loopback_worker(dir: &TempDir, addr: &str, i: u32, run: &str) -> Proc {
+    let mut w = Command::new(worker());
+    w.args(["--connect", addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    w.arg(dir.join(&format!("w{i}")));
+    w.env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}-{run}.log")))
+}
+
 /// SHA-256 of every tablebase file in a directory, by file name.
 pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
