@@ -52,28 +52,21 @@ impl Fault {
     /// Kills this process with SIGKILL if `self` names this point; sends it
     /// SIGTERM (and goes on) if `self` names it with the prefix `term-`.
     pub fn check(this: &Option<Fault>, point: &str, layer: u32, round: u32) {
-        if let Some(f) = this
-            && f.point.strip_prefix("term-") == Some(point)
-            && f.layer == layer
-            && f.round == round
-        {
-            eprintln!("RETRO_FAULT: sending SIGTERM to this process at {point} layer {layer} round {round}");
-            // SAFETY: kill(2) with our own pid has no memory-safety preconditions.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGTERM);
-            }
+        let Some(f) = this else { return };
+        if f.layer != layer || f.round != round {
             return;
         }
-        if let Some(f) = this
-            && f.point == point
-            && f.layer == layer
-            && f.round == round
-        {
-            eprintln!("RETRO_FAULT: killing this process at {point} layer {layer} round {round}");
-            // SAFETY: kill(2) with our own pid has no memory-safety preconditions.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-            }
+        let (signal, doing) = if f.point == point {
+            (libc::SIGKILL, "killing this process")
+        } else if f.point.strip_prefix("term-") == Some(point) {
+            (libc::SIGTERM, "sending SIGTERM to this process")
+        } else {
+            return;
+        };
+        eprintln!("RETRO_FAULT: {doing} at {point} layer {layer} round {round}");
+        // SAFETY: kill(2) with our own pid has no memory-safety preconditions.
+        unsafe {
+            libc::kill(libc::getpid(), signal);
         }
     }
 }

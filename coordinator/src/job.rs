@@ -96,9 +96,9 @@ pub struct RunOptions {
 }
 
 /// Exit status of a run that stopped on request at a checkpoint (BSD's
-/// EX_TEMPFAIL: run it again to resume); `deploy/` and the Slurm script
-/// tell it from a failure.
-pub const EXIT_STOPPED: u8 = retro_common::EXIT_STOPPED;
+/// EX_TEMPFAIL: run it again to resume); the Hetzner units count it as a
+/// clean stop.
+pub use retro_common::EXIT_STOPPED;
 
 /// Exit status after a second stop signal: stopped at once (128 + SIGINT, as
 /// shells report an interrupted command).
@@ -425,10 +425,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let m = scheduler.manifest();
                 let out = opts.output.clone();
                 let threads = plan.threads();
-                let name = spec.name.clone();
-                let spec = spec.clone();
+                let analysed = spec.clone();
                 let analysis = tokio::task::spawn_blocking(move || {
-                    let report = match spec.game()? {
+                    let report = match analysed.game()? {
                         retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(
                             &game,
                             &out,
@@ -453,7 +452,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                     _ = signalled.wait_for(|s| *s) => break Err(CoordinatorError::Stopped(format!(
                         "job {} stopped during its analysis: every tablebase is written in {}; run the same \
                          command again to compute the summary",
-                        name,
+                        spec.name,
                         opts.output.display()
                     ))),
                 };

@@ -315,7 +315,6 @@ impl Scheduler {
         self.state.lock().expect("state lock").manifest.clone()
     }
 
-    /// Publishes the phase; wakes held pulls only when it changed (new tasks exist).
     /// Asks the job to stop at its next safe point: the end of the next
     /// round, made durable whatever `checkpoint_every` says, or of a
     /// tablebase's export. A job still waiting for its workers stops now.
@@ -334,7 +333,6 @@ impl Scheduler {
         }
         let phase = format!("{:?}", st.phase);
         self.publish(&st);
-        self.changed.notify_waiters();
         phase
     }
 
@@ -351,6 +349,7 @@ impl Scheduler {
         st.reports.clear();
     }
 
+    /// Publishes the phase; wakes held pulls only when it changed (new tasks exist).
     fn publish(&self, st: &State) {
         let changed = self.phase_tx.send_if_modified(|p| {
             if *p != st.phase {

@@ -130,10 +130,7 @@ pub fn check_apart(output: &Path, checkpoints: &Path) -> Result<(), CoordinatorE
 
 /// Reads a small JSON file, `None` when it is absent or cannot tell an owner.
 fn read_owner(path: &Path) -> Option<Owner> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let mut text = String::new();
-    file.take(OWNER_READ_LIMIT).read_to_string(&mut text).ok()?;
+    let text = retro_common::input::read_text_limited(path, OWNER_READ_LIMIT, "summary").ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some(Owner {
         job: v.get("job")?.as_str()?.to_owned(),

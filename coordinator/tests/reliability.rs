@@ -91,8 +91,7 @@ fn another_jobs_output_is_refused_naming_the_job() {
 #[test]
 fn an_embedded_run_without_its_workers_identity_resumes() {
     let dir = TempDir::new("no-identity");
-    let clean = run(plan_run("plans/stage1.toml", &dir.join("clean"), &dir.join("ck-clean")), LIMIT);
-    assert!(clean.status.success());
+    let clean = solve_plan(&dir, "plans/stage1.toml", "clean");
     let mut killed = plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck"));
     killed.env("RETRO_FAULT", "after-apply:0:10");
     assert!(!run(killed, LIMIT).status.success());
@@ -101,7 +100,7 @@ fn an_embedded_run_without_its_workers_identity_resumes() {
     let err = String::from_utf8_lossy(&resumed.stderr);
     assert!(resumed.status.success(), "{err}");
     assert!(err.contains("had no identity"), "{err}");
-    assert_eq!(checksums(&dir.join("tb")), checksums(&dir.join("clean")));
+    assert_eq!(checksums(&dir.join("tb")), checksums(&clean));
 }
 
 /// `GET /status` once, `None` when the server is not (or no longer) there.
@@ -263,8 +262,7 @@ fn sigterm(p: &Proc) {
 #[test]
 fn sigterm_stops_an_embedded_run_at_a_checkpoint_and_it_resumes() {
     let dir = TempDir::new("sigterm-embedded");
-    let clean = run(plan_run("plans/stage1.toml", &dir.join("clean"), &dir.join("ck-clean")), LIMIT);
-    assert!(clean.status.success());
+    let clean = solve_plan(&dir, "plans/stage1.toml", "clean");
     // The signal arrives mid-layer (the fault point sends a real SIGTERM to
     // the process at a reproducible round); checkpoints are five minutes
     // apart by default, so only the stop makes this round durable.
@@ -282,7 +280,7 @@ fn sigterm_stops_an_embedded_run_at_a_checkpoint_and_it_resumes() {
         err.contains("layer 1 round 5:") && !err.contains("layer 0 round") && !err.contains("layer 1 round 4:"),
         "the resume starts after the stop's round: {err}"
     );
-    assert_eq!(checksums(&dir.join("tb")), checksums(&dir.join("clean")));
+    assert_eq!(checksums(&dir.join("tb")), checksums(&clean));
 }
 
 /// The same on a two-worker cluster: a SIGTERM to the coordinator stops the
@@ -294,8 +292,7 @@ fn sigterm_stops_an_embedded_run_at_a_checkpoint_and_it_resumes() {
 fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
     let dir = TempDir::new("sigterm-cluster");
     let plan = "plans/cc2-m7p2.toml";
-    let embedded = run(plan_run(plan, &dir.join("embedded"), &dir.join("ck-embedded")), LIMIT);
-    assert!(embedded.status.success());
+    let embedded = solve_plan(&dir, plan, "embedded");
     let coordinator_command = |fault: Option<&str>| {
         let mut c = plan_run(plan, &dir.join("tb"), &dir.join("ck"));
         c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
@@ -336,6 +333,6 @@ fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
         assert!(w.wait(LIMIT).success(), "{}", w.logs());
     }
     assert!(coord.logs().contains("resuming job cc2-m7p2"), "{}", coord.logs());
-    let sha = |d: &str| retro_engine::tablebase::sha256_file(&dir.join(d).join("solo_1.tb")).unwrap();
-    assert_eq!(sha("tb"), sha("embedded"));
+    let sha = |d: &std::path::Path| retro_engine::tablebase::sha256_file(&d.join("solo_1.tb")).unwrap();
+    assert_eq!(sha(&dir.join("tb")), sha(&embedded));
 }

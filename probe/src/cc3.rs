@@ -232,8 +232,7 @@ impl Prober {
         let key = |r: &TablebaseReader| (r.header().params.clone(), r.header().plan_hash.clone());
         let keys: Vec<_> = readers.iter().map(key).collect();
         if keys.iter().any(|k| *k != keys[0]) {
-            let majority = keys.iter().find(|k| keys.iter().filter(|o| o == k).count() >= 2);
-            let Some((params, plan)) = majority else {
+            let Some(majority) = keys.iter().find(|k| keys.iter().filter(|o| o == k).count() >= 2) else {
                 let files: Vec<String> = readers.iter().map(|r| r.path().display().to_string()).collect();
                 return Err(ProbeError::Mismatch(format!(
                     "{} come from three different jobs (plans {}, {}, {}); restore the job's own files",
@@ -243,7 +242,8 @@ impl Prober {
                     keys[2].1
                 )));
             };
-            let stranger = readers.iter().zip(&keys).find(|(_, k)| *k != majority.expect("checked")).expect("differs");
+            let (params, plan) = majority;
+            let stranger = readers.iter().zip(&keys).find(|(_, k)| *k != majority).expect("one file differs");
             let h = stranger.0.header();
             return Err(ProbeError::Mismatch(format!(
                 "{}: header says {} plan {}, but the directory's other two layers are {params} plan {plan}; this \

@@ -561,10 +561,7 @@ impl WorkerCore {
         shards: &[u32],
         step: &str,
     ) -> Result<Option<TaskOutcome>, TaskError> {
-        let store = {
-            let no_init = no_init(&self.data, layer);
-            self.open_layer(layer, shards)?.ok_or(no_init)?
-        };
+        let Some(store) = self.open_layer(layer, shards)? else { return Err(no_init(&self.data, layer)) };
         let committed = store.live_round();
         if committed >= round {
             let record = store.record(round).cloned().unwrap_or_default();
@@ -730,10 +727,9 @@ impl WorkerCore {
     ) -> Result<u64, TaskError> {
         let bp = self.layout.block_positions;
         let layout = self.layout;
-        {
-            let no_init = no_init(&self.data, layer);
-            self.open_layer(layer, shards)?.ok_or(no_init)?
-        };
+        if self.open_layer(layer, shards)?.is_none() {
+            return Err(no_init(&self.data, layer));
+        }
         // The layer is complete: each shard is unmapped as soon as it is
         // exported, so its pages (a whole layer at stage 2) leave this
         // process's resident set while the rest is packed, not after; the
