@@ -16,7 +16,9 @@
 //!
 //! Any point prefixed with `term-` (`term-after-apply:0:3`) sends the process
 //! SIGTERM there instead, and the run goes on: the stop a service manager asks
-//! for, at a reproducible instant.
+//! for, at a reproducible instant. Prefixed with `stop-`, it sends SIGSTOP:
+//! the process freezes there (as `kill -STOP` would) until a SIGCONT, the
+//! way a machine that hangs, not dies, looks to the rest of a cluster.
 
 /// A parsed fault point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +52,8 @@ impl Fault {
     }
 
     /// Kills this process with SIGKILL if `self` names this point; sends it
-    /// SIGTERM (and goes on) if `self` names it with the prefix `term-`.
+    /// SIGTERM (and goes on) if `self` names it with the prefix `term-`, and
+    /// SIGSTOP with the prefix `stop-`.
     pub fn check(this: &Option<Fault>, point: &str, layer: u32, round: u32) {
         let Some(f) = this else { return };
         if f.layer != layer || f.round != round {
@@ -60,6 +63,8 @@ impl Fault {
             (libc::SIGKILL, "killing this process")
         } else if f.point.strip_prefix("term-") == Some(point) {
             (libc::SIGTERM, "sending SIGTERM to this process")
+        } else if f.point.strip_prefix("stop-") == Some(point) {
+            (libc::SIGSTOP, "freezing this process (SIGSTOP)")
         } else {
             return;
         };

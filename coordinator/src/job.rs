@@ -181,6 +181,7 @@ fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), Coordin
         job: manifest.job.clone(),
         worker_id: id.clone(),
         plan_hash: manifest.plan_hash.clone(),
+        generation: manifest.fences.get(id).map_or(0, |f| f.confirmed),
     };
     retro_worker::store::write_identity(data, &identity).map_err(|e| CoordinatorError::Job(e.to_string()))?;
     tracing::warn!(

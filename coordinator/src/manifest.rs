@@ -98,6 +98,52 @@ impl LayerRecord {
     }
 }
 
+/// A worker's fence: which data directory may run as it. Every admitted
+/// join gives the directory a new generation, which the worker stores in
+/// its identity before its first pull; the pull makes it the worker's. A
+/// join presenting any other generation comes from a copy of a directory
+/// another process now runs as the worker (or from an old backup), and is
+/// refused, so two processes never act as one worker.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fence {
+    /// The generation the worker last pulled with.
+    pub confirmed: u64,
+    /// The generation its latest join gave, not yet pulled with: the worker
+    /// may have stored it or not (stopped in between), so both count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered: Option<u64>,
+    /// The data directory's own name (`data-id.json`), so that a worker that
+    /// stopped before storing its id is known by it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub data_id: String,
+}
+
+impl Fence {
+    /// Admits a join presenting `generation` and returns the generation it
+    /// gets; `Err` with the newest generation given when it is stale.
+    pub fn admit(&mut self, generation: u64) -> Result<u64, u64> {
+        let newest = self.offered.unwrap_or(0).max(self.confirmed);
+        if generation != self.confirmed && Some(generation) != self.offered {
+            return Err(newest);
+        }
+        self.confirmed = generation;
+        self.offered = Some(newest + 1);
+        Ok(newest + 1)
+    }
+
+    /// A pull of the latest join's session: its generation is now the
+    /// worker's. Returns whether anything changed (the manifest is saved).
+    pub fn confirm(&mut self) -> bool {
+        match self.offered.take() {
+            Some(g) => {
+                self.confirmed = g;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// The coordinator's durable state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -125,6 +171,10 @@ pub struct Manifest {
     /// shards (`worker --replace`); they are refused if they come back.
     #[serde(default)]
     pub replaced: BTreeMap<String, String>,
+    /// Each worker's fence, by worker id (absent in manifests older than the
+    /// field: their workers present generation 0 and get one).
+    #[serde(default)]
+    pub fences: BTreeMap<String, Fence>,
     /// One record per layer.
     pub layers: Vec<LayerRecord>,
 }
@@ -141,6 +191,7 @@ impl Manifest {
             workers: BTreeMap::new(),
             next_worker: 1,
             replaced: BTreeMap::new(),
+            fences: BTreeMap::new(),
             layers: questions.iter().map(|q| LayerRecord { question: q.clone(), ..Default::default() }).collect(),
         }
     }
@@ -285,4 +336,46 @@ fn copy_atomic(from: &Path, to: &Path) -> Result<(), ManifestError> {
     std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| err("sync", e))?;
     std::fs::rename(&tmp, to).map_err(|e| err("rename", e))?;
     fsync_parent_dir(to).map_err(|e| err("sync directory", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fence;
+
+    /// A worker restarted at any point of its join (before storing the new
+    /// generation, after it, after pulling with it) is admitted again.
+    #[test]
+    fn a_restarted_worker_is_admitted_wherever_it_stopped() {
+        let mut f = Fence::default();
+        let g1 = f.admit(0).expect("new directory");
+        assert_eq!(f.admit(0), Ok(g1 + 1), "stopped before storing g1: presents 0 again");
+        let g2 = g1 + 1;
+        let g3 = f.admit(g2).expect("stored g2, stopped before pulling");
+        assert!(f.confirm());
+        assert!(!f.confirm(), "a second pull of the session changes nothing");
+        assert_eq!(f.admit(g3), Ok(g3 + 1), "pulled with g3, then restarted");
+    }
+
+    /// A frozen worker and a copy of its directory: whichever joins second
+    /// with the old generation after the other pulled is refused, and so is
+    /// the loser of a race between two joins.
+    #[test]
+    fn a_stale_copy_is_refused() {
+        let mut f = Fence::default();
+        let g = f.admit(0).expect("first join");
+        assert!(f.confirm());
+        // The copy joins with the directory's generation and pulls.
+        let copy = f.admit(g).expect("the copy");
+        assert!(f.confirm());
+        // The original wakes up and joins with what its directory holds.
+        assert_eq!(f.admit(g), Err(copy));
+        // A race: both join before either pulls; the first one's offer is
+        // replaced by the second's, so the first is refused when it comes back.
+        let a = f.admit(copy).expect("a");
+        let b = f.admit(copy).expect("b");
+        assert_ne!(a, b);
+        assert!(f.confirm());
+        assert_eq!(f.admit(a), Err(b));
+        assert!(f.admit(b).is_ok());
+    }
 }

@@ -11,7 +11,7 @@
 //! resumes at the first uncommitted step and hands the tasks out again.
 
 use crate::CoordinatorError;
-use crate::manifest::{Manifest, RoundLog, TablebaseEntry};
+use crate::manifest::{Fence, Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
@@ -72,6 +72,21 @@ pub enum JoinError {
     /// that was replaced.
     #[error("{0}")]
     Replace(String),
+    /// A worker whose data directory is older than the one another process
+    /// now runs as that worker (a copy, or an old backup).
+    #[error(
+        "worker {id}: this data directory is at generation {presented}, but job {job} has since given worker {id}          generation {newest}, to another process (started on a copy of this directory, or this directory was          restored from an older copy); two processes cannot run as one worker, so this one is refused and the          job goes on with the other. Stop this process; if the other one is gone for good, start a worker on          its directory, or one with an empty --data and --replace {id}"
+    )]
+    Stale {
+        /// The worker id.
+        id: String,
+        /// The job.
+        job: String,
+        /// The generation the refused join presented.
+        presented: u64,
+        /// The newest generation given to the worker.
+        newest: u64,
+    },
 }
 
 /// What the retrograde job keeps per worker beside its [`Roster`] entry.
@@ -387,8 +402,17 @@ impl Scheduler {
                 req.worker_id, self.spec.name
             )));
         }
+        // A worker that stopped between its first join and storing its id
+        // is known by its data directory's name.
+        let by_data_id = (req.worker_id.is_empty() && !req.data_id.is_empty())
+            .then(|| st.manifest.fences.iter().find(|(_, f)| f.data_id == req.data_id).map(|(id, _)| id.clone()))
+            .flatten()
+            .filter(|id| st.manifest.workers.contains_key(id));
         let known = !req.worker_id.is_empty() && st.manifest.workers.contains_key(&req.worker_id);
-        let id = if known {
+        let id = if let Some(id) = by_data_id {
+            tracing::info!("worker {id} joined again before it had stored its id; known by its data directory");
+            id
+        } else if known {
             req.worker_id.clone()
         } else if !req.replaces.is_empty() {
             self.replace(&mut st, &req.replaces)?
@@ -405,6 +429,30 @@ impl Scheduler {
         } else {
             return Err(JoinError::Full(self.expected_workers));
         };
+        let fence = st.manifest.fences.entry(id.clone()).or_insert_with(|| Fence {
+            data_id: req.data_id.clone(),
+            // A worker the manifest has not recorded yet (the job still
+            // gathering its workers, the coordinator restarted): whatever
+            // its directory holds is its generation.
+            confirmed: req.generation,
+            offered: None,
+        });
+        let generation = fence.admit(req.generation).map_err(|newest| JoinError::Stale {
+            id: id.clone(),
+            job: self.spec.name.clone(),
+            presented: req.generation,
+            newest,
+        })?;
+        if fence.data_id.is_empty() {
+            fence.data_id = req.data_id.clone();
+        }
+        // The generation given must survive this process before the worker
+        // stores it: a coordinator started again must admit it.
+        if st.phase != Phase::Joining
+            && let Err(e) = st.manifest.save(&self.manifest_path)
+        {
+            return Err(JoinError::Replace(format!("cannot record the join of worker {id}: {e}")));
+        }
         let epoch = st.roster.admit(&id);
         // A worker that joins again keeps its traffic counts.
         let (traffic, last_traffic) = st.slots.get(&id).map(|s| (s.traffic, s.last_traffic)).unwrap_or_default();
@@ -417,8 +465,8 @@ impl Scheduler {
             st.assignments.remove(&id);
         }
         tracing::info!(
-            "worker {id} joined (epoch {epoch}, peer address {:?}, {} cores, {:.2} GB memory available, {:.2} GB \
-             disk for its data)",
+            "worker {id} joined (epoch {epoch}, generation {generation}, peer address {:?}, {} cores, {:.2} GB \
+             memory available, {:.2} GB disk for its data)",
             req.peer_address,
             req.cores,
             req.memory_bytes as f64 / 1e9,
@@ -445,6 +493,7 @@ impl Scheduler {
             coordinator_epoch: self.coordinator_epoch,
             kind: JobKind::Retrograde as i32,
             heartbeat_ms: retro_common::HEARTBEAT_INTERVAL.as_millis() as u32,
+            generation,
             ..Default::default()
         })
     }
@@ -478,6 +527,7 @@ impl Scheduler {
         st.manifest.workers.remove(lost);
         st.manifest.workers.insert(id.clone(), shards.clone());
         st.manifest.replaced.insert(lost.to_string(), id.clone());
+        st.manifest.fences.remove(lost);
         st.slots.remove(lost);
         st.roster.remove(lost);
         st.assignments.remove(lost);
@@ -576,6 +626,11 @@ impl Scheduler {
             Heard::Current => {}
             Heard::Back => tracing::info!("worker {} is back", req.worker_id),
             Heard::Stale | Heard::Unknown => return Task { kind: TaskKind::Reregister as i32, ..Default::default() },
+        }
+        // The latest join's session pulls: the generation it was given is
+        // stored in its directory, and from now on the worker's.
+        if st.manifest.fences.get_mut(&req.worker_id).is_some_and(|f| f.confirm()) && st.phase != Phase::Joining {
+            self.save(&mut st);
         }
         if let Some(rep) = &req.report {
             self.accept_report(&mut st, &req.worker_id, rep.clone());

@@ -336,3 +336,61 @@ fn sigterm_stops_a_cluster_and_it_resumes_to_the_same_bytes() {
     let sha = |d: &std::path::Path| retro_engine::tablebase::sha256_file(&d.join("solo_1.tb")).unwrap();
     assert_eq!(sha(&dir.join("tb")), sha(&embedded));
 }
+
+fn signal(p: &Proc, sig: i32) {
+    // SAFETY: kill(2) on a child of this test; no memory is involved.
+    let rc = unsafe { libc::kill(p.child.id() as i32, sig) };
+    assert_eq!(rc, 0);
+}
+
+/// Split brain: a worker frozen (not dead) while a copy of its data
+/// directory joined in its place made two processes act as one worker; the
+/// job failed on a corrupt inbox, or could never resume. Now the copy's join
+/// fences the original: woken, the original is refused at its next join with
+/// a message that says why and what to do, nothing it still sends is taken,
+/// and the job finishes with the embedded run's bytes.
+#[test]
+fn a_frozen_worker_and_a_copy_of_its_directory_never_act_as_one() {
+    let dir = TempDir::new("split-brain");
+    let plan = "plans/cc2-m7p2.toml";
+    let embedded = solve_plan(&dir, plan, "embedded");
+    let mut c = plan_run(plan, &dir.join("tb"), &dir.join("ck"));
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "2"]);
+    let mut coord = Proc::start("coordinator", c, dir.join("c.log"));
+    let addr = listening_address(&coord);
+    let mut w1 = loopback_worker(&dir, &addr, 1, "r1");
+    // Worker 2 freezes itself right after committing round 3 (kill -STOP
+    // at a reproducible instant), its report not yet sent.
+    let mut w = Command::new(worker());
+    w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    w.arg(dir.join("w2")).env_remove("RETRO_TOKEN").env("RETRO_FAULT", "stop-after-apply:0:3");
+    let mut original = Proc::start("worker 2", w, dir.join("w2-original.log"));
+    original.wait_for_log("freezing this process", LIMIT);
+    // What the log tells an operator to do for a lost worker, done while the
+    // original still lives: a replacement on a copy of its directory.
+    let copied = Command::new("cp").arg("-a").arg(dir.join("w2")).arg(dir.join("w2-copy")).status().unwrap();
+    assert!(copied.success());
+    let mut w = Command::new(worker());
+    w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    w.arg(dir.join("w2-copy")).env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    let mut copy = Proc::start("worker 2 (copy)", w, dir.join("w2-copy.log"));
+    copy.wait_for_log("joined as worker w2", LIMIT);
+    // The copy works (the job passes the frozen round), then the original wakes.
+    coord.wait_for_log(" round 5: +", LIMIT);
+    signal(&original, libc::SIGCONT);
+    let status = original.wait(LIMIT);
+    let logs = original.logs();
+    assert!(!status.success(), "the stale original must stop: {logs}");
+    assert!(
+        logs.contains("two processes cannot run as one worker") && logs.contains("generation"),
+        "the refusal says why: {logs}"
+    );
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(copy.wait(LIMIT).success(), "{}", copy.logs());
+    assert!(w1.wait(LIMIT).success(), "{}", w1.logs());
+    assert!(coord.logs().contains("refused"), "the coordinator's log shows the refusal: {}", coord.logs());
+    let rejoins = coord.logs().matches("worker w2 joined").count();
+    assert!(rejoins <= 3, "no storm of re-joins ({rejoins}): {}", coord.logs());
+    let sha = |d: &std::path::Path| retro_engine::tablebase::sha256_file(&d.join("solo_1.tb")).unwrap();
+    assert_eq!(sha(&dir.join("tb")), sha(&embedded));
+}

@@ -16,8 +16,10 @@
 /// keys are folded by the symmetries that fix its start (`peg::Folded`), no
 /// longer by all eight. 7: a level shard travels as numbered pieces (the last
 /// one flagged) and a worker learns the job's memory bound, so levels cross
-/// machines on disk, in bounded memory.
-pub const PROTOCOL_VERSION: u32 = 7;
+/// machines on disk, in bounded memory. 8: a retrograde worker is fenced by
+/// the generation of its data directory (`JoinRequest.generation`), which it
+/// stores before its first pull and sends with its update batches.
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The git commit these binaries were built from (12 hex digits, `-dirty`
 /// when the checkout had uncommitted changes, `unknown` outside git).

@@ -28,13 +28,19 @@ pub fn data_identity(data: &Path) -> Result<Option<store::Identity>, WorkerError
     }
     let old: Option<Old> =
         retro_engine::durable::read_checked_json(&data.join(OLD_LEVEL_IDENTITY)).map_err(store::StoreError::from)?;
-    Ok(old.map(|o| store::Identity { job: String::new(), worker_id: o.worker_id, plan_hash: o.plan_hash }))
+    Ok(old.map(|o| store::Identity {
+        job: String::new(),
+        worker_id: o.worker_id,
+        plan_hash: o.plan_hash,
+        generation: 0,
+    }))
 }
 
 /// The join request of a worker started with `opts` whose Peer service
 /// listens at `peer_address` (empty: none).
 pub fn join_request(opts: &WorkerOptions, peer_address: &str) -> Result<JoinRequest, WorkerError> {
     let identity = data_identity(&opts.data)?;
+    let data_id = store::data_id(&opts.data)?;
     let have = crate::resources::Available::measure(&opts.data);
     Ok(JoinRequest {
         protocol_version: opts.protocol_version,
@@ -42,6 +48,8 @@ pub fn join_request(opts: &WorkerOptions, peer_address: &str) -> Result<JoinRequ
         worker_id: identity.as_ref().map(|i| i.worker_id.clone()).unwrap_or_default(),
         job: identity.as_ref().map(|i| i.job.clone()).unwrap_or_default(),
         data_plan_hash: identity.as_ref().map(|i| i.plan_hash.clone()).unwrap_or_default(),
+        generation: identity.as_ref().map_or(0, |i| i.generation),
+        data_id,
         peer_address: peer_address.to_string(),
         cores: opts.threads as u32,
         // What this machine has, for the coordinator's log; each layer's

@@ -126,11 +126,28 @@ pub enum WorkerError {
     Other(String),
 }
 
+/// One join's worth of who this process is in the job.
+#[derive(Clone)]
 struct Session {
     worker_id: String,
     epoch: u64,
     coordinator_epoch: u64,
     job: String,
+    /// The data directory's generation (stored in its identity before the
+    /// first pull of this session).
+    generation: u64,
+}
+
+impl Session {
+    fn of(reply: &JoinReply) -> Session {
+        Session {
+            worker_id: reply.worker_id.clone(),
+            epoch: reply.epoch,
+            coordinator_epoch: reply.coordinator_epoch,
+            job: reply.job.clone(),
+            generation: reply.generation,
+        }
+    }
 }
 
 fn advertised(opts: &WorkerOptions, bound: std::net::SocketAddr) -> String {
@@ -205,12 +222,12 @@ fn report_of(task: &Task, result: Result<TaskOutcome, TaskError>, seconds: f64, 
 async fn execute<L: CoordinatorLink>(
     core: Arc<Mutex<WorkerCore>>,
     link: Arc<L>,
-    session: (String, u64, String),
+    session: Session,
     (token, peer_tls): (Option<String>, Option<ClientTls>),
     task: Task,
 ) -> RoundReport {
     let started = Instant::now();
-    let (worker_id, epoch, job) = session;
+    let Session { worker_id, epoch, job, generation, .. } = session;
     let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
     let shards = task.shards.clone();
     let (layer, round, attempt) = (task.layer, task.round, task.attempt);
@@ -232,6 +249,7 @@ async fn execute<L: CoordinatorLink>(
                 round,
                 source_worker: worker_id.clone(),
                 source_epoch: epoch,
+                source_generation: generation,
                 attempt,
                 ..Default::default()
             };
@@ -429,10 +447,20 @@ pub async fn run_joined<L: CoordinatorLink>(
             spec.plan_hash
         )));
     }
-    let identity =
-        Identity { job: spec.name.clone(), worker_id: reply.worker_id.clone(), plan_hash: spec.plan_hash.clone() };
+    let identity = Identity {
+        job: spec.name.clone(),
+        worker_id: reply.worker_id.clone(),
+        plan_hash: spec.plan_hash.clone(),
+        generation: reply.generation,
+    };
     store::write_identity(&opts.data, &identity)?;
-    tracing::info!("joined as worker {} (epoch {}) of job {}", reply.worker_id, reply.epoch, spec.name);
+    tracing::info!(
+        "joined as worker {} (epoch {}, generation {}) of job {}",
+        reply.worker_id,
+        reply.epoch,
+        reply.generation,
+        spec.name
+    );
     let mut core = WorkerCore::new(
         opts.data.clone(),
         spec.clone(),
@@ -447,7 +475,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     let core = Arc::new(Mutex::new(core));
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
     if let Some(listener) = listener {
-        let svc = PeerService { data: opts.data.clone(), job: spec.name.clone(), progress };
+        let svc = PeerService { data: opts.data.clone(), job: spec.name.clone(), progress, fence: Default::default() };
         let token = opts.token.clone();
         let mut rx = shutdown_rx.clone();
         let mut builder = tonic::transport::Server::builder();
@@ -486,12 +514,7 @@ async fn pull_loop<L: CoordinatorLink>(
     reply: JoinReply,
     peer_address: &str,
 ) -> Result<(), WorkerError> {
-    let mut session = Session {
-        worker_id: reply.worker_id,
-        epoch: reply.epoch,
-        coordinator_epoch: reply.coordinator_epoch,
-        job: reply.job,
-    };
+    let mut session = Session::of(&reply);
     let mut running: Option<(u64, tokio::task::JoinHandle<RoundReport>)> = None;
     let mut report: Option<RoundReport> = None;
     let mut backoff = Duration::from_millis(100);
@@ -539,22 +562,19 @@ async fn pull_loop<L: CoordinatorLink>(
             TaskKind::Abort => return Err(WorkerError::Aborted(task.message)),
             TaskKind::Reregister => {
                 let r = join_with_retry(link.as_ref(), opts, peer_address).await?;
-                tracing::info!("joined again as worker {} (epoch {})", r.worker_id, r.epoch);
-                session = Session {
-                    worker_id: r.worker_id,
-                    epoch: r.epoch,
-                    coordinator_epoch: r.coordinator_epoch,
-                    job: r.job,
-                };
+                // The new generation is stored before the next pull, which
+                // is when the coordinator takes it as this directory's.
+                store_generation(&opts.data, &r)?;
+                tracing::info!("joined again as worker {} (epoch {}, generation {})", r.worker_id, r.epoch, r.generation);
+                session = Session::of(&r);
             }
             TaskKind::Init | TaskKind::Generate | TaskKind::Apply | TaskKind::Export => {
                 if running.is_none() {
-                    let s = (session.worker_id.clone(), session.epoch, session.job.clone());
                     let id = task.task_id;
                     let h = tokio::spawn(execute(
                         core.clone(),
                         link.clone(),
-                        s,
+                        session.clone(),
                         (opts.token.clone(), opts.peer_tls.as_ref().map(|t| t.client.clone())),
                         task,
                     ));
@@ -571,6 +591,17 @@ async fn pull_loop<L: CoordinatorLink>(
             }
         }
     }
+}
+
+/// Stores the generation a join gave this data directory in its identity.
+fn store_generation(data: &std::path::Path, reply: &JoinReply) -> Result<(), WorkerError> {
+    if let Some(mut identity) = store::read_identity(data)?
+        && identity.generation != reply.generation
+    {
+        identity.generation = reply.generation;
+        store::write_identity(data, &identity)?;
+    }
+    Ok(())
 }
 
 /// Waits up to `limit` for the running task; returns its report when it finished

@@ -1,7 +1,8 @@
 //! The on-disk state of one layer on one worker, and its crash recovery.
 //!
 //! ```text
-//! <data>/identity.json                 job, worker id, plan hash (checked JSON)
+//! <data>/identity.json                 job, worker id, plan hash, generation (checked JSON)
+//! <data>/data-id.json                  the directory's own name, made before its first join
 //! <data>/layer-<L>/state.json          committed round, per-round records, chunk checksums
 //! <data>/layer-<L>/shard-<S>.bin       one state byte per position (memory-mapped)
 //! <data>/layer-<L>/shard-<S>.alt.bin   its second file (private mapping): checkpoints
@@ -64,6 +65,38 @@ pub struct Identity {
     pub worker_id: String,
     /// Plan hash of the job.
     pub plan_hash: String,
+    /// The generation the coordinator gave this directory at its last join
+    /// (0 in identities older than the field): presented at the next join,
+    /// where an older one than the job's marks a stale copy.
+    #[serde(default)]
+    pub generation: u64,
+}
+
+/// The data directory's own name ([`data_id`]).
+#[derive(Serialize, Deserialize)]
+struct DataId {
+    data_id: String,
+}
+
+/// The data directory's own name, made (and stored) on first use: the
+/// coordinator knows a worker by it until the worker has stored its id, so
+/// a worker stopped in between is not taken for one more worker.
+pub fn data_id(data: &Path) -> Result<String, StoreError> {
+    let path = data.join("data-id.json");
+    if let Some(found) = read_checked_json::<DataId>(&path)? {
+        return Ok(found.data_id);
+    }
+    // Unique enough without a random source: the clock in nanoseconds, the
+    // process and the directory's inode tell two new directories apart.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let inode = {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(data).map_or(0, |m| m.ino())
+    };
+    let id = DataId { data_id: format!("{nanos:x}-{:x}-{inode:x}", std::process::id()) };
+    fs::create_dir_all(data).map_err(retro_engine::durable::io_err(data)).map_err(StoreError::from)?;
+    write_checked_json(&path, &id)?;
+    Ok(id.data_id)
 }
 
 /// Reads the identity file, if any.
