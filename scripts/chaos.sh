@@ -11,6 +11,9 @@
 #      takes its place (worker --replace ID); the layer in progress starts again
 #   6. the coordinator sent SIGTERM mid-layer (a `systemctl stop`): it stops at its
 #      next checkpoint with status 75, the workers with it; all started again resume
+#   7. split brain: a worker frozen (SIGSTOP) while a copy of its --data directory
+#      runs on another host as that worker; woken, the original is refused (two
+#      processes cannot run as one worker) and the job ends with the same bytes
 # Ends with `N passed, M failed` (non-zero exit on any failure). Skips with a message
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
 #   cargo build --release && scripts/chaos.sh [--bin DIR]
@@ -42,6 +45,7 @@ wait_round() {
   done
   return 1
 }
+wait_log() { for _ in $(seq 1 1200); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 wait_file() { for _ in $(seq 1 1200); do [[ -f "$1" ]] && return 0; sleep 0.1; done; return 1; }
 
 run_case() {
@@ -124,6 +128,18 @@ coordinator_stopped() {
   for w in coordinator worker1 worker2 worker3; do $CLUSTER start "$w" >/dev/null; done
 }
 
+split_brain() {
+  RETRO_FAULT_worker2=stop-after-apply:0:4 up "$1" || return 1
+  wait_log "$1/worker2.log" "freezing this process" || return 1
+  $CLUSTER copy worker2 >/dev/null || return 1
+  wait_log "$1/worker2copy.log" "joined as worker" || { echo "the copy did not join"; return 1; }
+  wait_round "$1" 6 || { echo "the job did not go on with the copy"; return 1; }
+  $CLUSTER wake worker2 >/dev/null
+  wait_file "$1/worker2.rc" || return 1
+  [[ "$(cat "$1/worker2.rc")" != 0 ]] || { echo "the woken original exited 0"; return 1; }
+  grep -q "two processes cannot run as one worker" "$1/worker2.log" || { echo "the original was not told why"; return 1; }
+}
+
 echo "chaos: plan $PLAN, binaries $BIN, state under $ROOT"
 st=$ROOT/baseline
 if ! { up "$st" && $CLUSTER wait >/dev/null; }; then
@@ -139,6 +155,7 @@ run_case coordinator-killed-and-restarted coordinator_killed
 run_case worker-lost-and-replaced worker_lost_for_good
 run_case machine-lost-for-good machine_lost_for_good
 run_case coordinator-stopped-by-sigterm coordinator_stopped
+run_case split-brain split_brain
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]] && rm -rf "$ROOT"

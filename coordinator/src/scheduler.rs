@@ -75,7 +75,11 @@ pub enum JoinError {
     /// A worker whose data directory is older than the one another process
     /// now runs as that worker (a copy, or an old backup).
     #[error(
-        "worker {id}: this data directory is at generation {presented}, but job {job} has since given worker {id}          generation {newest}, to another process (started on a copy of this directory, or this directory was          restored from an older copy); two processes cannot run as one worker, so this one is refused and the          job goes on with the other. Stop this process; if the other one is gone for good, start a worker on          its directory, or one with an empty --data and --replace {id}"
+        "worker {id}: this data directory is at generation {presented}, but job {job} has since given worker {id} \
+         generation {newest}, to another process (started on a copy of this directory, or this directory was \
+         restored from an older copy); two processes cannot run as one worker, so this one is refused and the \
+         job goes on with the other. Stop this process; if the other one is gone for good, start a worker on \
+         its directory, or one with an empty --data and --replace {id}"
     )]
     Stale {
         /// The worker id.

@@ -12,6 +12,9 @@
 #   deploy/local/cluster.sh start TAG # start it again with the same command
 #   deploy/local/cluster.sh replace TAG ID  # a machine lost for good: kill worker TAG,
 #                                     # delete its --data, start it empty with --replace ID
+#   deploy/local/cluster.sh copy TAG  # a careless operator: copy worker TAG's --data and start a
+#                                     # second process on the copy, on a new host (tag TAGcopy, e.g. worker2copy)
+#   deploy/local/cluster.sh wake TAG  # SIGCONT a process stopped by a stop- fault (RETRO_FAULT)
 #   deploy/local/cluster.sh cut TAG   # take its host's link down (a network partition)
 #   deploy/local/cluster.sh heal TAG  # and up again
 #
@@ -160,6 +163,34 @@ cmd_replace() {
   echo "$tag replaces worker $lost with an empty --data"
 }
 
+# The split-brain case: worker TAG's directory copied (while TAG still lives,
+# frozen or not) and a second process started on the copy, on a host of its
+# own, as an operator who took TAG for lost would.
+cmd_copy() {
+  local tag=$1
+  [[ "$tag" == worker* && "$tag" != *copy ]] || die "copy takes a worker (worker1, worker2, ...)"
+  local st; st=$(state_dir)
+  STATE=$st
+  [[ -f "$st/$tag.cmd" ]] || die "no process $tag in cluster $NAME"
+  [[ ! -f "$st/${tag}copy.cmd" ]] || die "$tag already has a copy (${tag}copy)"
+  local -a argv
+  eval "argv=($(cat "$st/$tag.cmd"))"
+  local i n=$(( $(our_namespaces | grep -c -- "-w") + 1 )) data=""
+  local addr="$SUBNET.$((10 + n))"
+  for i in "${!argv[@]}"; do
+    case "${argv[$i]}" in
+      --data) data=${argv[$((i + 1))]}; argv[i + 1]="$data-copy" ;;
+      --listen) argv[i + 1]="$addr:50052" ;;
+    esac
+  done
+  [[ -n "$data" ]] || die "no --data in the command of $tag"
+  cp -a -- "$data" "$data-copy"
+  add_host "$(worker_ns "$n")" "$addr"
+  export RETRO_TOKEN; RETRO_TOKEN=$(cat "$st/token")
+  start_in "$(worker_ns "$n")" "${tag}copy" "${argv[@]}"
+  echo "${tag}copy started on a copy of $data, at $addr"
+}
+
 cmd_link() {
   local ns; ns=$(ns_of "$1")
   ip netns exec "$ns" ip link set eth0 "$2"
@@ -283,6 +314,8 @@ case "${1:-}" in
   term) cmd_kill "${2:?term needs a process tag}" TERM ;;
   start) cmd_start "${2:?start needs a process tag}" ;;
   replace) cmd_replace "${2:?replace needs a worker tag}" "${3:?replace needs the id of the lost worker}" ;;
+  copy) cmd_copy "${2:?copy needs a worker tag}" ;;
+  wake) ns=$(ns_of "${2:?wake needs a process tag}"); for pid in $(process_pids "$ns"); do kill -CONT "$pid"; done ;;
   cut) cmd_link "${2:?cut needs a process tag}" down ;;
   heal) cmd_link "${2:?heal needs a process tag}" up ;;
   -h|--help|help) usage 0 ;;
