@@ -165,6 +165,8 @@ enum Command {
 fn main() -> ExitCode {
     retro_common::tune_allocator();
     retro_common::init_logging();
+    // Each server's connection limit is a share of this (retro_common::net).
+    retro_common::net::raise_descriptor_limit();
     let cli = Cli::parse();
     let result: Result<(), String> = match cli.command {
         None => match commands::run::run(cli.run) {

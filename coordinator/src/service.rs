@@ -176,8 +176,16 @@ pub async fn serve_routes(
         .http2_keepalive_interval(Some(retro_common::KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(retro_common::KEEPALIVE_TIMEOUT))
         .add_routes(routes)
-        .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(guarded_grpc(listener).incoming(), shutdown)
         .await
+}
+
+/// `listener` under the limits every gRPC port of the cluster has (idle
+/// connections closed after [`retro_common::net::GRPC_IDLE`], at most a
+/// quarter of the descriptor limit open).
+pub fn guarded_grpc(listener: tokio::net::TcpListener) -> retro_common::net::GuardedListener {
+    use retro_common::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
+    GuardedListener::new(listener, "gRPC port", ConnectionLimits::for_listener(GRPC_IDLE))
 }
 
 /// A level or task job as its service runs it: joinable, with a status, a

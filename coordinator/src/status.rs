@@ -222,9 +222,9 @@ pub async fn serve_http<S: StatusSource>(
         .route("/status", get(status))
         .route("/metrics", get(metrics))
         .fallback(|| async { (StatusCode::NOT_FOUND, "try /healthz, /status or /metrics\n") });
-    if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
-        tracing::warn!("the status page stopped: {e}");
-    }
+    use retro_common::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
+    let listener = GuardedListener::new(listener, "status page", ConnectionLimits::for_listener(HTTP_IDLE));
+    retro_common::net::serve_http(listener, app, |io| io, shutdown).await;
 }
 
 /// Serves the status of `source` on `addr` (if any) in the background until

@@ -397,3 +397,100 @@ fn a_frozen_worker_and_a_copy_of_its_directory_never_act_as_one() {
     let sha = |d: &std::path::Path| retro_engine::tablebase::sha256_file(&d.join("solo_1.tb")).unwrap();
     assert_eq!(sha(&dir.join("tb")), sha(&embedded));
 }
+
+/// Runs `c` with at most `n` open descriptors, soft and hard (what
+/// `ulimit -n` sets, and systemd's default soft limit of 1,024), so that the
+/// program cannot raise it.
+fn limit_descriptors(c: &mut Command, n: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches no memory of the
+    // parent; this runs in the child between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit { rlim_cur: n, rlim_max: n };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+}
+
+/// Up to `n` connections to `addr` that send nothing, kept open by the
+/// caller; fewer when three in a row are not accepted within 3 s each (a
+/// server that stopped accepting, its queue full).
+fn idle_sockets(addr: &str, n: usize) -> Vec<std::net::TcpStream> {
+    let at: std::net::SocketAddr = addr.parse().unwrap();
+    let (mut held, mut failed) = (Vec::new(), 0);
+    while held.len() < n && failed < 3 {
+        match std::net::TcpStream::connect_timeout(&at, Duration::from_secs(3)) {
+            Ok(s) => held.push(s),
+            Err(_) => failed += 1,
+        }
+    }
+    held
+}
+
+/// `GET path` at `addr` answered within `limit`: the whole answer, or why not.
+fn get_within(addr: &str, path: &str, limit: Duration) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let sock: std::net::SocketAddr = addr.parse().unwrap();
+    let mut s = std::net::TcpStream::connect_timeout(&sock, limit).map_err(|e| format!("connect: {e}"))?;
+    s.set_read_timeout(Some(limit)).unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .map_err(|e| format!("send: {e}"))?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).map_err(|e| format!("no answer within {limit:?}: {e}"))?;
+    Ok(out)
+}
+
+/// Idle connections exhausted the servers: about 1,100 sockets that send
+/// nothing, on a coordinator limited to 1,024 descriptors (systemd's
+/// default), made `/healthz` time out and kept workers from joining (a 3 s
+/// job took 34 s); the explorer's `/api/info` the same. Now every server
+/// closes the idlest connection when it is at its limit (a share of the
+/// descriptors) or short of descriptors, and any connection idle too long:
+/// the pages answer and the worker joins at once.
+#[test]
+fn idle_sockets_under_a_low_descriptor_limit_lock_nobody_out() {
+    // This test itself holds a few thousand sockets.
+    let mut own = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit on this process's own limit.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut own);
+        own.rlim_cur = own.rlim_max.min(1 << 16);
+        libc::setrlimit(libc::RLIMIT_NOFILE, &own);
+    }
+    assert!(own.rlim_cur >= 4096, "the test needs 4,096 descriptors; the hard limit here is {}", own.rlim_max);
+    let dir = TempDir::new("idle-sockets");
+    let status = format!("127.0.0.1:{}", free_port());
+    let mut c = plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck"));
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1", "--status", &status]);
+    limit_descriptors(&mut c, 1024);
+    let mut coord = Proc::start("coordinator", c, dir.join("c.log"));
+    let addr = listening_address(&coord);
+    common::wait_for_port(&status, &coord);
+    let held = [idle_sockets(&addr, 1100), idle_sockets(&status, 1100)];
+    let quick = Duration::from_secs(10);
+    for path in ["/healthz", "/status"] {
+        let answer = get_within(&status, path, quick).unwrap_or_else(|e| panic!("{path}: {e}\n{}", coord.logs()));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{path}: {answer}");
+    }
+    let mut w = Command::new(worker());
+    w.args(["--connect", &addr, "--listen", "127.0.0.1:0", "--threads", "1", "--data"]);
+    w.arg(dir.join("w1")).env_remove("RETRO_TOKEN").env_remove("RETRO_FAULT");
+    limit_descriptors(&mut w, 1024);
+    let mut w = Proc::start("worker", w, dir.join("w1.log"));
+    // The peer port of the worker gets its share of idle sockets too.
+    w.wait_for_log("joined as worker", quick);
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    assert!(coord.logs().contains("closing the idlest"), "the coordinator says what it did: {}", coord.logs());
+    drop(held);
+    // The explorer over the job's tablebases.
+    let mut c = Command::new(coordinator());
+    c.args(["serve", "--listen", "127.0.0.1:0", "--tablebase"]).arg(dir.join("tb"));
+    limit_descriptors(&mut c, 1024);
+    let explorer = Proc::start("explorer", c, dir.join("explorer.log"));
+    let at = listening_address(&explorer);
+    let _held = idle_sockets(&at, 1100);
+    let answer = get_within(&at, "/api/info", quick).unwrap_or_else(|e| panic!("/api/info: {e}\n{}", explorer.logs()));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}

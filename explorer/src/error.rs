@@ -31,7 +31,4 @@ pub enum ExplorerError {
         /// Why not.
         source: std::io::Error,
     },
-    /// The server stopped with an error.
-    #[error("the explorer stopped: {0}")]
-    Serve(std::io::Error),
 }

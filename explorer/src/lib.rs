@@ -249,10 +249,10 @@ async fn serve_state(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ExplorerError> {
-    axum::serve(wire::JsonListener(listener), api::router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(ExplorerError::Serve)
+    use retro_common::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
+    let listener = GuardedListener::new(listener, "explorer", ConnectionLimits::for_listener(HTTP_IDLE));
+    retro_common::net::serve_http(listener, api::router(state), wire::JsonErrors::new, shutdown).await;
+    Ok(())
 }
 
 /// [`run`] on `runtime`, until Ctrl-C, for a caller that is not async: the

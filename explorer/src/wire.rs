@@ -3,36 +3,16 @@
 //! A request hyper cannot parse never reaches a route: hyper answers it with
 //! an empty body and closes the connection (414 for a request target over
 //! 65,534 bytes; 431 for a head over about 400 KiB or with more than 100
-//! headers; 400 for a malformed request line or header). [`JsonListener`]
-//! wraps every accepted connection in [`JsonErrors`], which recognises such an
+//! headers; 400 for a malformed request line or header). The server
+//! (`retro_common::net::serve_http`) wraps every accepted connection in [`JsonErrors`], which recognises such an
 //! answer as hyper writes it (a status of 400 or more with `content-length:
 //! 0`, which no route of the explorer sends) and writes the same status with a
 //! JSON body `{"error": "..."}` instead, like every other error of the API.
 
-use axum::serve::Listener;
 use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-
-/// A TCP listener whose connections answer hyper's own errors in JSON.
-pub struct JsonListener(pub TcpListener);
-
-impl Listener for JsonListener {
-    type Io = JsonErrors<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.0).await;
-        (JsonErrors::new(io), addr)
-    }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-}
 
 /// A connection that passes everything through except an empty error
 /// response, which it replaces with one carrying a JSON body.

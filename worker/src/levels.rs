@@ -158,13 +158,12 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
             reply.plan_hash
         )));
     }
-    let identity =
-        Identity {
-            job: job.job.clone(),
-            worker_id: job.worker_id.clone(),
-            plan_hash: reply.plan_hash.clone(),
-            generation: reply.generation,
-        };
+    let identity = Identity {
+        job: job.job.clone(),
+        worker_id: job.worker_id.clone(),
+        plan_hash: reply.plan_hash.clone(),
+        generation: reply.generation,
+    };
     write_identity(&opts.data, &identity)?;
     let mut c = client(&opts);
     let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));

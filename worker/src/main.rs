@@ -73,6 +73,8 @@ struct Args {
 fn main() -> std::process::ExitCode {
     retro_common::tune_allocator();
     retro_common::init_logging();
+    // Each server's connection limit is a share of this (retro_common::net).
+    retro_common::net::raise_descriptor_limit();
     let args = Args::parse();
     // The link is made inside the runtime (its channel spawns a task), and
     // the job runs on it through the library: see `join_and_run_on`.

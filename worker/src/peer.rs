@@ -46,7 +46,8 @@ impl SenderFence {
         let seen = newest.entry(sender.to_string()).or_insert(generation);
         if generation < *seen {
             return Err(Status::failed_precondition(format!(
-                "updates from worker {sender} of generation {generation}, but generation {} of it already sent                  here: this sender is a stale copy of that worker and is refused",
+                "updates from worker {sender} of generation {generation}, but generation {} of it already sent \
+                 here: this sender is a stale copy of that worker and is refused",
                 *seen
             )));
         }

@@ -491,7 +491,9 @@ pub async fn run_joined<L: CoordinatorLink>(
                     .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
                 retro_common::auth::check_token(token),
             );
-            let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+            use retro_common::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
+            let incoming =
+                GuardedListener::new(listener, "peer port", ConnectionLimits::for_listener(GRPC_IDLE)).incoming();
             let _ = builder
                 .http2_keepalive_interval(Some(crate::KEEPALIVE_INTERVAL))
                 .http2_keepalive_timeout(Some(crate::KEEPALIVE_TIMEOUT))
@@ -565,7 +567,12 @@ async fn pull_loop<L: CoordinatorLink>(
                 // The new generation is stored before the next pull, which
                 // is when the coordinator takes it as this directory's.
                 store_generation(&opts.data, &r)?;
-                tracing::info!("joined again as worker {} (epoch {}, generation {})", r.worker_id, r.epoch, r.generation);
+                tracing::info!(
+                    "joined again as worker {} (epoch {}, generation {})",
+                    r.worker_id,
+                    r.epoch,
+                    r.generation
+                );
                 session = Session::of(&r);
             }
             TaskKind::Init | TaskKind::Generate | TaskKind::Apply | TaskKind::Export => {
