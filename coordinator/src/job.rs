@@ -6,7 +6,7 @@
 use crate::CoordinatorError;
 use crate::inproc::InProcessLink;
 use crate::manifest::Manifest;
-use crate::plan::Plan;
+use crate::plan::{GamePlan, Plan};
 use crate::scheduler::{Phase, Scheduler};
 use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
@@ -194,22 +194,29 @@ fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), Coordin
 
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
+    let (order, size, pieces, colour_symmetry, mirror_symmetry) = match plan.job.game {
+        GamePlan::Cc3 { order } => (order, 0, 0, false, false),
+        GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry } => {
+            (0, size, pieces, colour_symmetry, mirror_symmetry.unwrap_or(false))
+        }
+        GamePlan::Peg(_) => (0, 0, 0, false, false),
+    };
     let mut spec = JobSpec {
         rank_order: 0,
         name: plan.job.name.clone(),
-        game: plan.job.game,
-        order: plan.job.order,
-        size: plan.job.size.unwrap_or(0),
-        pieces: plan.job.pieces.unwrap_or(0),
-        colour_symmetry: plan.job.colour_symmetry.unwrap_or(false),
-        mirror_symmetry: plan.job.mirror_symmetry.unwrap_or(false),
+        game: plan.job.kind(),
+        order,
+        size,
+        pieces,
+        colour_symmetry,
+        mirror_symmetry,
         questions: plan.job.questions.clone(),
         shards: plan.shards.count,
         block_positions: plan.shards.block_positions,
         chunk_bytes: plan.shards.chunk_bytes,
         plan_hash: plan.hash(),
     };
-    spec.rank_order = match plan.job.game {
+    spec.rank_order = match plan.job.kind() {
         GameKind::Cc2 => retro_games::cc2::rank_order_of(spec.folding()),
         _ => retro_games::cc3::RANK_ORDER,
     };

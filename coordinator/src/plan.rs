@@ -86,7 +86,9 @@ impl AnyPlan {
     }
 }
 
-/// A validated job plan with every default filled in.
+/// A validated job plan with every default filled in. Its serde form (and
+/// the JSON [`Plan::hash`] digests) is the flat `[job]` table of the file,
+/// field for field as plans were written before the typed [`GamePlan`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
@@ -100,52 +102,191 @@ pub struct Plan {
     pub output: OutputSection,
 }
 
-/// `[job]`: the game, its size and the questions to answer.
+/// `[job]`: the name, the game with its settings, and the questions to answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(into = "JobWire", try_from = "JobWire")]
 pub struct JobSection {
     /// Job name, `[a-z0-9_-]+`; names the default output and checkpoint directories.
     pub name: String,
-    /// The game: `"cc3"` (three-player Chinese checkers), `"cc2"` (two-player
-    /// Chinese checkers on the m x m diamond) or `"peg"` (peg solitaire).
-    pub game: GameKind,
-    /// Star order for `cc3`, 1..=4 (3 and 4 can only be estimated); 0 for `cc2`.
-    pub order: u32,
+    /// The game and its settings.
+    pub game: GamePlan,
     /// Questions: for `cc3` each `solo(X)` or `enable(X>Y)` with X, Y in A, B, C;
-    /// for `cc2` `solo(1)` or `solo(2)`.
+    /// for `cc2` `solo(1)` or `solo(2)`; none for `peg`.
     pub questions: Vec<String>,
-    /// Board side m for `cc2` (absent for `cc3`, whose plan hashes stay as they were).
+}
+
+impl JobSection {
+    /// Which game the plan solves.
+    pub fn kind(&self) -> GameKind {
+        self.game.kind()
+    }
+}
+
+/// A plan's game with the settings of that game and no other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GamePlan {
+    /// Three-player Chinese checkers on the star of this order, 1..=4 (3 and
+    /// 4 can only be estimated).
+    Cc3 {
+        /// The star order.
+        order: u32,
+    },
+    /// Two-player Chinese checkers on the size x size diamond.
+    Cc2 {
+        /// Board side m.
+        size: u32,
+        /// Pieces per player.
+        pieces: u32,
+        /// Fold the rank space by colour symmetry (default true; half the
+        /// positions, the same results).
+        colour_symmetry: bool,
+        /// Also fold by the board's mirror (boards with 1, 3 or 4 pieces;
+        /// about half the positions again). `None` when the plan does not
+        /// say (false): such a plan keeps the hash it had before the field.
+        mirror_symmetry: Option<bool>,
+    },
+    /// Peg solitaire.
+    Peg(PegPlan),
+}
+
+/// What a `peg` plan computes (`[job] task`), with the settings of each task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PegPlan {
+    /// The breadth-first ledger of one single-vacancy start (the default).
+    Ledger {
+        /// The board (default English).
+        board: BoardKind,
+        /// The start's vacant hole (`a1`..`g7`, default `d4`).
+        vacancy: String,
+        /// Also count each level's states, a position with the hole its last
+        /// jump landed in, as the published European enumeration does.
+        /// `None` when the plan does not say (false), for the plan hash.
+        landing_holes: Option<bool>,
+    },
+    /// Every single-vacancy start and single-survivor finish decided.
+    Problems {
+        /// The board; `None` covers both.
+        board: Option<BoardKind>,
+    },
+}
+
+impl PegPlan {
+    /// The plan's `task`.
+    pub fn task(&self) -> PegTask {
+        match self {
+            PegPlan::Ledger { .. } => PegTask::Ledger,
+            PegPlan::Problems { .. } => PegTask::Problems,
+        }
+    }
+}
+
+impl GamePlan {
+    /// Which game this is.
+    pub fn kind(&self) -> GameKind {
+        match self {
+            GamePlan::Cc3 { .. } => GameKind::Cc3,
+            GamePlan::Cc2 { .. } => GameKind::Cc2,
+            GamePlan::Peg(_) => GameKind::Peg,
+        }
+    }
+}
+
+/// `[job]` as the file spells it: one flat table, each setting present only
+/// for its game. The serde form of [`JobSection`] and, through it, what the
+/// plan hash digests, so the field order and the skipped fields are those of
+/// every plan hash recorded so far (`shipped_plans_parse` pins them).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobWire {
+    name: String,
+    game: GameKind,
+    order: u32,
+    questions: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub size: Option<u32>,
-    /// Pieces per player for `cc2`.
+    size: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pieces: Option<u32>,
-    /// `cc2`: fold the rank space by colour symmetry (default true; half the
-    /// positions, the same results).
+    pieces: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub colour_symmetry: Option<bool>,
-    /// `cc2`: also fold the rank space by the board's mirror (default false;
-    /// boards with 1, 3 or 4 pieces; about half the positions again, the same
-    /// results). Absent, the plan hash is what it was before the field.
+    colour_symmetry: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mirror_symmetry: Option<bool>,
-    /// `peg`: the board, `english` or `european` (a problems plan without
-    /// one covers both).
+    mirror_symmetry: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub board: Option<String>,
-    /// `peg` ledger: the start's vacant hole (`a1`..`g7`, default `d4`).
+    board: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vacancy: Option<String>,
-    /// `peg`: `ledger` (levels from one start) or `problems` (every
-    /// single-vacancy start and single-survivor finish decided).
+    vacancy: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task: Option<PegTask>,
-    /// `peg` ledger: also count each level's states, a position with the
-    /// hole its last jump landed in, as the published European enumeration
-    /// does (default false: one more expansion of every level). Absent, the
-    /// plan hash is what it was before the field.
+    task: Option<PegTask>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub landing_holes: Option<bool>,
+    landing_holes: Option<bool>,
+}
+
+impl From<JobSection> for JobWire {
+    fn from(job: JobSection) -> JobWire {
+        let mut w = JobWire {
+            name: job.name,
+            game: job.game.kind(),
+            order: 0,
+            questions: job.questions,
+            size: None,
+            pieces: None,
+            colour_symmetry: None,
+            mirror_symmetry: None,
+            board: None,
+            vacancy: None,
+            task: None,
+            landing_holes: None,
+        };
+        match job.game {
+            GamePlan::Cc3 { order } => w.order = order,
+            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry } => {
+                (w.size, w.pieces, w.colour_symmetry, w.mirror_symmetry) =
+                    (Some(size), Some(pieces), Some(colour_symmetry), mirror_symmetry);
+            }
+            GamePlan::Peg(peg) => {
+                w.task = Some(peg.task());
+                match peg {
+                    PegPlan::Ledger { board, vacancy, landing_holes } => {
+                        (w.board, w.vacancy, w.landing_holes) =
+                            (Some(board.name().into()), Some(vacancy), landing_holes);
+                    }
+                    PegPlan::Problems { board } => w.board = board.map(|b| b.name().into()),
+                }
+            }
+        }
+        w
+    }
+}
+
+impl TryFrom<JobWire> for JobSection {
+    type Error = String;
+
+    /// The typed form of a flat `[job]` written by [`JobWire::from`]; the
+    /// file itself is validated by [`Plan::from_reader`], with field names.
+    fn try_from(w: JobWire) -> Result<JobSection, String> {
+        let missing = |field: &str| format!("a {} plan's job has no {field}", w.game.as_str());
+        let board = |b: &Option<String>| -> Result<Option<BoardKind>, String> {
+            b.as_deref().map(|b| BoardKind::parse(b).ok_or_else(|| format!("unknown peg board {b:?}"))).transpose()
+        };
+        let game = match w.game {
+            GameKind::Cc3 => GamePlan::Cc3 { order: w.order },
+            GameKind::Cc2 => GamePlan::Cc2 {
+                size: w.size.ok_or_else(|| missing("size"))?,
+                pieces: w.pieces.ok_or_else(|| missing("pieces"))?,
+                colour_symmetry: w.colour_symmetry.ok_or_else(|| missing("colour_symmetry"))?,
+                mirror_symmetry: w.mirror_symmetry,
+            },
+            GameKind::Peg => GamePlan::Peg(match w.task.ok_or_else(|| missing("task"))? {
+                PegTask::Ledger => PegPlan::Ledger {
+                    board: board(&w.board)?.ok_or_else(|| missing("board"))?,
+                    vacancy: w.vacancy.clone().ok_or_else(|| missing("vacancy"))?,
+                    landing_holes: w.landing_holes,
+                },
+                PegTask::Problems => PegPlan::Problems { board: board(&w.board)? },
+            }),
+            GameKind::Sylver => return Err("a sylver plan is a SylverPlan, not a Plan".into()),
+        };
+        Ok(JobSection { name: w.name, game, questions: w.questions })
+    }
 }
 
 /// `[shards]`: how the rank space is cut up.
@@ -591,7 +732,7 @@ impl Plan {
                 return Err(r.invalid(&format!("job.{key}"), "is for peg plans"));
             }
         }
-        let (board, vacancy, task, landing_holes) = if game == GameKind::Peg {
+        let plan = if game == GameKind::Peg {
             for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "questions"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(
@@ -606,42 +747,38 @@ impl Plan {
                     r.invalid("job.task", format!("must be \"ledger\" or \"problems\", got {}", v.kind))
                 })?,
             };
-            let board = r.string("job", "board")?;
-            // The problems task covers both boards unless the plan names one.
-            let board = match board {
-                None if task == PegTask::Problems => None,
-                b => Some(b.unwrap_or_else(|| "english".into())),
-            };
-            let kind = match &board {
-                Some(b) => Some(BoardKind::parse(b).ok_or_else(|| {
+            let board = match r.string("job", "board")? {
+                Some(b) => Some(BoardKind::parse(&b).ok_or_else(|| {
                     r.invalid("job.board", format!("must be \"english\" or \"european\", got {b:?}"))
                 })?),
                 None => None,
             };
             let vacancy = r.string("job", "vacancy")?;
-            if let Some(v) = &vacancy {
-                if task != PegTask::Ledger {
-                    return Err(r.invalid("job.vacancy", "is for the ledger task (problems try every vacancy)"));
-                }
-                let board_holes = PegBoard::new(kind.unwrap_or(BoardKind::English));
-                if !parse_hole(v).is_some_and(|h| board_holes.has_hole(h)) {
-                    return Err(r.invalid(
-                        "job.vacancy",
-                        format!("must be a hole of the {} board (a1..g7), got {v:?}", board_holes.kind().name()),
-                    ));
-                }
-            }
-            let vacancy = (task == PegTask::Ledger).then(|| vacancy.unwrap_or_else(|| "d4".into()));
             let landing_holes = r.boolean("job", "landing_holes")?;
-            if landing_holes.is_some() && task != PegTask::Ledger {
-                return Err(r.invalid("job.landing_holes", "is for the ledger task"));
-            }
-            (kind.map(|k| k.name().to_owned()), vacancy, Some(task), landing_holes)
-        } else {
-            (None, None, None, None)
-        };
-        let (order, size, pieces, colour_symmetry, mirror_symmetry) = if game == GameKind::Peg {
-            (0, None, None, None, None)
+            GamePlan::Peg(match task {
+                // The problems task covers both boards unless the plan names one.
+                PegTask::Problems => {
+                    if vacancy.is_some() {
+                        return Err(r.invalid("job.vacancy", "is for the ledger task (problems try every vacancy)"));
+                    }
+                    if landing_holes.is_some() {
+                        return Err(r.invalid("job.landing_holes", "is for the ledger task"));
+                    }
+                    PegPlan::Problems { board }
+                }
+                PegTask::Ledger => {
+                    let board = board.unwrap_or(BoardKind::English);
+                    let vacancy = vacancy.unwrap_or_else(|| "d4".into());
+                    let board_holes = PegBoard::new(board);
+                    if !parse_hole(&vacancy).is_some_and(|h| board_holes.has_hole(h)) {
+                        return Err(r.invalid(
+                            "job.vacancy",
+                            format!("must be a hole of the {} board (a1..g7), got {vacancy:?}", board.name()),
+                        ));
+                    }
+                    PegPlan::Ledger { board, vacancy, landing_holes }
+                }
+            })
         } else if game == GameKind::Cc2 {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
@@ -652,9 +789,9 @@ impl Plan {
             // Sizes and counts in range may still not fit: 3 x 3 holds at
             // most 3 pieces a player before the start areas meet.
             let board = Board::new(size, pieces).map_err(|e| r.invalid("job.pieces", e.to_string()))?;
-            let folded = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
-            let mirror = r.boolean("job", "mirror_symmetry")?;
-            if mirror == Some(true) && !board.has_mirror_symmetry() {
+            let colour_symmetry = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
+            let mirror_symmetry = r.boolean("job", "mirror_symmetry")?;
+            if mirror_symmetry == Some(true) && !board.has_mirror_symmetry() {
                 return Err(r.invalid(
                     "job.mirror_symmetry",
                     format!(
@@ -663,14 +800,14 @@ impl Plan {
                     ),
                 ));
             }
-            (0, Some(size), Some(pieces), Some(folded), mirror)
+            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry }
         } else {
             for key in ["size", "pieces", "colour_symmetry", "mirror_symmetry"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
                 }
             }
-            (r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32, None, None, None, None)
+            GamePlan::Cc3 { order: r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32 }
         };
         let defaults: &[&str] = match game {
             GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
@@ -684,6 +821,10 @@ impl Plan {
         if questions.is_empty() && game != GameKind::Peg {
             return Err(r.invalid("job.questions", "must list at least one question"));
         }
+        let colour_symmetry = match plan {
+            GamePlan::Cc2 { colour_symmetry, .. } => Some(colour_symmetry),
+            _ => None,
+        };
         for (i, q) in questions.iter().enumerate() {
             let valid = match colour_symmetry {
                 Some(folded) => Cc2::question(q, folded).is_some(),
@@ -740,20 +881,7 @@ impl Plan {
         let checkpoints = dir_of("checkpoints", "checkpoints")?;
 
         Ok(Plan {
-            job: JobSection {
-                name,
-                game,
-                order,
-                questions,
-                size,
-                pieces,
-                colour_symmetry,
-                mirror_symmetry,
-                board,
-                vacancy,
-                task,
-                landing_holes,
-            },
+            job: JobSection { name, game: plan, questions },
             shards: ShardSection { count, block_positions, chunk_bytes },
             cluster,
             output: OutputSection { dir, checkpoints },
@@ -765,10 +893,10 @@ impl Plan {
     pub fn hash(&self) -> String {
         #[derive(Serialize)]
         struct Semantic<'a> {
-            job: &'a JobSection,
+            job: JobWire,
             shards: &'a ShardSection,
         }
-        let json = serde_json::to_vec(&Semantic { job: &self.job, shards: &self.shards })
+        let json = serde_json::to_vec(&Semantic { job: self.job.clone().into(), shards: &self.shards })
             .expect("plan sections always serialize");
         Sha256::digest(&json).iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
@@ -777,8 +905,8 @@ impl Plan {
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
         match self.job.game {
-            GameKind::Cc3 => retro_games::cc3::Cc3::new(self.job.order).is_ok_and(|game| game.ranker.fits_u64()),
-            GameKind::Cc2 | GameKind::Peg | GameKind::Sylver => true,
+            GamePlan::Cc3 { order } => retro_games::cc3::Cc3::new(order).is_ok_and(|game| game.ranker.fits_u64()),
+            GamePlan::Cc2 { .. } | GamePlan::Peg(_) => true,
         }
     }
 
@@ -827,7 +955,7 @@ mod tests {
         let sylver = "[job]\nname = \"s\"\ngame = \"sylver\"\nranges = [[4, 5, 9]]\n";
         assert!(matches!(AnyPlan::from_toml_str(sylver, "s.toml"), Ok(AnyPlan::Sylver(p)) if p.name == "s"));
         let cc3 = "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\n";
-        assert!(matches!(AnyPlan::from_toml_str(cc3, "t.toml"), Ok(AnyPlan::Plan(p)) if p.job.game == GameKind::Cc3));
+        assert!(matches!(AnyPlan::from_toml_str(cc3, "t.toml"), Ok(AnyPlan::Plan(p)) if p.job.kind() == GameKind::Cc3));
         let chess = "[job]\nname = \"t\"\ngame = \"chess\"\n";
         let e = AnyPlan::from_toml_str(chess, "t.toml").unwrap_err().to_string();
         assert!(e.contains("`job.game`") && e.contains("\"chess\"") && e.contains("\"sylver\""), "{e}");
@@ -842,22 +970,22 @@ mod tests {
     #[test]
     fn peg_plans() {
         let peg = "[job]\nname = \"p\"\ngame = \"peg\"\n";
+        let ledger = |board, vacancy: &str, landing_holes| {
+            GamePlan::Peg(PegPlan::Ledger { board, vacancy: vacancy.into(), landing_holes })
+        };
         let p = ok(peg);
-        assert_eq!(
-            (p.job.board.as_deref(), p.job.vacancy.as_deref(), p.job.task),
-            (Some("english"), Some("d4"), Some(PegTask::Ledger))
-        );
+        assert_eq!(p.job.game, ledger(BoardKind::English, "d4", None));
         assert!(p.job.questions.is_empty());
         let p = ok(&format!("{peg}task = \"problems\"\n"));
-        assert_eq!((p.job.board, p.job.vacancy), (None, None), "a problems plan covers both boards");
+        assert_eq!(p.job.game, GamePlan::Peg(PegPlan::Problems { board: None }), "a problems plan covers both boards");
         let p = ok(&format!("{peg}board = \"french\"\nvacancy = \"b2\"\n"));
-        assert_eq!((p.job.board.as_deref(), p.job.vacancy.as_deref()), (Some("european"), Some("b2")));
+        assert_eq!(p.job.game, ledger(BoardKind::European, "b2", None));
         assert_err(&format!("{peg}board = \"hex\"\n"), &["job.board", "\"hex\""]);
         assert_err(&format!("{peg}vacancy = \"b2\"\n"), &["job.vacancy", "english board"]);
         assert_err(&format!("{peg}vacancy = \"zz\"\n"), &["job.vacancy"]);
         assert_err(&format!("{peg}task = \"solve\"\n"), &["job.task"]);
         assert_err(&format!("{peg}task = \"problems\"\nvacancy = \"d4\"\n"), &["job.vacancy", "ledger"]);
-        assert_eq!(ok(&format!("{peg}landing_holes = true\n")).job.landing_holes, Some(true));
+        assert_eq!(ok(&format!("{peg}landing_holes = true\n")).job.game, ledger(BoardKind::English, "d4", Some(true)));
         assert_err(&format!("{peg}landing_holes = 1\n"), &["job.landing_holes"]);
         assert_err(&format!("{peg}task = \"problems\"\nlanding_holes = true\n"), &["job.landing_holes", "ledger"]);
         assert_err(&format!("{peg}order = 2\n"), &["job.order", "peg"]);
@@ -868,8 +996,7 @@ mod tests {
     fn default_plan_parses() {
         let p = ok(DEFAULT_PLAN);
         assert_eq!(p.job.name, "stage1");
-        assert_eq!(p.job.game, GameKind::Cc3);
-        assert_eq!(p.job.order, 1);
+        assert_eq!(p.job.game, GamePlan::Cc3 { order: 1 });
         assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
         assert_eq!(p.shards, ShardSection { count: 6, block_positions: 64, chunk_bytes: 4096 });
         assert_eq!(p.cluster.workers, 0);
@@ -911,12 +1038,45 @@ mod tests {
         let s1 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage1.toml"));
         assert_eq!(s1, ok(DEFAULT_PLAN));
         let s2 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage2.toml"));
-        assert_eq!((s2.job.name.as_str(), s2.job.order), ("stage2", 2));
+        assert_eq!((s2.job.name.as_str(), &s2.job.game), ("stage2", &GamePlan::Cc3 { order: 2 }));
         assert_eq!(s2.shards, ShardSection { count: 64, block_positions: 1 << 20, chunk_bytes: 1 << 20 });
         assert!(s2.is_solvable());
         let s3 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage3.toml"));
-        assert_eq!((s3.job.name.as_str(), s3.job.order), ("stage3", 3));
+        assert_eq!((s3.job.name.as_str(), &s3.job.game), ("stage3", &GamePlan::Cc3 { order: 3 }));
         assert!(!s3.is_solvable());
+    }
+
+    /// A plan's hash names its job in every checkpoint, tablebase and
+    /// summary: the typed plan must digest exactly what the flat `[job]`
+    /// table did. The hashes of the shipped plans as the reader before
+    /// `GamePlan` computed them (at 1d87194, in the `job.json` of a run; the
+    /// stage-2 and 7 x 7 x 3/4 hashes are also those of the summaries in
+    /// docs/results).
+    #[test]
+    fn shipped_plans_keep_their_hashes() {
+        let recorded = [
+            ("cc2-m7p1-mirror", "126b921ac1d3163e"),
+            ("cc2-m7p1", "4986d0f883e78cb7"),
+            ("cc2-m7p2", "390b76dafd3e54f0"),
+            ("cc2-m7p3", "b71d135bc8ca109f"),
+            ("cc2-m7p4", "6faaba6d792fcf86"),
+            ("chaos", "f72e6943eca591fa"),
+            ("peg-english", "0d64d2183a6a973b"),
+            ("peg-european-c1", "2545230a5861832c"),
+            ("peg-european-d2", "6398d812b693417f"),
+            ("peg-european-d3", "d14a577d7a40fb24"),
+            ("peg-problems", "eac74a8f559ea004"),
+            ("stage1", "0d8d8a626c30c394"),
+            ("stage2", "beab9bdba698c8a9"),
+        ];
+        for (name, hash) in recorded {
+            let path = format!("{}/../plans/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+            let plan = Plan::load(Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(plan.hash(), hash, "{name}");
+            // The serde form is the same flat table, so it reads back the same.
+            let back: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+            assert_eq!(back, plan, "{name}");
+        }
     }
 
     #[test]

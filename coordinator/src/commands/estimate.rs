@@ -9,12 +9,13 @@ use std::path::PathBuf;
 /// Runs `estimate` on the plan at `plan` (the built-in one when `None`).
 pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
     let p = not_peg(load_plan(plan)?)?;
+    let spec = retro_coordinator::job::job_spec(&p);
     let e = estimate(&Job {
-        game: p.job.game,
-        order: p.job.order,
-        size: p.job.size.unwrap_or(0),
-        pieces: p.job.pieces.unwrap_or(0),
-        folding: retro_coordinator::job::job_spec(&p).folding(),
+        game: spec.game,
+        order: spec.order,
+        size: spec.size,
+        pieces: spec.pieces,
+        folding: spec.folding(),
         layers: p.job.questions.len(),
         shards: p.shards.count,
         block_positions: p.shards.block_positions,
@@ -24,7 +25,7 @@ pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
         println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
     } else {
         let size = match e.game {
-            GameKind::Cc2 => format!("{} x {}", p.job.size.unwrap_or(0), p.job.size.unwrap_or(0)),
+            GameKind::Cc2 => format!("{} x {}", spec.size, spec.size),
             _ => format!("order {}", e.order),
         };
         println!("{} {size}: {} cells, {} pieces each", e.game, e.cells, e.pieces_each);

@@ -21,9 +21,12 @@ pub fn run(
         Some(t) => retro_common::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
-    let game = Cc3::new(plan.job.order).map_err(|e| e.to_string())?;
+    let retro_coordinator::plan::GamePlan::Cc3 { order } = plan.job.game else {
+        return Err(format!("plan {}: explore is for three-player (cc3) plans", plan.job.name));
+    };
+    let game = Cc3::new(order).map_err(|e| e.to_string())?;
     if !game.ranker.fits_u64() {
-        return Err(format!("order {} is too large to explore exhaustively", plan.job.order));
+        return Err(format!("order {order} is too large to explore exhaustively"));
     }
     let dir = tablebase.unwrap_or(plan.output.dir.clone());
     let manifest_path = plan.output.checkpoints.join("coordinator.json");

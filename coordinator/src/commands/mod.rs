@@ -43,7 +43,7 @@ pub fn load_any_plan(path: &Option<PathBuf>) -> Result<AnyPlan, String> {
 
 /// Refuses peg plans in the commands that only know Chinese checkers.
 pub fn not_peg(plan: Plan) -> Result<Plan, String> {
-    if plan.job.game == retro_games::GameKind::Peg {
+    if plan.job.kind() == retro_games::GameKind::Peg {
         return Err(format!(
             "plan {} is a peg solitaire plan: run it (`coordinator --plan ...`) for its ledger, or use `coordinator peg solve`",
             plan.job.name

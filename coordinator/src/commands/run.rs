@@ -126,14 +126,16 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
         AnyPlan::Sylver(plan) => return Ok(run_sylver(&runtime, plan, args)?),
         AnyPlan::Plan(plan) => plan,
     };
-    if !plan.is_solvable() {
+    if let retro_coordinator::plan::GamePlan::Cc3 { order } = plan.job.game
+        && !plan.is_solvable()
+    {
         return Err(format!(
-            "plan {}: order {} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
-            plan.job.name, plan.job.order
+            "plan {}: order {order} is too large to solve (its ranks do not fit 64 bits); try `coordinator estimate`",
+            plan.job.name
         )
         .into());
     }
-    if plan.job.game == GameKind::Peg {
+    if plan.job.kind() == GameKind::Peg {
         return Ok(run_peg(&runtime, &plan, &args)?);
     }
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
@@ -230,7 +232,8 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
     let owner = workdirs::Owner { job: plan.job.name.clone(), game: "peg".into(), plan_hash: Some(plan.hash()) };
     let _claimed =
         workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
-    let problems = plan.job.task == Some(retro_coordinator::plan::PegTask::Problems);
+    use retro_coordinator::plan::{GamePlan, PegPlan};
+    let problems = matches!(plan.job.game, GamePlan::Peg(PegPlan::Problems { .. }));
     let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
     if problems || !cluster {
         embedded_has_no_status(args.status)?;
@@ -255,7 +258,7 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
         let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
-        let (_, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
+        let (_, _, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
         let tls = server_tls(&plan.cluster)?;
         let token = plan.token();
         peg::cluster::run(runtime, plan, start, expect, checkpoints.clone(), listener, token, tls, args.status)

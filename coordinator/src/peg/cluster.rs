@@ -645,7 +645,7 @@ pub fn run(
     let state = Arc::new(LevelJobState {
         job: plan.job.name.clone(),
         plan_hash: plan.hash(),
-        board: plan.job.board.clone().unwrap_or_else(|| "english".into()),
+        board: super::plan_start(plan)?.0.kind().name().into(),
         start,
         shards: plan.shards.count,
         workers: workers as u32,

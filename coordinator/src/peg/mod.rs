@@ -8,7 +8,7 @@ pub mod cluster;
 pub mod levels;
 
 use crate::CoordinatorError;
-use crate::plan::Plan;
+use crate::plan::{GamePlan, PegPlan, Plan};
 use retro_engine::durable::write_atomic;
 use retro_engine::levels::store::StoredLevel;
 use retro_games::GameKind;
@@ -19,28 +19,24 @@ use retro_results::peg::{ledger, oeis, problems};
 use std::path::Path;
 use std::time::Instant;
 
-/// The board a peg plan names.
-pub fn plan_board(plan: &Plan) -> Result<Board, CoordinatorError> {
-    let name = plan.job.board.as_deref().unwrap_or("english");
-    BoardKind::parse(name).map(Board::new).ok_or_else(|| CoordinatorError::Job(format!("unknown peg board {name:?}")))
-}
-
-/// The board and the single-vacancy start a ledger plan names.
-pub fn plan_start(plan: &Plan) -> Result<(Board, retro_games::peg::Pegs), CoordinatorError> {
-    let board = plan_board(plan)?;
-    let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
+/// The board, the vacant hole's name and the single-vacancy start a ledger
+/// plan names.
+pub fn plan_start(plan: &Plan) -> Result<(Board, &str, retro_games::peg::Pegs), CoordinatorError> {
+    let GamePlan::Peg(PegPlan::Ledger { board, vacancy: vacancy_name, .. }) = &plan.job.game else {
+        return Err(CoordinatorError::Job(format!("plan {} is not a peg ledger plan", plan.job.name)));
+    };
+    let board = Board::new(*board);
     let vacancy = parse_hole(vacancy_name).filter(|&h| board.has_hole(h)).ok_or_else(|| {
         CoordinatorError::Job(format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))
     })?;
     let start = board.single_vacancy(vacancy);
-    Ok((board, start))
+    Ok((board, vacancy_name, start))
 }
 
 /// Runs a peg ledger plan embedded: levels (checkpointed in `checkpoints`),
 /// ledger, OEIS check; writes `summary.json` into `output`.
 pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<LedgerSummary, CoordinatorError> {
-    let (board, start) = plan_start(plan)?;
-    let vacancy_name = plan.job.vacancy.as_deref().unwrap_or("d4");
+    let (board, vacancy_name, start) = plan_start(plan)?;
     let threads = plan.threads();
     let opts = levels::LevelOptions {
         shards: plan.shards.count as usize,
@@ -57,7 +53,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         threads,
         scratch: checkpoints.join("ledger"),
         memory_bytes: opts.memory_bytes,
-        landing_holes: plan.job.landing_holes.unwrap_or(false),
+        landing_holes: matches!(plan.job.game, GamePlan::Peg(PegPlan::Ledger { landing_holes: Some(true), .. })),
     };
     let ledger = ledger::ledger(&folded, start, &computed.levels, &ledger_opts)?;
     let seconds_ledger = began.elapsed().as_secs_f64();
@@ -94,7 +90,11 @@ pub const PROBLEM_BUDGET: u64 = 100_000_000;
 /// Runs a peg problems plan embedded; writes `summary.json` and `problems.md` into `output`.
 pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, CoordinatorError> {
     let mut boards = Vec::new();
-    for kind in problems::plan_boards(plan.job.board.as_deref()) {
+    let board = match &plan.job.game {
+        GamePlan::Peg(PegPlan::Problems { board }) => *board,
+        _ => return Err(CoordinatorError::Job(format!("plan {} is not a peg problems plan", plan.job.name))),
+    };
+    for kind in problems::plan_boards(board) {
         boards.push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads())?);
     }
     let summary = ProblemsSummary {

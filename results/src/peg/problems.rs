@@ -225,8 +225,8 @@ impl BoardProblems {
 }
 
 /// The boards a problems plan covers.
-pub fn plan_boards(board: Option<&str>) -> Vec<BoardKind> {
-    match board.and_then(BoardKind::parse) {
+pub fn plan_boards(board: Option<BoardKind>) -> Vec<BoardKind> {
+    match board {
         Some(kind) => vec![kind],
         None => vec![BoardKind::English, BoardKind::European],
     }
