@@ -109,3 +109,30 @@ fn mirror_folded_space_agrees_with_the_full_space() {
         }
     }
 }
+
+/// Counts WIN for player 1, WIN for player 2, DRAW and ILLEGAL of a solved
+/// unfolded space.
+fn table_row(solved: &Solved) -> [u64; 4] {
+    let mut count = [0u64; 4];
+    for &b in &solved.bytes {
+        count[tablebase_value(b) as usize] += 1;
+    }
+    [count[VALUE_WIN as usize], count[VALUE_LOSS as usize], count[VALUE_DRAW as usize], count[VALUE_ILLEGAL as usize]]
+}
+
+/// Six pieces on 4 x 4 under both readings of the part-2 rule: the public
+/// solver's row (jh85/smallgames: 1,436,159 wins, 85,622 draws, 405,420
+/// illegal of 3,363,360), which is also what Sturtevant's own solver gives on
+/// this board (the exemption of the as-published reading leaves nothing here:
+/// six pieces cannot avoid both areas of 4 x 4). The paper's 4 x 4 wins and
+/// draws (1,205,441 / 547,058) are not what either solver computes.
+#[test]
+fn six_pieces_on_four_by_four_under_both_readings() {
+    use retro_games::cc2::Part2;
+    for part2 in [Part2::Literal, Part2::AsPublished] {
+        let g = Cc2::with_rules(4, 6, Folding::default(), part2).unwrap();
+        assert_eq!(g.position_count(), 3_363_360);
+        let solved = solve(&g, Question::solo(0), &Layout::new(g.position_count(), 4, 1 << 12, 1 << 16), 2).unwrap();
+        assert_eq!(table_row(&solved), [1_436_159, 1_436_159, 85_622, 405_420], "{part2:?}");
+    }
+}

@@ -7,8 +7,51 @@ use crate::jumps::{JumpTable, jump_chains, jump_table};
 pub const MAX_SIZE: u32 = 8;
 /// Smallest board side that leaves room between the two start areas.
 pub const MIN_SIZE: u32 = 3;
-/// Most pieces per player (6 needs a rule the reference leaves open).
-pub const MAX_PIECES: u32 = 5;
+/// Most pieces per player (six take the part-2 rule, [`Part2`]).
+pub const MAX_PIECES: u32 = 6;
+
+/// The six-piece game's second illegal pattern (RULES.md section 2): a goal
+/// whose tip is empty while the other player holds the four cells next to it
+/// (the tip's two neighbours and the two outer cells of the three-cell row),
+/// which would let that player keep the goal from ever filling. Two readings,
+/// which give different counts on 5 x 5 and larger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Part2 {
+    /// Every position with the pattern, at either goal, is illegal (the rule
+    /// as the paper states it; the public solver jh85/smallgames counts this).
+    Literal,
+    /// As Sturtevant's own solver applies it (AmiiThinks/benchmarks,
+    /// chinese_checkers/): not checked when the player to move has no piece in
+    /// its own start area and none in its goal area, so those positions are
+    /// ordinary ones. This reproduces the paper's published counts.
+    AsPublished,
+}
+
+impl Part2 {
+    /// The plan's name of the reading.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part2::Literal => "literal",
+            Part2::AsPublished => "as-published",
+        }
+    }
+
+    /// The reading named `name` (`literal` or `as-published`).
+    pub fn parse(name: &str) -> Option<Part2> {
+        [Part2::Literal, Part2::AsPublished].into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// One goal's part-2 pattern: its tip, and the four cells next to it that
+/// the other player must all hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blockade {
+    /// The goal's tip.
+    pub tip: u64,
+    /// The tip's two neighbours and the two outer cells of the three-cell row.
+    pub ring: u64,
+}
 
 /// The six neighbour directions as (dx, dy).
 const DIRECTIONS: [(i32, i32); 6] = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, -1), (-1, 1)];
@@ -39,6 +82,9 @@ pub struct Board {
     pub start: [u64; 2],
     /// Goal area of each player (the other player's start).
     pub goal: [u64; 2],
+    /// Six pieces: the part-2 pattern of each player's goal, and the reading
+    /// in force. `None` for fewer pieces, which have no such rule.
+    pub part2: Option<([Blockade; 2], Part2)>,
     /// The cell each cell maps to under the 180-degree rotation.
     pub rotation: Vec<u8>,
     /// The cell each cell maps to under the mirror along the long diagonal
@@ -87,8 +133,15 @@ pub fn max_pieces(size: u32) -> u32 {
 }
 
 impl Board {
-    /// Builds the board of side `size` with `pieces` pieces per player.
+    /// Builds the board of side `size` with `pieces` pieces per player; six
+    /// pieces take the literal part-2 rule ([`Board::with_part2`] for the other).
     pub fn new(size: u32, pieces: u32) -> Result<Board, BadBoard> {
+        Board::with_part2(size, pieces, Part2::Literal)
+    }
+
+    /// [`Board::new`] with the part-2 reading `part2` (which matters for six
+    /// pieces only).
+    pub fn with_part2(size: u32, pieces: u32, part2: Part2) -> Result<Board, BadBoard> {
         if !(MIN_SIZE..=MAX_SIZE).contains(&size) || !(1..=MAX_PIECES).contains(&pieces) {
             return Err(BadBoard { size, pieces });
         }
@@ -152,6 +205,14 @@ impl Board {
             return Err(BadBoard { size, pieces });
         }
         let full = if cells == 64 { u64::MAX } else { (1u64 << cells) - 1 };
+        // Player 1's start in the numbering: the tip (cell 0), row 1 (cells
+        // 1, 2), row 2 (cells 3, 4, 5); player 2's goal. Player 1's goal is
+        // its rotation.
+        let part2 = (pieces == 6).then(|| {
+            let start_blockade = Blockade { tip: 1, ring: (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) };
+            let rotated = |b: Blockade| Blockade { tip: rotate_bits(&rotation, b.tip), ring: rotate_bits(&rotation, b.ring) };
+            ([rotated(start_blockade), start_blockade], part2)
+        });
         let rotation_reverses = rotation.iter().enumerate().all(|(i, &r)| r as usize == cells - 1 - i);
         Ok(Board {
             size,
@@ -164,6 +225,7 @@ impl Board {
             jump_bits,
             start: [start0, start1],
             goal: [start1, start0],
+            part2,
             rotation,
             mirror,
             rotation_reverses,
@@ -197,6 +259,21 @@ impl Board {
     pub fn has_won(&self, pieces: &[u64; 2], p: usize) -> bool {
         let goal = self.goal[p];
         goal & !(pieces[0] | pieces[1]) == 0 && pieces[p] & goal != 0
+    }
+
+    /// True when the position (`pieces`, `turn` to move) has the part-2
+    /// pattern under the board's reading: always false below six pieces.
+    #[inline]
+    pub fn blockaded(&self, pieces: &[u64; 2], turn: usize) -> bool {
+        let Some((blockades, reading)) = &self.part2 else { return false };
+        if *reading == Part2::AsPublished && pieces[turn] & (self.start[turn] | self.goal[turn]) == 0 {
+            return false;
+        }
+        let occupied = pieces[0] | pieces[1];
+        (0..2).any(|p| {
+            let b = blockades[p];
+            occupied & b.tip == 0 && pieces[1 - p] & b.ring == b.ring
+        })
     }
 
     /// The 180-degree image of a set of cells.

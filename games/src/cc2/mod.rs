@@ -29,7 +29,7 @@ mod board;
 #[cfg(test)]
 mod tests;
 
-pub use board::{BadBoard, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE, max_pieces};
+pub use board::{BadBoard, Blockade, Board, MAX_PIECES, MAX_SIZE, MIN_SIZE, Part2, max_pieces};
 
 use crate::binom::{Binomials, COLEX_K, Colex, Deposit, next_colex};
 use crate::fastdiv::FastDiv;
@@ -178,7 +178,9 @@ impl Position {
     #[inline]
     pub fn outcome(&self, board: &Board) -> Outcome {
         let t = self.turn as usize;
-        if board.has_won(&self.pieces, t) {
+        // The part-2 pattern comes before the opponent's win, as in both
+        // published solvers (a blockaded position is illegal even then).
+        if board.has_won(&self.pieces, t) || board.blockaded(&self.pieces, t) {
             Outcome::Illegal
         } else if board.has_won(&self.pieces, 1 - t) {
             Outcome::Won(1 - t as u8)
@@ -208,7 +210,10 @@ impl Position {
 fn legal_destinations(board: &Board, pos: &Position, from: usize) -> u64 {
     let t = pos.turn as usize;
     let others = (pos.pieces[0] | pos.pieces[1]) & !(1u64 << from);
-    let dests = board.destinations(from, others);
+    let mut dests = board.destinations(from, others);
+    if board.part2.is_some() {
+        dests &= !blockading_destinations(board, pos, from, others);
+    }
     let goal = board.goal[1 - t];
     // The opponent's pieces do not move, so one of them stays in its goal.
     if pos.pieces[1 - t] & goal == 0 {
@@ -224,6 +229,43 @@ fn legal_destinations(board: &Board, pos: &Position, from: usize) -> u64 {
     } else {
         dests
     }
+}
+
+/// Six pieces: the destinations of the piece on `from` whose move would
+/// leave the part-2 pattern ([`Board::blockaded`]), with the opponent to move:
+/// such positions are illegal, and moves into illegal positions do not exist
+/// (as in both published solvers, which skip illegal successors).
+#[inline]
+fn blockading_destinations(board: &Board, pos: &Position, from: usize, others: u64) -> u64 {
+    let Some((blockades, reading)) = &board.part2 else { return 0 };
+    let t = pos.turn as usize;
+    let o = 1 - t;
+    // The opponent, to move next, keeps its pieces: the reading's exemption
+    // is decided before the move.
+    if *reading == Part2::AsPublished && pos.pieces[o] & (board.start[o] | board.goal[o]) == 0 {
+        return 0;
+    }
+    let mover_left = pos.pieces[t] & !(1u64 << from);
+    let mut bad = 0;
+    // The opponent's goal: the mover holding its ring after the move, its
+    // tip empty (the moving piece may complete the ring, never fill the tip
+    // and the ring at once).
+    let theirs = blockades[o];
+    if others & theirs.tip == 0 {
+        let missing = theirs.ring & !mover_left;
+        if missing == 0 {
+            bad |= !theirs.tip;
+        } else if missing & (missing - 1) == 0 {
+            bad |= missing;
+        }
+    }
+    // The mover's own goal, ringed by the opponent: only a move onto its tip
+    // leaves it unblocked (the move may have vacated the tip).
+    let ours = blockades[t];
+    if pos.pieces[o] & ours.ring == ours.ring && others & ours.tip == 0 {
+        bad |= !ours.tip;
+    }
+    bad
 }
 
 /// Calls `f(from, to)` for every legal move of the player to move.
@@ -284,7 +326,12 @@ impl Cc2 {
 
     /// The game with the rank space folded by the symmetries `folding` names.
     pub fn with_folding(size: u32, pieces: u32, folding: Folding) -> Result<Cc2, Cc2Error> {
-        let board = Board::new(size, pieces)?;
+        Cc2::with_rules(size, pieces, folding, Part2::Literal)
+    }
+
+    /// [`Cc2::with_folding`] under the part-2 reading `part2` (six pieces).
+    pub fn with_rules(size: u32, pieces: u32, folding: Folding, part2: Part2) -> Result<Cc2, Cc2Error> {
+        let board = Board::with_part2(size, pieces, part2)?;
         if folding.mirror && !board.has_mirror_symmetry() {
             return Err(Cc2Error::NoMirror { size, pieces });
         }
