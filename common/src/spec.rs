@@ -1,7 +1,7 @@
 //! The job as the coordinator hands it to workers (part of the plan).
 
 use retro_engine::layout::Layout;
-use retro_games::cc2::{Cc2, Folding};
+use retro_games::cc2::{Cc2, Folding, Part2};
 use retro_games::cc3::Cc3;
 use retro_games::{AnyGame, GameKind, Question};
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,10 @@ pub struct JobSpec {
     /// `cc2` only: the rank space is also folded by the board's mirror.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mirror_symmetry: bool,
+    /// `cc2` with six pieces: the reading of the part-2 illegal pattern
+    /// (absent otherwise, so other specs keep their bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part2: Option<Part2>,
     /// The computed layers, by question name, in order.
     pub questions: Vec<String>,
     /// Number of shards.
@@ -88,7 +92,8 @@ impl JobSpec {
                 Ok(AnyGame::Cc3(g))
             }
             GameKind::Cc2 => {
-                let g = Cc2::with_folding(self.size, self.pieces, self.folding());
+                let part2 = self.part2.unwrap_or(Part2::Literal);
+                let g = Cc2::with_rules(self.size, self.pieces, self.folding(), part2);
                 Ok(AnyGame::Cc2(g.map_err(|e| self.err(e.to_string()))?))
             }
             other => Err(self.err(format!("{other} is not solved by retrograde layers"))),
@@ -106,6 +111,9 @@ impl JobSpec {
                     "rank_order": self.rank_order,
                 });
                 // Only when set, so that the files of unmirrored jobs keep their bytes.
+                if let Some(part2) = self.part2 {
+                    params["part2"] = part2.name().into();
+                }
                 if self.mirror_symmetry {
                     params["mirror_symmetry"] = true.into();
                 }
@@ -153,6 +161,7 @@ mod tests {
             rank_order,
             colour_symmetry: true,
             mirror_symmetry,
+            part2: None,
             questions: vec!["solo(1)".into()],
             shards: 1,
             block_positions: 64,

@@ -194,12 +194,12 @@ fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), Coordin
 
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
-    let (order, size, pieces, colour_symmetry, mirror_symmetry) = match plan.job.game {
-        GamePlan::Cc3 { order } => (order, 0, 0, false, false),
-        GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry } => {
-            (0, size, pieces, colour_symmetry, mirror_symmetry.unwrap_or(false))
+    let (order, size, pieces, colour_symmetry, mirror_symmetry, part2) = match plan.job.game {
+        GamePlan::Cc3 { order } => (order, 0, 0, false, false, None),
+        GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry, part2 } => {
+            (0, size, pieces, colour_symmetry, mirror_symmetry.unwrap_or(false), part2)
         }
-        GamePlan::Peg(_) => (0, 0, 0, false, false),
+        GamePlan::Peg(_) => (0, 0, 0, false, false, None),
     };
     let mut spec = JobSpec {
         rank_order: 0,
@@ -210,6 +210,7 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         pieces,
         colour_symmetry,
         mirror_symmetry,
+        part2,
         questions: plan.job.questions.clone(),
         shards: plan.shards.count,
         block_positions: plan.shards.block_positions,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use config::{Value, ValueKind};
 use retro_games::GameKind;
-use retro_games::cc2::{Board, Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE};
+use retro_games::cc2::{Board, Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE, Part2};
 use retro_games::peg::{Board as PegBoard, BoardKind, parse_hole};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -140,10 +140,13 @@ pub enum GamePlan {
         /// Fold the rank space by colour symmetry (default true; half the
         /// positions, the same results).
         colour_symmetry: bool,
-        /// Also fold by the board's mirror (boards with 1, 3 or 4 pieces;
+        /// Also fold by the board's mirror (boards with 1, 3, 4 or 6 pieces;
         /// about half the positions again). `None` when the plan does not
         /// say (false): such a plan keeps the hash it had before the field.
         mirror_symmetry: Option<bool>,
+        /// Six pieces: which reading of the part-2 illegal pattern
+        /// (`part2 = "literal"` or `"as-published"`, required); `None` below.
+        part2: Option<Part2>,
     },
     /// Peg solitaire.
     Peg(PegPlan),
@@ -218,6 +221,8 @@ struct JobWire {
     task: Option<PegTask>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     landing_holes: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    part2: Option<Part2>,
 }
 
 impl From<JobSection> for JobWire {
@@ -235,12 +240,13 @@ impl From<JobSection> for JobWire {
             vacancy: None,
             task: None,
             landing_holes: None,
+            part2: None,
         };
         match job.game {
             GamePlan::Cc3 { order } => w.order = order,
-            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry } => {
-                (w.size, w.pieces, w.colour_symmetry, w.mirror_symmetry) =
-                    (Some(size), Some(pieces), Some(colour_symmetry), mirror_symmetry);
+            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry, part2 } => {
+                (w.size, w.pieces, w.colour_symmetry, w.mirror_symmetry, w.part2) =
+                    (Some(size), Some(pieces), Some(colour_symmetry), mirror_symmetry, part2);
             }
             GamePlan::Peg(peg) => {
                 w.task = Some(peg.task());
@@ -274,6 +280,7 @@ impl TryFrom<JobWire> for JobSection {
                 pieces: w.pieces.ok_or_else(|| missing("pieces"))?,
                 colour_symmetry: w.colour_symmetry.ok_or_else(|| missing("colour_symmetry"))?,
                 mirror_symmetry: w.mirror_symmetry,
+                part2: w.part2,
             },
             GameKind::Peg => GamePlan::Peg(match w.task.ok_or_else(|| missing("task"))? {
                 PegTask::Ledger => PegPlan::Ledger {
@@ -424,6 +431,7 @@ const SCHEMA: [(&str, &[&str]); 4] = [
             "pieces",
             "colour_symmetry",
             "mirror_symmetry",
+            "part2",
             "questions",
             "board",
             "vacancy",
@@ -733,7 +741,7 @@ impl Plan {
             }
         }
         let plan = if game == GameKind::Peg {
-            for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "questions"] {
+            for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "part2", "questions"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(
                         &format!("job.{key}"),
@@ -789,20 +797,36 @@ impl Plan {
             // Sizes and counts in range may still not fit: 3 x 3 holds at
             // most 3 pieces a player before the start areas meet.
             let board = Board::new(size, pieces).map_err(|e| r.invalid("job.pieces", e.to_string()))?;
+            // Six pieces have two readings of a rule that change the counts:
+            // the plan must say which (no silent default).
+            let part2 = match (r.string("job", "part2")?, pieces) {
+                (None, 6) => {
+                    return Err(r.invalid(
+                        "job.part2",
+                        "is needed for six pieces: \"literal\" (the rule as stated) or \"as-published\" \
+                         (as Sturtevant's solver applies it); see RULES.md section 2",
+                    ));
+                }
+                (Some(_), p) if p != 6 => return Err(r.invalid("job.part2", "is for six pieces only")),
+                (None, _) => None,
+                (Some(name), _) => Some(Part2::parse(&name).ok_or_else(|| {
+                    r.invalid("job.part2", format!("must be \"literal\" or \"as-published\", got {name:?}"))
+                })?),
+            };
             let colour_symmetry = r.boolean("job", "colour_symmetry")?.unwrap_or(true);
             let mirror_symmetry = r.boolean("job", "mirror_symmetry")?;
             if mirror_symmetry == Some(true) && !board.has_mirror_symmetry() {
                 return Err(r.invalid(
                     "job.mirror_symmetry",
                     format!(
-                        "needs a board whose start areas are symmetric (1, 3 or 4 pieces); {size} x {size} with \
+                        "needs a board whose start areas are symmetric (1, 3, 4 or 6 pieces); {size} x {size} with \
                          {pieces} pieces has none"
                     ),
                 ));
             }
-            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry }
+            GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry, part2 }
         } else {
-            for key in ["size", "pieces", "colour_symmetry", "mirror_symmetry"] {
+            for key in ["size", "pieces", "colour_symmetry", "mirror_symmetry", "part2"] {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
                 }
@@ -1101,6 +1125,31 @@ mod tests {
             &["field `job.order` must be between 1 and 4, got 9"],
         );
         assert_err("[job]\nname = \"t\"\ngame = \"cc3\"\norder = -1\n", &["`job.order`", "got -1"]);
+    }
+
+    /// Six pieces have two readings of the part-2 rule; a plan must name
+    /// one, and only six-piece plans may.
+    #[test]
+    fn part2_is_required_for_six_pieces_and_refused_elsewhere() {
+        let cc2 = |pieces: u32, extra: &str| {
+            format!(
+                "[job]\nname = \"t\"\ngame = \"cc2\"\nsize = 5\npieces = {pieces}\nquestions = [\"solo(1)\"]\n{extra}"
+            )
+        };
+        assert_err(&cc2(6, ""), &["`job.part2`", "is needed for six pieces", "\"literal\"", "\"as-published\""]);
+        assert_err(&cc2(4, "part2 = \"literal\"\n"), &["`job.part2`", "is for six pieces only"]);
+        assert_err(&cc2(6, "part2 = \"loose\"\n"), &["`job.part2`", "got \"loose\""]);
+        assert_err(
+            "[job]\nname = \"t\"\ngame = \"cc3\"\norder = 1\npart2 = \"literal\"\n",
+            &["`job.part2`", "is for cc2"],
+        );
+        for (name, reading) in [("literal", Part2::Literal), ("as-published", Part2::AsPublished)] {
+            let plan = ok(&cc2(6, &format!("part2 = \"{name}\"\n")));
+            let GamePlan::Cc2 { part2, .. } = plan.job.game else { panic!("a cc2 plan") };
+            assert_eq!(part2, Some(reading));
+        }
+        // The readings are different jobs: their hashes differ.
+        assert_ne!(ok(&cc2(6, "part2 = \"literal\"\n")).hash(), ok(&cc2(6, "part2 = \"as-published\"\n")).hash());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::{Layer, ProbeError, check_rank_order, value_word};
 use retro_engine::tablebase::{TablebaseReader, VALUE_LOSS, VALUE_WIN, layer_file_name};
 use retro_games::GameKind;
 use retro_games::RetroGame;
-use retro_games::cc2::{Cc2, Folding, Outcome, PLAYER_NAMES, Position, children, for_each_move};
+use retro_games::cc2::{Cc2, Folding, Outcome, PLAYER_NAMES, Part2, Position, children, for_each_move};
 use serde::Serialize;
 use std::path::Path;
 
@@ -86,7 +86,13 @@ impl Prober {
         let flag = |k: &str| h.params.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
         let folding = Folding { colour: flag("colour_symmetry"), mirror: flag("mirror_symmetry") };
         check_rank_order(&reader, retro_games::cc2::rank_order_of(folding))?;
-        let game = Cc2::with_folding(size, pieces, folding)
+        let part2 = match h.params.get("part2").and_then(|v| v.as_str()) {
+            None => Part2::Literal,
+            Some(name) => Part2::parse(name).ok_or_else(|| {
+                ProbeError::Mismatch(format!("{}: unknown part-2 reading {name:?} in the header", path.display()))
+            })?,
+        };
+        let game = Cc2::with_rules(size, pieces, folding, part2)
             .map_err(|e| ProbeError::Mismatch(format!("{}: {e}", path.display())))?;
         if game.position_count() != h.positions {
             return Err(ProbeError::Mismatch(format!(

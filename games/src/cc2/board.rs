@@ -210,7 +210,8 @@ impl Board {
         // its rotation.
         let part2 = (pieces == 6).then(|| {
             let start_blockade = Blockade { tip: 1, ring: (1 << 1) | (1 << 2) | (1 << 3) | (1 << 5) };
-            let rotated = |b: Blockade| Blockade { tip: rotate_bits(&rotation, b.tip), ring: rotate_bits(&rotation, b.ring) };
+            let rotated =
+                |b: Blockade| Blockade { tip: rotate_bits(&rotation, b.tip), ring: rotate_bits(&rotation, b.ring) };
             ([rotated(start_blockade), start_blockade], part2)
         });
         let rotation_reverses = rotation.iter().enumerate().all(|(i, &r)| r as usize == cells - 1 - i);
