@@ -54,6 +54,10 @@ pub struct TwoPlayerSummary {
     /// True when the run also folded the positions by the board's mirror.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub mirror_symmetry: bool,
+    /// Six pieces: the reading of the part-2 illegal pattern the run used
+    /// (`literal` or `as-published`); absent for other piece counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part2: Option<&'static str>,
     /// Plan hash.
     pub plan_hash: String,
     /// Program version.
@@ -146,6 +150,7 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         pieces: game.board.pieces,
         colour_symmetry: game.is_folded(),
         mirror_symmetry: game.folding().mirror,
+        part2: game.board.part2.as_ref().map(|(_, reading)| reading.name()),
         plan_hash: job.plan_hash.clone(),
         program_version: env!("CARGO_PKG_VERSION").into(),
         program_commit: job.program_commit.clone(),
@@ -164,6 +169,9 @@ pub fn human_table(s: &TwoPlayerSummary) -> String {
         "{} (two-player Chinese checkers, {} x {}, {} per player): {} positions\n",
         s.job, s.size, s.size, s.pieces, s.all.positions
     );
+    if let Some(reading) = s.part2 {
+        out.push_str(&format!("part-2 illegal pattern read {reading}\n"));
+    }
     out.push_str("side to move   won for 1     won for 2     draws   illegal\n");
     let row = |name: &str, c: &Counts| {
         format!("{name:<12} {:>11} {:>13} {:>9} {:>9}\n", c.wins, c.losses, c.draws, c.illegal)
@@ -198,6 +206,9 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
             (false, false) => "",
         }
     );
+    if let Some(reading) = v["part2"].as_str() {
+        out.push_str(&format!("The part-2 illegal pattern read `{reading}` (docs/NOTATION.md).\n\n"));
+    }
     out.push_str("| side to move | positions | won for player 1 | won for player 2 | draws | illegal |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|\n");
     let row = |name: &str, c: &serde_json::Value| {
