@@ -6,6 +6,10 @@
 #
 #   scripts/bench-peer.sh PEER_DIR [--pairs N] [--m 7] [--p 3] [--portable]
 #
+# Ours runs plans/cc2-mMpP.toml; with six pieces plans/cc2-mMp6-literal.toml,
+# the reading of the part-2 rule the peer solves. With four pieces the peer
+# gets --areas-sym, its name for the rhombus start area our rules use.
+#
 # Both programs are built for this machine's CPU: the peer's Makefile compiles
 # with -O3 -march=native, so ours is built with RUSTFLAGS="-C target-cpu=native"
 # (in target/native, beside the default build). --portable runs our default
@@ -17,7 +21,7 @@
 # here; it is built there with its own Makefile (`make src/solver`).
 # Figures only, nothing asserted: docs/BENCHMARKS.md records them with the machine.
 set -euo pipefail
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ $# -ge 1 && "$1" != -h && "$1" != --help ]] || { usage; exit 2; }
 peer=$1; shift
 pairs=3; m=7; p=3; portable=0
@@ -34,6 +38,9 @@ done
 [[ -f "$peer/src/solver.cpp" ]] || { echo "error: $peer has no src/solver.cpp (want a checkout of jh85/smallgames)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 plan="plans/cc2-m${m}p${p}.toml"
+[[ $p == 6 ]] && plan="plans/cc2-m${m}p6-literal.toml"
+peer_areas=()
+[[ $p == 4 ]] && peer_areas=(--areas-sym)
 [[ -f "$plan" ]] || { echo "error: no plan $plan" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
 echo "== building"
@@ -50,7 +57,7 @@ threads=$(nproc)
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
   "L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')," \
   "$(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo)"
-echo "peer: $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') ($theirs --m $m --p $p --threads $threads)"
+echo "peer: $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') ($theirs --m $m --p $p ${peer_areas[*]} --threads $threads)"
 echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan; $built)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-peer.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 # One timed run: prints "wall_s peak_rss_MB written_MB" (written: GNU time's
@@ -65,7 +72,7 @@ for i in $(seq 1 "$pairs"); do
   rm -rf "$tmp/ours" "$tmp/theirs"; mkdir -p "$tmp/theirs"
   read -r w r o < <(timed "$tmp/ours.log" "$ours" --plan "$plan" --output "$tmp/ours/tb" --checkpoints "$tmp/ours/ck")
   printf '%-6s %-6s %10s %12s %12s\n' "$i" ours "$w" "$r" "$o"; echo "$w $r $o" >> "$tmp/ours.all"
-  read -r w r o < <(timed "$tmp/theirs.log" "$theirs" --m "$m" --p "$p" --threads "$threads" --ckpt-mins 0 --dir "$tmp/theirs")
+  read -r w r o < <(timed "$tmp/theirs.log" "$theirs" --m "$m" --p "$p" "${peer_areas[@]}" --threads "$threads" --ckpt-mins 0 --dir "$tmp/theirs")
   printf '%-6s %-6s %10s %12s %12s\n' "$i" peer "$w" "$r" "$o"; echo "$w $r $o" >> "$tmp/theirs.all"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

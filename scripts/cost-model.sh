@@ -6,7 +6,7 @@
 #   scripts/cost-model.sh [--job JOB] [--machine TYPE] [--count "1 2 4 8"]
 #                         [--core-speed X] [--link-gbit G] [--price EUR_PER_HOUR] [--check]
 #
-#   JOB          stage2 (default), cc2-m7p3, cc2-m7p4, cc2-m7p6, stage3
+#   JOB          stage2 (default), cc2-m7p3, cc2-m7p4, cc2-m5p6, cc2-m6p6, cc2-m7p6, stage3
 #   TYPE         ccx33 (default: 8 dedicated vCPU, 32 GB), ccx63 (48, 192 GB),
 #                or ref (the reference machine itself: 2 cores, 24 GB, price 0)
 #   --core-speed one core of TYPE against one core of the reference machine
@@ -83,25 +83,33 @@ case "$job" in
   # 2,054 s, all on 2 cores (core-seconds = 2 x wall); 187 rounds; b from 0.225
   # payload bytes per decided position with 2/3 remote, plus cc2's framing (19 %).
   stage2) P=14841300390; K=3; R=187; count=3.72e-8; layer=3.85e-7; analysis=2.77e-7; b=0.40; alpha=0.28; round=0.006 ;;
-  # Two-player 7 x 7 with 4 and 6 pieces, folded by colour and mirror (about a
+  # Two-player 7 x 7 with 4 pieces, folded by colour and mirror (about a
   # quarter stored: 0.2525 for 3 pieces, 0.2508 for 4): a state far beyond any
-  # cache, like stage 2's, so stage 2's work per position, twice it for 6
-  # pieces (twice the moves per position); 60 rounds measured for 4 pieces,
-  # 100 guessed for 6.
+  # cache, like stage 2's, so stage 2's work per position; 60 rounds measured.
   cc2-m7p4) P=15835337595; K=1; R=60; count=3.72e-8; layer=3.85e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
-  cc2-m7p6) P=42625845494232; K=1; R=100; count=7.44e-8; layer=7.70e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
+  # Six pieces: the rates of the 5 x 5 x 6 run on this machine (2026-12-06,
+  # 14489c9, an Intel Xeon, 2 cores, the literal reading, embedded, 2
+  # threads; docs/BENCHMARKS.md): move counts 139 s, the layer 790.4 s in 69
+  # rounds for 2,410,949,520 stored positions (core-seconds = 2 x wall), a
+  # 2.4 GB state already far beyond the cache, as 6 x 6 and 7 x 7 are. Stored
+  # counts: `coordinator estimate` on plans/cc2-m6p6.toml and cc2-m7p6.toml;
+  # their rounds guessed (the depth grows with the board: 38 on 4 x 4, 69 on 5 x 5).
+  cc2-m5p6) P=2410949520; K=1; R=69; count=1.153e-7; layer=6.557e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
+  cc2-m6p6) P=578944875600; K=1; R=110; count=1.153e-7; layer=6.557e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
+  cc2-m7p6) P=42645604101646; K=1; R=160; count=1.153e-7; layer=6.557e-7; analysis=0; b=0.40; alpha=0.28; round=0.006 ;;
   # Stage 3: 1.30e21 positions (coordinator estimate --plan plans/stage3.toml),
   # beyond u64 ranks; twice stage 2's work per position (6 pieces, not 3). The
   # figures show why it is out of reach.
   stage3) P=1300023027202861390968; K=3; R=300; count=7.44e-8; layer=7.70e-7; analysis=5.54e-7; b=0.40; alpha=0.28; round=0.006 ;;
-  *) echo "unknown job $job (stage2, cc2-m7p3, cc2-m7p4, cc2-m7p6, stage3)" >&2; exit 2 ;;
+  *) echo "unknown job $job (stage2, cc2-m7p3, cc2-m7p4, cc2-m5p6, cc2-m6p6, cc2-m7p6, stage3)" >&2; exit 2 ;;
 esac
 setup=300
 [ "$machine" = ref ] && setup=0
 if [ "$check" -eq 1 ]; then
   case "$job" in
     cc2-m7p3|cc2-m7p4|stage2) plan=plans/$job.toml ;;
-    *) echo "--check: no plan for $job (cc2-m7p3, cc2-m7p4, stage2)" >&2; exit 2 ;;
+    cc2-m5p6) plan=plans/cc2-m5p6-literal.toml ;;
+    *) echo "--check: no plan for $job (cc2-m7p3, cc2-m7p4, cc2-m5p6, stage2)" >&2; exit 2 ;;
   esac
 fi
 

@@ -100,6 +100,67 @@ fn committed_summaries_reproduce_the_larger_rows() {
     assert!(checked.contains(&4), "docs/results/cc2-m7p4-summary.json is committed");
 }
 
+/// `(size, reading, [positions, wins, draws, illegal])` rows of the six-piece
+/// reference table (tests/reference/cc2-six.tsv), by our plans' reading
+/// names: the paper's rows are what `as-published` must give, except on
+/// 4 x 4, where both readings are one rule and the paper's row is not what
+/// Sturtevant's solver computes.
+fn six_piece_rows() -> Vec<(u64, &'static str, [u64; 4])> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc2-six.tsv");
+    let text = std::fs::read_to_string(path).unwrap();
+    let rows: Vec<(u64, String, [u64; 4])> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let n = |i: usize| f[i].trim().parse::<u64>().unwrap();
+            assert_eq!(n(1), 6, "{l}");
+            (n(0), f[2].to_string(), [n(3), n(4), n(5), n(6)])
+        })
+        .collect();
+    let literal = |m: u64| rows.iter().find(|r| r.0 == m && r.1 == "literal").expect("a literal row").2;
+    rows.iter()
+        .flat_map(|(m, reading, row)| match (*m, reading.as_str()) {
+            (4, "published") => vec![(4, "as-published", literal(4))],
+            (m, "published") => vec![(m, "as-published", *row)],
+            (m, _) => vec![(m, "literal", *row)],
+        })
+        .collect()
+}
+
+fn assert_six_piece_row(s: &Value, m: u64, reading: &str, [positions, wins, draws, illegal]: [u64; 4]) {
+    let label = format!("{m} x {m} x 6, {reading}");
+    assert_eq!((s["size"].as_u64(), s["pieces"].as_u64()), (Some(m), Some(6)), "{label}");
+    assert_eq!(s["part2"], reading, "{label}");
+    assert_eq!(s["positions"], positions, "{label}");
+    assert_eq!(s["wins"], wins, "{label}: won for player 1");
+    assert_eq!(s["losses"], wins, "{label}: won for player 2");
+    assert_eq!(s["draws"], draws, "{label}");
+    assert_eq!(s["illegal"], illegal, "{label}");
+    assert_eq!(s["start"]["value"], "win", "{label}");
+}
+
+/// Six pieces (issue 55): 4 x 4 solved here through both plans, and the
+/// committed summaries of the 5 x 5 runs, against the six-piece rows.
+#[test]
+fn six_piece_plans_and_summaries_reproduce_their_rows() {
+    let rows = six_piece_rows();
+    assert_eq!(rows.len(), 6);
+    let mut summaries = 0;
+    for (m, reading, row) in rows {
+        if m == 4 {
+            let dir = TempDir::new(&format!("cc2-m4p6-{reading}"));
+            let s = summary_of(plan_command(format!("plans/cc2-m4p6-{reading}.toml"), &dir), &dir);
+            assert_six_piece_row(&s, m, reading, row);
+        }
+        let path = repo().join(format!("docs/results/cc2-m{m}p6-{reading}-summary.json"));
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        assert_six_piece_row(&serde_json::from_str(&text).unwrap(), m, reading, row);
+        summaries += 1;
+    }
+    assert_eq!(summaries, 4, "docs/results/cc2-m{{4,5}}p6-{{literal,as-published}}-summary.json are committed");
+}
+
 #[test]
 fn two_workers_match_embedded() {
     let plan = "plans/cc2-m7p2.toml";
