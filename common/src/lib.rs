@@ -41,6 +41,16 @@ pub fn init_logging() {
 /// allocator, returned to the system when freed (see [`tune_allocator`]).
 pub const OWN_MAPPING_BYTES: usize = 256 << 10;
 
+/// Lets a report piped into `head` end quietly, as any Unix tool's does,
+/// when the reader stops: Rust ignores SIGPIPE, so printing would fail (and
+/// `println!` panic). Only for the commands that print and exit; the job and
+/// the servers keep ignoring it, where a closed peer is an error to handle.
+/// Call it before any thread starts.
+pub fn die_quietly_on_closed_stdout() {
+    // SAFETY: SIG_DFL is a valid disposition, set before other threads exist.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// Makes the C allocator give every buffer of [`OWN_MAPPING_BYTES`] or more
 /// its own mapping, returned to the system when it is freed. By default
 /// glibc raises that threshold after the first large free, after which the

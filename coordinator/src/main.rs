@@ -168,13 +168,9 @@ fn main() -> ExitCode {
     // Each server's connection limit is a share of this (retro_common::net).
     retro_common::net::raise_descriptor_limit();
     let cli = Cli::parse();
+    // The job and the explorer are servers; every other command prints and exits.
     if !matches!(cli.command, None | Some(Command::Serve { .. })) {
-        // A report piped into `head` ends quietly, as any Unix tool's does,
-        // when the reader stops (Rust ignores SIGPIPE, so printing would
-        // panic). The job and the explorer keep ignoring it: there a closed
-        // peer is an error to handle, not a reason to die.
-        // SAFETY: called before any thread starts; SIG_DFL is a valid handler.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        retro_common::die_quietly_on_closed_stdout();
     }
     let result: Result<(), String> = match cli.command {
         None => match commands::run::run(cli.run) {
