@@ -9,11 +9,13 @@
 mod notation;
 mod position;
 mod rank;
+pub mod ranked;
 mod star;
 
 pub use notation::NotationError;
 pub use position::{Outcome, Position, children, destinations, for_each_move, move_count};
 pub use rank::{BlockDecoder, PredecessorBlock, Ranker};
+pub use ranked::Ranked;
 pub use star::{Cube, PLAYER_NAMES, Star};
 
 use crate::{Classification, RetroGame};

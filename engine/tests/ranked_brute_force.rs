@@ -1,0 +1,294 @@
+//! A second method for the ranked game (issue 54, docs/RANKED.md): a solver
+//! of stage 1's ranked game written from RULES.md section 1 and the ranked
+//! rules alone. Its own cells (cube coordinates in its own order), lanes,
+//! steps and jump chains, explicit states in a hash map, and plain fixpoint
+//! iteration; the only thing it takes from the engine is each cell's cube
+//! coordinate, to name the engine's positions in its own terms. For every
+//! objective, top2(X) must read the same value from both on every position.
+
+use std::collections::HashMap;
+
+use retro_engine::layout::Layout;
+use retro_engine::memsolve::solve;
+use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
+use retro_engine::values::tablebase_value;
+use retro_games::cc3::Ranked;
+use retro_games::{Question, RetroGame};
+
+type Cube = (i32, i32, i32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Value {
+    Win,
+    Loss,
+    Draw,
+    Illegal,
+}
+
+/// A state: each player's cells as bits of this file's cell order, and the
+/// player to move (for two full goals: the second finisher).
+type State = ([u32; 3], usize);
+
+/// What the ranked rules make of a state.
+enum Step {
+    /// A placement the game never reaches.
+    Illegal,
+    /// The game is over: the first and second finishers.
+    Over { first: usize, second: usize },
+    /// The game goes on: the children (one move each, or the pass).
+    Live(Vec<State>),
+}
+
+/// The star of order `n` in this file's terms.
+struct Star {
+    cells: Vec<Cube>,
+    /// Each player's lane: the centre, its start and its goal.
+    lane: [u32; 3],
+    goal: [u32; 3],
+    start: [u32; 3],
+}
+
+impl Star {
+    fn new(n: i32) -> Star {
+        let mut cells = Vec::new();
+        for x in -2 * n..=2 * n {
+            for y in -2 * n..=2 * n {
+                let z = -x - y;
+                if x.max(y).max(z) <= n || x.min(y).min(z) >= -n {
+                    cells.push((x, y, z));
+                }
+            }
+        }
+        let set = |f: &dyn Fn(Cube) -> bool| -> u32 {
+            cells.iter().enumerate().filter(|(_, c)| f(**c)).fold(0, |acc, (i, _)| acc | 1 << i)
+        };
+        let coordinate = |c: Cube, p: usize| [c.0, c.1, c.2][p];
+        let start = [0, 1, 2].map(|p| set(&|c| coordinate(c, p) > n));
+        let goal = [0, 1, 2].map(|p| set(&|c| coordinate(c, p) < -n));
+        let centre = set(&|c| c.0.abs().max(c.1.abs()).max(c.2.abs()) <= n);
+        let lane = [0, 1, 2].map(|p| centre | start[p] | goal[p]);
+        Star { cells, lane, goal, start }
+    }
+
+    fn at(&self, c: Cube) -> Option<usize> {
+        self.cells.iter().position(|&d| d == c)
+    }
+
+    /// The cells a piece of `player` on `from` can end a move on.
+    fn ends(&self, player: usize, occupied: u32, from: usize) -> u32 {
+        const DIRECTIONS: [Cube; 6] = [(1, -1, 0), (1, 0, -1), (0, 1, -1), (-1, 1, 0), (-1, 0, 1), (0, -1, 1)];
+        let occupied = occupied & !(1 << from);
+        let open = |c: usize| self.lane[player] & (1 << c) != 0 && occupied & (1 << c) == 0;
+        let plus = |a: Cube, d: Cube, k: i32| (a.0 + k * d.0, a.1 + k * d.1, a.2 + k * d.2);
+        let origin = self.cells[from];
+        let mut ends = 0;
+        for d in DIRECTIONS {
+            if let Some(c) = self.at(plus(origin, d, 1)).filter(|&c| open(c)) {
+                ends |= 1 << c;
+            }
+        }
+        let mut seen = 1u32 << from;
+        let mut stack = vec![from];
+        while let Some(c) = stack.pop() {
+            for d in DIRECTIONS {
+                let (Some(over), Some(land)) = (self.at(plus(self.cells[c], d, 1)), self.at(plus(self.cells[c], d, 2)))
+                else {
+                    continue;
+                };
+                if occupied & (1 << over) != 0 && open(land) && seen & (1 << land) == 0 {
+                    seen |= 1 << land;
+                    stack.push(land);
+                }
+            }
+        }
+        (ends | seen) & !(1 << from)
+    }
+
+    fn finished(&self, pieces: &[u32; 3]) -> Vec<usize> {
+        (0..3).filter(|&p| pieces[p] & self.goal[p] == self.goal[p]).collect()
+    }
+
+    /// The ranked rules, forward.
+    fn step(&self, (pieces, mover): State) -> Step {
+        let done = self.finished(&pieces);
+        match done.len() {
+            0 => {}
+            1 if done[0] != mover => {}
+            2 if done.contains(&mover) => {
+                let first = if done[0] == mover { done[1] } else { done[0] };
+                return Step::Over { first, second: mover };
+            }
+            _ => return Step::Illegal,
+        }
+        // The next to move: the next in turn order who has not finished.
+        let mut next = (mover + 1) % 3;
+        if done.contains(&next) {
+            next = (next + 1) % 3;
+        }
+        let occupied = pieces[0] | pieces[1] | pieces[2];
+        let mut children = Vec::new();
+        for from in (0..self.cells.len()).filter(|&c| pieces[mover] & (1 << c) != 0) {
+            let mut ends = self.ends(mover, occupied, from);
+            while ends != 0 {
+                let to = ends.trailing_zeros() as usize;
+                ends &= ends - 1;
+                let mut after = pieces;
+                after[mover] = after[mover] & !(1 << from) | 1 << to;
+                // Second place ends the game, the finisher named to move.
+                let second = !done.is_empty() && after[mover] & self.goal[mover] == self.goal[mover];
+                children.push((after, if second { mover } else { next }));
+            }
+        }
+        if children.is_empty() {
+            children.push((pieces, next));
+        }
+        Step::Live(children)
+    }
+}
+
+/// Every placement of `k` pieces on `free`.
+fn placements(free: u32, k: u32) -> Vec<u32> {
+    (0..1u32 << 13).filter(|&s| s & !free == 0 && s.count_ones() == k).collect()
+}
+
+/// top2(`x`) for every state, by fixpoint iteration: `x` wins by finishing
+/// first or second; the other two play against it.
+fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
+    let mut states = Vec::new();
+    for a in placements(star.lane[0], 1) {
+        for b in placements(star.lane[1] & !a, 1) {
+            for c in placements(star.lane[2] & !a & !b, 1) {
+                for turn in 0..3 {
+                    states.push(([a, b, c], turn));
+                }
+            }
+        }
+    }
+    let mut value: HashMap<State, Value> = HashMap::new();
+    let mut live = Vec::new();
+    for &s in &states {
+        match star.step(s) {
+            Step::Illegal => {
+                value.insert(s, Value::Illegal);
+            }
+            Step::Over { first, second } => {
+                value.insert(s, if x == first || x == second { Value::Win } else { Value::Loss });
+            }
+            Step::Live(children) => live.push((s, children)),
+        }
+    }
+    loop {
+        let mut changed = false;
+        for (s, children) in &live {
+            if value.contains_key(s) {
+                continue;
+            }
+            let of = |c: &State| value.get(c).copied();
+            let settled = if s.1 == x {
+                if children.iter().any(|c| of(c) == Some(Value::Win)) {
+                    Some(Value::Win)
+                } else if children.iter().all(|c| of(c) == Some(Value::Loss)) {
+                    Some(Value::Loss)
+                } else {
+                    None
+                }
+            } else if children.iter().any(|c| of(c) == Some(Value::Loss)) {
+                Some(Value::Loss)
+            } else if children.iter().all(|c| of(c) == Some(Value::Win)) {
+                Some(Value::Win)
+            } else {
+                None
+            };
+            if let Some(v) = settled {
+                value.insert(*s, v);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (s, _) in &live {
+        value.entry(*s).or_insert(Value::Draw);
+    }
+    assert!(star.start.iter().all(|&s| s.count_ones() == 1));
+    value
+}
+
+#[test]
+fn stage_one_ranked_agrees_with_a_brute_force_solver_on_every_position() {
+    let star = Star::new(1);
+    for x in 0..3u8 {
+        let brute = top2(&star, x as usize);
+        let g = Ranked::new(1, x).unwrap();
+        assert_eq!(g.position_count(), brute.len() as u64);
+        let solved = solve(&g, Question::solo(x), &Layout::new(g.position_count(), 3, 64, 4096), 2).unwrap();
+        // The engine's cells in this file's order, through their coordinates.
+        let to_brute: Vec<u32> = g.cc3.star.cubes.iter().map(|&c| 1 << star.at(c).expect("the same star")).collect();
+        let convert = |mut bits: u128| {
+            let mut out = 0;
+            while bits != 0 {
+                out |= to_brute[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+            }
+            out
+        };
+        let mut tally: HashMap<Value, u64> = HashMap::new();
+        for rank in 0..g.position_count() {
+            let pos = g.cc3.unrank(rank);
+            let state = (pos.pieces.map(convert), pos.turn as usize);
+            let engine = match tablebase_value(solved.bytes[rank as usize]) {
+                VALUE_WIN => Value::Win,
+                VALUE_LOSS => Value::Loss,
+                VALUE_DRAW => Value::Draw,
+                VALUE_ILLEGAL => Value::Illegal,
+                other => panic!("rank {rank}: value byte {other}"),
+            };
+            assert_eq!(engine, brute[&state], "top2({x}) at {}", g.cc3.format(&pos));
+            *tally.entry(engine).or_insert(0) += 1;
+        }
+        // Not a test that holds for any answer: each value occurs.
+        for v in [Value::Win, Value::Loss, Value::Draw, Value::Illegal] {
+            assert!(tally.get(&v).copied().unwrap_or(0) > 0, "top2({x}): no {v:?} at all ({tally:?})");
+        }
+    }
+}
+
+/// Properties of the engine's ranked layers on stage 1: rotation maps
+/// top2(A) onto top2(B) and top2(C); and after a first finisher the race for
+/// second is zero-sum, so the two racers' top2 values are each other's
+/// complement (WIN against LOSS, DRAW against DRAW).
+#[test]
+fn stage_one_ranked_layers_rotate_and_the_race_is_zero_sum() {
+    let layers: Vec<(Ranked, Vec<u8>)> = (0..3u8)
+        .map(|x| {
+            let g = Ranked::new(1, x).unwrap();
+            let solved = solve(&g, Question::solo(x), &Layout::new(g.position_count(), 3, 64, 4096), 2).unwrap();
+            let values = solved.bytes.iter().map(|&b| tablebase_value(b)).collect();
+            (g, values)
+        })
+        .collect();
+    let g = &layers[0].0;
+    let mut races = 0;
+    for rank in 0..g.position_count() {
+        let rotated = g.rotate_rank(rank) as usize;
+        for x in 0..3 {
+            assert_eq!(layers[x].1[rank as usize], layers[(x + 1) % 3].1[rotated], "top2 rotated, rank {rank}");
+        }
+        let pos = g.cc3.unrank(rank);
+        let done = g.finished(&pos);
+        if done.count_ones() != 1 || done & (1 << pos.turn) != 0 {
+            continue;
+        }
+        let first = done.trailing_zeros() as usize;
+        let (x, y) = ((first + 1) % 3, (first + 2) % 3);
+        let complement = match layers[x].1[rank as usize] {
+            VALUE_WIN => VALUE_LOSS,
+            VALUE_LOSS => VALUE_WIN,
+            v => v,
+        };
+        assert_eq!(layers[y].1[rank as usize], complement, "race at {}", g.cc3.format(&pos));
+        races += 1;
+    }
+    assert!(races > 100, "{races} race positions");
+}

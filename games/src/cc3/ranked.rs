@@ -1,0 +1,245 @@
+//! The ranked game (docs/RANKED.md): play goes on after the first player
+//! fills its goal, that player's turns are skipped, and the first of the
+//! other two to fill its goal takes second place, which ends the game.
+//!
+//! The rank space is [`Cc3`]'s (every lane-restricted placement with a player
+//! to move); only the classification and the edges differ:
+//! - no goal full: the stage game, unchanged;
+//! - one goal full (its owner finished first): live when one of the other two
+//!   is to move (the owner to move is illegal); a move alternates between
+//!   those two, except a move that fills the mover's goal, whose child is the
+//!   placement with two full goals and the mover named as the player to move;
+//! - two goals full: terminal when the player-to-move field names one of
+//!   them, who is then the second finisher, the other the first; illegal
+//!   when it names the third player. Three full goals are illegal.
+//!
+//! [`Ranked`] is that graph for one objective, `top2(X)`: X finishes first or
+//! second. Every terminal names X its winner when X placed, another player
+//! when not, so the stage's forcing question `solo(X)` on this graph is
+//! `top2(X)`. Restricted to the positions where Z finished first, it is the
+//! race for second place between X and the third player.
+
+use super::{Cc3, Position, destinations, for_each_move, move_count};
+use crate::{Classification, RetroGame};
+
+/// The ranked game of one star order, for the objective of one player.
+pub struct Ranked {
+    /// The stage game whose rank space and moves this one uses.
+    pub cc3: Cc3,
+    /// The player whose finish in the first two is the terminals' win.
+    pub objective: u8,
+}
+
+impl Ranked {
+    /// The ranked game of star order `n` for `top2(objective)`.
+    pub fn new(n: u32, objective: u8) -> Result<Ranked, super::BadOrder> {
+        assert!(objective < 3, "a player is 0, 1 or 2");
+        Ok(Ranked { cc3: Cc3::new(n)?, objective })
+    }
+
+    /// The players whose goal is full, as bits.
+    #[inline]
+    pub fn finished(&self, pos: &Position) -> u8 {
+        let star = &self.cc3.star;
+        (0..3).filter(|&p| pos.pieces[p] & star.goal_mask[p] == star.goal_mask[p]).fold(0, |acc, p| acc | 1 << p)
+    }
+
+    /// Classification of one position (see the module docs).
+    pub fn classify_position(&self, pos: &Position) -> Classification {
+        let done = self.finished(pos);
+        let mover = pos.turn;
+        let mover_done = done & (1 << mover) != 0;
+        match done.count_ones() {
+            0 => self.open(pos),
+            1 if !mover_done => self.open(pos),
+            2 if mover_done => {
+                let winner = if done & (1 << self.objective) != 0 { self.objective } else { mover };
+                Classification::Terminal { winner }
+            }
+            _ => Classification::Illegal,
+        }
+    }
+
+    /// A live position: one child per move, or the pass.
+    fn open(&self, pos: &Position) -> Classification {
+        let moves = move_count(&self.cc3.star, &pos.pieces, pos.turn as usize);
+        Classification::Open { children: moves.max(1), no_move: moves == 0 }
+    }
+
+    /// The player who moves after `mover` when the players in `done` have
+    /// finished (one at most is finished in a live position).
+    #[inline]
+    fn next_after(mover: u8, done: u8) -> u8 {
+        let next = (mover + 1) % 3;
+        if done & (1 << next) != 0 { (next + 1) % 3 } else { next }
+    }
+
+    /// Calls `f` with every child of a live position (none otherwise).
+    pub fn for_each_child_of(&self, pos: &Position, f: &mut impl FnMut(Position)) {
+        if !matches!(self.classify_position(pos), Classification::Open { .. }) {
+            return;
+        }
+        let star = &self.cc3.star;
+        let (done, mover) = (self.finished(pos), pos.turn);
+        let next = Ranked::next_after(mover, done);
+        let m = mover as usize;
+        let mut moved = false;
+        for_each_move(star, &pos.pieces, m, &mut |from, to| {
+            moved = true;
+            let mut pieces = pos.pieces;
+            pieces[m] ^= (1u128 << from) | (1u128 << to);
+            // A move that fills the mover's goal after another finished ends
+            // the game: the mover, second, is named to move.
+            let filled = pieces[m] & star.goal_mask[m] == star.goal_mask[m];
+            let turn = if done != 0 && filled { mover } else { next };
+            f(Position { pieces, turn });
+        });
+        if !moved {
+            f(Position { pieces: pos.pieces, turn: next });
+        }
+    }
+
+    /// Calls `f` with every position that has an edge into `pos` (each edge
+    /// once). Moves are reversible: a piece moved from u to v exactly when,
+    /// in `pos`, it can move from v back to u.
+    pub fn for_each_predecessor_of(&self, pos: &Position, f: &mut impl FnMut(Position)) {
+        let done = self.finished(pos);
+        let mover = pos.turn;
+        let mover_done = done & (1 << mover) != 0;
+        match (done.count_ones(), mover_done) {
+            // The stage game: the previous player moved or passed.
+            (0, _) => self.unmoves(pos, (mover + 2) % 3, 0, true, f),
+            (1, false) => {
+                let first = done.trailing_zeros() as u8;
+                // The other player still racing moved (or passed) ...
+                let other = 3 - first - mover;
+                self.unmoves(pos, other, done, true, f);
+                // ... or the first finisher has just filled its goal, when it
+                // is the player before the mover.
+                if (mover + 2) % 3 == first {
+                    self.unmoves(pos, first, 0, false, f);
+                }
+            }
+            // The second finisher's filling move.
+            (2, true) => self.unmoves(pos, mover, done & !(1 << mover), false, f),
+            _ => {}
+        }
+    }
+
+    /// The positions where `player` was to move, its goal was not yet full,
+    /// the finished players were those of `before_done`, and one of its
+    /// moves (or, when `pass`, its pass) gave `pos`.
+    fn unmoves(&self, pos: &Position, player: u8, before_done: u8, pass: bool, f: &mut impl FnMut(Position)) {
+        let star = &self.cc3.star;
+        let p = player as usize;
+        let occupied = pos.occupied();
+        let mut own = pos.pieces[p];
+        let mut moved = false;
+        while own != 0 {
+            let v = own.trailing_zeros() as usize;
+            own &= own - 1;
+            let mut origins = destinations(star, p, occupied, v);
+            moved |= origins != 0;
+            while origins != 0 {
+                let u = origins.trailing_zeros() as usize;
+                origins &= origins - 1;
+                let mut pieces = pos.pieces;
+                pieces[p] ^= (1u128 << u) | (1u128 << v);
+                let before = Position { pieces, turn: player };
+                if self.finished(&before) == before_done {
+                    f(before);
+                }
+            }
+        }
+        // The pass: the same placement, when the player had no move there.
+        if pass && !moved && self.finished(pos) == before_done {
+            f(Position { pieces: pos.pieces, turn: player });
+        }
+    }
+
+    /// The ranked game's edges of `rank`'s position are those of its
+    /// rotation's in the game of the next player's objective: the game for
+    /// `top2(B)` is `top2(A)`'s rotated (see [`Cc3::rotate_rank`]).
+    pub fn rotate_rank(&self, rank: u64) -> u64 {
+        self.cc3.rotate_rank(rank)
+    }
+}
+
+impl RetroGame for Ranked {
+    fn position_count(&self) -> u64 {
+        self.cc3.position_count()
+    }
+
+    #[inline]
+    fn side_to_move(&self, rank: u64) -> u8 {
+        self.cc3.side_to_move(rank)
+    }
+
+    fn classify(&self, rank: u64) -> Classification {
+        self.classify_position(&self.cc3.unrank(rank))
+    }
+
+    fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        self.for_each_predecessor_of(&self.cc3.unrank(rank), &mut |p| f(self.cc3.rank(&p)));
+    }
+
+    fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
+        self.for_each_child_of(&self.cc3.unrank(rank), &mut |c| f(self.cc3.rank(&c)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every edge the children name is named once by the predecessors, and
+    /// no other: the counters of the kernel reach zero exactly when they
+    /// should. And the child count is the classification's.
+    #[test]
+    fn predecessors_are_exactly_the_reversed_children() {
+        for objective in 0..3 {
+            let g = Ranked::new(1, objective).unwrap();
+            let n = g.position_count();
+            let mut forward = Vec::new();
+            for r in 0..n {
+                let mut count = 0;
+                g.for_each_child(r, &mut |c| {
+                    forward.push((r, c));
+                    count += 1;
+                });
+                match g.classify(r) {
+                    Classification::Open { children, .. } => assert_eq!(children, count, "rank {r}"),
+                    _ => assert_eq!(count, 0, "rank {r}"),
+                }
+            }
+            let mut backward = Vec::new();
+            for c in 0..n {
+                g.for_each_predecessor(c, &mut |p| backward.push((p, c)));
+            }
+            forward.sort_unstable();
+            backward.sort_unstable();
+            assert_eq!(forward, backward);
+            // The ranked graph has edges the stage game lacks: out of the
+            // positions with one finisher.
+            let with_one_finisher =
+                forward.iter().filter(|&&(p, _)| g.finished(&g.cc3.unrank(p)).count_ones() == 1).count();
+            assert!(with_one_finisher > 0);
+        }
+    }
+
+    /// The game with no goal full is the stage game: the same children.
+    #[test]
+    fn before_the_first_finish_it_is_the_stage_game() {
+        let g = Ranked::new(1, 0).unwrap();
+        for r in 0..g.position_count() {
+            let pos = g.cc3.unrank(r);
+            if g.finished(&pos) != 0 {
+                continue;
+            }
+            let (mut ours, mut stage) = (Vec::new(), Vec::new());
+            g.for_each_child(r, &mut |c| ours.push(c));
+            g.cc3.for_each_child(r, &mut |c| stage.push(c));
+            assert_eq!(ours, stage, "rank {r}");
+        }
+    }
+}
