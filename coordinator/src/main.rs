@@ -168,8 +168,10 @@ fn main() -> ExitCode {
     // Each server's connection limit is a share of this (retro_common::net).
     retro_common::net::raise_descriptor_limit();
     let cli = Cli::parse();
-    // The job and the explorer are servers; every other command prints and exits.
-    if !matches!(cli.command, None | Some(Command::Serve { .. })) {
+    // The job and the explorer are servers; `sylver` streams its table and
+    // ends with success on a closed pipe by itself; every other command
+    // prints and exits.
+    if !matches!(cli.command, None | Some(Command::Serve { .. }) | Some(Command::Sylver(_))) {
         retro_common::die_quietly_on_closed_stdout();
     }
     let result: Result<(), String> = match cli.command {

@@ -7,25 +7,17 @@
 //! counter wavefront. Every one of the 3,363,360 positions must read the same
 //! value from both, under both readings of the part-2 rule.
 
+mod brute;
+
+use brute::{Value, engine_value};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
 use retro_engine::memsolve::solve;
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
-use retro_engine::values::tablebase_value;
 use retro_games::cc2::{Cc2, Folding, Part2};
 use retro_games::{Question, RetroGame};
 
 const PIECES: u32 = 6;
-
-/// A value for the player to move.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Value {
-    Win,
-    Loss,
-    Draw,
-    Illegal,
-}
 
 /// The board as RULES.md section 2 draws it, in this file's own numbering.
 struct Rules {
@@ -261,13 +253,7 @@ fn four_by_four_six_pieces_agree_with_a_brute_force_solver_on_every_position() {
                 (Value::Loss, 1) => Value::Win,
                 (v, _) => v,
             };
-            let engine = match tablebase_value(solved.bytes[rank as usize]) {
-                VALUE_WIN => Value::Win,
-                VALUE_LOSS => Value::Loss,
-                VALUE_DRAW => Value::Draw,
-                VALUE_ILLEGAL => Value::Illegal,
-                other => panic!("{text}: value byte {other}"),
-            };
+            let engine = engine_value(solved.bytes[rank as usize], &text);
             assert_eq!(engine, for_player_1, "{part2:?}: {text}");
             *tally.entry(engine).or_insert(0u64) += 1;
         }

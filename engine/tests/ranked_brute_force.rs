@@ -6,24 +6,19 @@
 //! coordinate, to name the engine's positions in its own terms. For every
 //! objective, top2(X) must read the same value from both on every position.
 
+mod brute;
+
+use brute::{Value, engine_value};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
 use retro_engine::memsolve::solve;
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
+use retro_engine::tablebase::{VALUE_LOSS, VALUE_WIN};
 use retro_engine::values::tablebase_value;
 use retro_games::cc3::Ranked;
 use retro_games::{Question, RetroGame};
 
 type Cube = (i32, i32, i32);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Value {
-    Win,
-    Loss,
-    Draw,
-    Illegal,
-}
 
 /// A state: each player's cells as bits of this file's cell order, and the
 /// player to move (for two full goals: the second finisher).
@@ -237,13 +232,7 @@ fn stage_one_ranked_agrees_with_a_brute_force_solver_on_every_position() {
         for rank in 0..g.position_count() {
             let pos = g.cc3.unrank(rank);
             let state = (pos.pieces.map(convert), pos.turn as usize);
-            let engine = match tablebase_value(solved.bytes[rank as usize]) {
-                VALUE_WIN => Value::Win,
-                VALUE_LOSS => Value::Loss,
-                VALUE_DRAW => Value::Draw,
-                VALUE_ILLEGAL => Value::Illegal,
-                other => panic!("rank {rank}: value byte {other}"),
-            };
+            let engine = engine_value(solved.bytes[rank as usize], &format!("rank {rank}"));
             assert_eq!(engine, brute[&state], "top2({x}) at {}", g.cc3.format(&pos));
             *tally.entry(engine).or_insert(0) += 1;
         }
