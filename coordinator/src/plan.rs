@@ -804,7 +804,7 @@ impl Plan {
                     return Err(r.invalid(
                         "job.part2",
                         "is needed for six pieces: \"literal\" (the rule as stated) or \"as-published\" \
-                         (as Sturtevant's solver applies it); see RULES.md section 2",
+                         (as Sturtevant's solver applies it); see docs/NOTATION.md, two-player section",
                     ));
                 }
                 (Some(_), p) if p != 6 => return Err(r.invalid("job.part2", "is for six pieces only")),

@@ -15,14 +15,23 @@ fn reference_rows() -> Vec<[u64; 6]> {
     rows_of("tests/reference/cc2.tsv")
 }
 
-/// The rows of a reference table under the crate.
-fn rows_of(file: &str) -> Vec<[u64; 6]> {
+/// The rows of a reference table under the crate, as their tab-separated
+/// fields (comment and blank lines left out).
+fn fields_of(file: &str) -> Vec<Vec<String>> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split('\t').map(|x| x.trim().parse().unwrap()).collect::<Vec<u64>>().try_into().unwrap())
+        .map(|l| l.split('\t').map(|x| x.trim().to_string()).collect())
+        .collect()
+}
+
+/// The rows of a reference table of six numbers a row.
+fn rows_of(file: &str) -> Vec<[u64; 6]> {
+    fields_of(file)
+        .into_iter()
+        .map(|f| f.iter().map(|x| x.parse().unwrap()).collect::<Vec<u64>>().try_into().unwrap())
         .collect()
 }
 
@@ -106,16 +115,12 @@ fn committed_summaries_reproduce_the_larger_rows() {
 /// 4 x 4, where both readings are one rule and the paper's row is not what
 /// Sturtevant's solver computes.
 fn six_piece_rows() -> Vec<(u64, &'static str, [u64; 4])> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/cc2-six.tsv");
-    let text = std::fs::read_to_string(path).unwrap();
-    let rows: Vec<(u64, String, [u64; 4])> = text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let n = |i: usize| f[i].trim().parse::<u64>().unwrap();
-            assert_eq!(n(1), 6, "{l}");
-            (n(0), f[2].to_string(), [n(3), n(4), n(5), n(6)])
+    let rows: Vec<(u64, String, [u64; 4])> = fields_of("tests/reference/cc2-six.tsv")
+        .into_iter()
+        .map(|f| {
+            let n = |i: usize| f[i].parse::<u64>().unwrap();
+            assert_eq!(n(1), 6, "{f:?}");
+            (n(0), f[2].clone(), [n(3), n(4), n(5), n(6)])
         })
         .collect();
     let literal = |m: u64| rows.iter().find(|r| r.0 == m && r.1 == "literal").expect("a literal row").2;

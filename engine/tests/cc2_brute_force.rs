@@ -9,7 +9,7 @@
 
 mod brute;
 
-use brute::{Value, engine_value};
+use brute::{Value, engine_value, placements};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
@@ -159,22 +159,6 @@ impl Rules {
     }
 }
 
-/// Every placement of `PIECES` pieces on the cells of `free` (sets of cells
-/// in increasing order, by the next set with as many bits).
-fn placements(free: u32) -> Vec<u32> {
-    let cells: Vec<u32> = (0..32).filter(|c| free & (1 << c) != 0).collect();
-    let n = cells.len() as u32;
-    let mut out = Vec::new();
-    let mut s: u64 = (1 << PIECES) - 1;
-    while s < 1 << n {
-        out.push(cells.iter().enumerate().filter(|&(i, _)| s & (1 << i) != 0).fold(0, |acc, (_, &c)| acc | 1 << c));
-        let low = s & s.wrapping_neg();
-        let ripple = s + low;
-        s = ripple | (((s ^ ripple) >> 2) / low);
-    }
-    out
-}
-
 /// Solves every position by fixpoint iteration: a position is won when a
 /// move reaches a lost one, lost when it is terminal, has no move, or every
 /// move reaches a won one; what never settles is a draw.
@@ -182,8 +166,8 @@ fn brute_force(rules: &Rules) -> HashMap<([u32; 2], usize), Value> {
     let mut index = HashMap::new();
     let mut keys = Vec::new();
     let all = (1u32 << rules.neighbours.len()) - 1;
-    for a in placements(all) {
-        for b in placements(all & !a) {
+    for a in placements(all, PIECES) {
+        for b in placements(all & !a, PIECES) {
             for turn in 0..2 {
                 index.insert(([a, b], turn), keys.len() as u32);
                 keys.push(([a, b], turn));
@@ -288,8 +272,8 @@ fn on_five_by_five_the_readings_differ_on_the_positions_the_published_count_leav
     let mut differ = 0u64;
     for turn in 0..2 {
         let middle = !(literal.start[turn] | literal.goal[turn]) & ((1 << 25) - 1);
-        for mover in placements(middle) {
-            let theirs = placements(((1 << 25) - 1) & !mover);
+        for mover in placements(middle, PIECES) {
+            let theirs = placements(((1 << 25) - 1) & !mover, PIECES);
             for other in theirs {
                 let mut side = [0; 2];
                 (side[turn], side[1 - turn]) = (mover, other);

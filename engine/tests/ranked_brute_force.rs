@@ -8,7 +8,7 @@
 
 mod brute;
 
-use brute::{Value, engine_value};
+use brute::{Value, engine_value, placements};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
@@ -141,18 +141,15 @@ impl Star {
     }
 }
 
-/// Every placement of `k` pieces on `free`.
-fn placements(free: u32, k: u32) -> Vec<u32> {
-    (0..1u32 << 13).filter(|&s| s & !free == 0 && s.count_ones() == k).collect()
-}
-
 /// top2(`x`) for every state, by fixpoint iteration: `x` wins by finishing
 /// first or second; the other two play against it.
 fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
+    // Each player has as many pieces as its start corner has cells.
+    let k = star.start[0].count_ones();
     let mut states = Vec::new();
-    for a in placements(star.lane[0], 1) {
-        for b in placements(star.lane[1] & !a, 1) {
-            for c in placements(star.lane[2] & !a & !b, 1) {
+    for a in placements(star.lane[0], k) {
+        for b in placements(star.lane[1] & !a, k) {
+            for c in placements(star.lane[2] & !a & !b, k) {
                 for turn in 0..3 {
                     states.push(([a, b, c], turn));
                 }
@@ -206,7 +203,6 @@ fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
     for (s, _) in &live {
         value.entry(*s).or_insert(Value::Draw);
     }
-    assert!(star.start.iter().all(|&s| s.count_ones() == 1));
     value
 }
 

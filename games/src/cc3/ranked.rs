@@ -48,16 +48,23 @@ impl Ranked {
     pub fn classify_position(&self, pos: &Position) -> Classification {
         let done = self.finished(pos);
         let mover = pos.turn;
-        let mover_done = done & (1 << mover) != 0;
+        if Ranked::is_live(done, mover) {
+            return self.open(pos);
+        }
         match done.count_ones() {
-            0 => self.open(pos),
-            1 if !mover_done => self.open(pos),
-            2 if mover_done => {
+            2 if done & (1 << mover) != 0 => {
                 let winner = if done & (1 << self.objective) != 0 { self.objective } else { mover };
                 Classification::Terminal { winner }
             }
             _ => Classification::Illegal,
         }
+    }
+
+    /// True when the position whose finished players are `done` is live
+    /// with `mover` to move: nobody finished, or one did and another moves.
+    #[inline]
+    fn is_live(done: u8, mover: u8) -> bool {
+        done == 0 || (done.count_ones() == 1 && done & (1 << mover) == 0)
     }
 
     /// A live position: one child per move, or the pass.
@@ -76,11 +83,11 @@ impl Ranked {
 
     /// Calls `f` with every child of a live position (none otherwise).
     pub fn for_each_child_of(&self, pos: &Position, f: &mut impl FnMut(Position)) {
-        if !matches!(self.classify_position(pos), Classification::Open { .. }) {
+        let (done, mover) = (self.finished(pos), pos.turn);
+        if !Ranked::is_live(done, mover) {
             return;
         }
         let star = &self.cc3.star;
-        let (done, mover) = (self.finished(pos), pos.turn);
         let next = Ranked::next_after(mover, done);
         let m = mover as usize;
         let mut moved = false;
@@ -157,9 +164,8 @@ impl Ranked {
         }
     }
 
-    /// The ranked game's edges of `rank`'s position are those of its
-    /// rotation's in the game of the next player's objective: the game for
-    /// `top2(B)` is `top2(A)`'s rotated (see [`Cc3::rotate_rank`]).
+    /// Rank of the rotated position (players relabelled A->B->C->A,
+    /// [`Cc3::rotate_rank`]): top2(A) at a rank is top2(B) at its image.
     pub fn rotate_rank(&self, rank: u64) -> u64 {
         self.cc3.rotate_rank(rank)
     }
