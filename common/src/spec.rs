@@ -2,7 +2,7 @@
 
 use retro_engine::layout::Layout;
 use retro_games::cc2::{Cc2, Folding, Part2};
-use retro_games::cc3::Cc3;
+use retro_games::cc3::{Cc3, Objective, RANKED_QUESTION, Ranked};
 use retro_games::{AnyGame, GameKind, Question};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,10 @@ pub struct JobSpec {
     /// (absent otherwise, so other specs keep their bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub part2: Option<Part2>,
+    /// `cc3` only: the stage game (absent, so other specs keep their bytes)
+    /// or the ranked game, where play goes on for second place (docs/RANKED.md).
+    #[serde(default, skip_serializing_if = "Objective::is_first_winner")]
+    pub objective: Objective,
     /// The computed layers, by question name, in order.
     pub questions: Vec<String>,
     /// Number of shards.
@@ -89,7 +93,17 @@ impl JobSpec {
                 if !g.ranker.fits_u64() {
                     return Err(self.err(format!("order {} is too large to solve (estimate only)", self.order)));
                 }
-                Ok(AnyGame::Cc3(g))
+                match self.objective {
+                    Objective::FirstWinner => Ok(AnyGame::Cc3(g)),
+                    // One layer, top2(A): the other players' are its rotations.
+                    Objective::Ranked if self.questions == [RANKED_QUESTION] => {
+                        Ok(AnyGame::Ranked(Ranked { cc3: g, objective: 0 }))
+                    }
+                    Objective::Ranked => Err(self.err(format!(
+                        "a ranked job computes the one layer {RANKED_QUESTION}, not {:?}",
+                        self.questions
+                    ))),
+                }
             }
             GameKind::Cc2 => {
                 let part2 = self.part2.unwrap_or(Part2::Literal);
@@ -119,7 +133,14 @@ impl JobSpec {
                 }
                 params
             }
-            _ => serde_json::json!({ "order": self.order, "rank_order": self.rank_order }),
+            _ => {
+                let mut params = serde_json::json!({ "order": self.order, "rank_order": self.rank_order });
+                // Only when ranked, so that the stage game's files keep their bytes.
+                if !self.objective.is_first_winner() {
+                    params["objective"] = self.objective.name().into();
+                }
+                params
+            }
         }
     }
 
@@ -162,6 +183,7 @@ mod tests {
             colour_symmetry: true,
             mirror_symmetry,
             part2: None,
+            objective: Objective::FirstWinner,
             questions: vec!["solo(1)".into()],
             shards: 1,
             block_positions: 64,

@@ -14,6 +14,7 @@ use retro_engine::rankset::RankSet;
 use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_results::cc2::summary::{self as twoplayer, TwoPlayerSummary};
+use retro_results::cc3::ranked::{self, RankedSummary};
 use retro_results::cc3::seeds;
 use retro_results::cc3::summary::{self, Summary};
 use retro_worker::core::{KnownLossSource, KnownLosses};
@@ -195,11 +196,15 @@ fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), Coordin
 /// The job description workers receive.
 pub fn job_spec(plan: &Plan) -> JobSpec {
     let (order, size, pieces, colour_symmetry, mirror_symmetry, part2) = match plan.job.game {
-        GamePlan::Cc3 { order } => (order, 0, 0, false, false, None),
+        GamePlan::Cc3 { order, .. } => (order, 0, 0, false, false, None),
         GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry, part2 } => {
             (0, size, pieces, colour_symmetry, mirror_symmetry.unwrap_or(false), part2)
         }
         GamePlan::Peg(_) => (0, 0, 0, false, false, None),
+    };
+    let objective = match plan.job.game {
+        GamePlan::Cc3 { objective, .. } => objective,
+        _ => retro_games::cc3::Objective::FirstWinner,
     };
     let mut spec = JobSpec {
         rank_order: 0,
@@ -211,6 +216,7 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
         colour_symmetry,
         mirror_symmetry,
         part2,
+        objective,
         questions: plan.job.questions.clone(),
         shards: plan.shards.count,
         block_positions: plan.shards.block_positions,
@@ -239,6 +245,8 @@ pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_c
     // each) wait beside the tablebases.
     let (analysis, parked) = match spec.game {
         GameKind::Cc2 => (stored / 4, 0),
+        // The ranked summary holds top2(A) packed and the search's visited bitset.
+        GameKind::Cc3 if !spec.objective.is_first_winner() => (stored / 4 + stored / 8, 0),
         _ => (stored / 8 + layers * (stored / 32), stored / 12),
     };
     let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) + parked };
@@ -258,6 +266,8 @@ pub enum JobReport {
     Cc3(Summary),
     /// Two-player Chinese checkers.
     Cc2(TwoPlayerSummary),
+    /// The ranked three-player game.
+    Ranked(RankedSummary),
 }
 
 impl JobReport {
@@ -266,6 +276,7 @@ impl JobReport {
         match self {
             JobReport::Cc3(s) => serde_json::to_string_pretty(s),
             JobReport::Cc2(s) => serde_json::to_string_pretty(s),
+            JobReport::Ranked(s) => serde_json::to_string_pretty(s),
         }
         .map_err(CoordinatorError::from)
     }
@@ -275,6 +286,7 @@ impl JobReport {
         match self {
             JobReport::Cc3(s) => summary::human_table(s),
             JobReport::Cc2(s) => twoplayer::human_table(s),
+            JobReport::Ranked(s) => ranked::human_table(s),
         }
     }
 }
@@ -446,6 +458,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                         )?),
                         retro_games::AnyGame::Cc2(game) => {
                             JobReport::Cc2(twoplayer::compute(&game, &out, &m.solved())?)
+                        }
+                        retro_games::AnyGame::Ranked(game) => {
+                            JobReport::Ranked(ranked::compute(&game, &out, &m.solved(), threads)?)
                         }
                     };
                     let json = report.to_json()?;

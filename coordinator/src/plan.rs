@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use config::{Value, ValueKind};
 use retro_games::GameKind;
 use retro_games::cc2::{Board, Cc2, MAX_PIECES, MAX_SIZE, MIN_SIZE, Part2};
+use retro_games::cc3::{Objective, RANKED_QUESTION};
 use retro_games::peg::{Board as PegBoard, BoardKind, parse_hole};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -130,6 +131,9 @@ pub enum GamePlan {
     Cc3 {
         /// The star order.
         order: u32,
+        /// The stage game (the default; plans without the key keep their
+        /// hash) or the ranked game (`objective = "ranked"`, docs/RANKED.md).
+        objective: Objective,
     },
     /// Two-player Chinese checkers on the size x size diamond.
     Cc2 {
@@ -223,6 +227,8 @@ struct JobWire {
     landing_holes: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     part2: Option<Part2>,
+    #[serde(default, skip_serializing_if = "Objective::is_first_winner")]
+    objective: Objective,
 }
 
 impl From<JobSection> for JobWire {
@@ -241,9 +247,10 @@ impl From<JobSection> for JobWire {
             task: None,
             landing_holes: None,
             part2: None,
+            objective: Objective::FirstWinner,
         };
         match job.game {
-            GamePlan::Cc3 { order } => w.order = order,
+            GamePlan::Cc3 { order, objective } => (w.order, w.objective) = (order, objective),
             GamePlan::Cc2 { size, pieces, colour_symmetry, mirror_symmetry, part2 } => {
                 (w.size, w.pieces, w.colour_symmetry, w.mirror_symmetry, w.part2) =
                     (Some(size), Some(pieces), Some(colour_symmetry), mirror_symmetry, part2);
@@ -274,7 +281,7 @@ impl TryFrom<JobWire> for JobSection {
             b.as_deref().map(|b| BoardKind::parse(b).ok_or_else(|| format!("unknown peg board {b:?}"))).transpose()
         };
         let game = match w.game {
-            GameKind::Cc3 => GamePlan::Cc3 { order: w.order },
+            GameKind::Cc3 => GamePlan::Cc3 { order: w.order, objective: w.objective },
             GameKind::Cc2 => GamePlan::Cc2 {
                 size: w.size.ok_or_else(|| missing("size"))?,
                 pieces: w.pieces.ok_or_else(|| missing("pieces"))?,
@@ -432,6 +439,7 @@ const SCHEMA: [(&str, &[&str]); 4] = [
             "colour_symmetry",
             "mirror_symmetry",
             "part2",
+            "objective",
             "questions",
             "board",
             "vacancy",
@@ -741,7 +749,9 @@ impl Plan {
             }
         }
         let plan = if game == GameKind::Peg {
-            for key in ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "part2", "questions"] {
+            for key in
+                ["order", "size", "pieces", "colour_symmetry", "mirror_symmetry", "part2", "objective", "questions"]
+            {
                 if r.get("job", key).is_some() {
                     return Err(r.invalid(
                         &format!("job.{key}"),
@@ -791,6 +801,9 @@ impl Plan {
             if r.get("job", "order").is_some() {
                 return Err(r.invalid("job.order", "is for cc3; a cc2 board has `size` and `pieces`"));
             }
+            if r.get("job", "objective").is_some() {
+                return Err(r.invalid("job.objective", "is for cc3 (the ranked three-player game)"));
+            }
             let size =
                 r.int("job", "size", MIN_SIZE.into(), MAX_SIZE.into())?.ok_or_else(|| r.missing("job.size"))? as u32;
             let pieces = r.int("job", "pieces", 1, MAX_PIECES.into())?.ok_or_else(|| r.missing("job.pieces"))? as u32;
@@ -831,11 +844,25 @@ impl Plan {
                     return Err(r.invalid(&format!("job.{key}"), "is for cc2; a cc3 star has `order`"));
                 }
             }
-            GamePlan::Cc3 { order: r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32 }
+            let objective = match r.string("job", "objective")? {
+                None => Objective::FirstWinner,
+                Some(name) => Objective::parse(&name).ok_or_else(|| {
+                    r.invalid(
+                        "job.objective",
+                        format!("must be \"first-winner\" or \"ranked\" (docs/RANKED.md), got {name:?}"),
+                    )
+                })?,
+            };
+            GamePlan::Cc3 {
+                order: r.int("job", "order", 1, 4)?.ok_or_else(|| r.missing("job.order"))? as u32,
+                objective,
+            }
         };
+        let ranked = matches!(plan, GamePlan::Cc3 { objective: Objective::Ranked, .. });
         let defaults: &[&str] = match game {
             GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
             GameKind::Peg | GameKind::Sylver => &[],
+            GameKind::Cc3 if ranked => &[RANKED_QUESTION],
             GameKind::Cc3 => &DEFAULT_QUESTIONS,
         };
         let questions = match r.strings("job", "questions")? {
@@ -849,10 +876,20 @@ impl Plan {
             GamePlan::Cc2 { colour_symmetry, .. } => Some(colour_symmetry),
             _ => None,
         };
+        if ranked && questions != [RANKED_QUESTION] {
+            return Err(r.invalid(
+                "job.questions",
+                format!(
+                    "of a ranked plan is the one layer [\"{RANKED_QUESTION}\"] (the default): top2(B), top2(C) and \
+                     every race value follow from it by rotation, and solo and enable are the first-winner plan's; \
+                     got {questions:?}"
+                ),
+            ));
+        }
         for (i, q) in questions.iter().enumerate() {
             let valid = match colour_symmetry {
                 Some(folded) => Cc2::question(q, folded).is_some(),
-                None => valid_question(q),
+                None => ranked || valid_question(q),
             };
             if !valid {
                 let hint = if colour_symmetry == Some(true) {
@@ -872,6 +909,7 @@ impl Plan {
         // The summary reads these layers: a plan without one would solve
         // every layer and only then fail.
         let needed: &[&str] = match game {
+            GameKind::Cc3 if ranked => &[RANKED_QUESTION],
             GameKind::Cc3 => &DEFAULT_QUESTIONS,
             GameKind::Cc2 => &DEFAULT_QUESTIONS_CC2,
             GameKind::Peg | GameKind::Sylver => &[],
@@ -929,7 +967,7 @@ impl Plan {
     /// (star orders 1 and 2); larger orders can only be estimated.
     pub fn is_solvable(&self) -> bool {
         match self.job.game {
-            GamePlan::Cc3 { order } => retro_games::cc3::Cc3::new(order).is_ok_and(|game| game.ranker.fits_u64()),
+            GamePlan::Cc3 { order, .. } => retro_games::cc3::Cc3::new(order).is_ok_and(|game| game.ranker.fits_u64()),
             GamePlan::Cc2 { .. } | GamePlan::Peg(_) => true,
         }
     }

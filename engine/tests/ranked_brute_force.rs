@@ -277,3 +277,109 @@ fn stage_one_ranked_layers_rotate_and_the_race_is_zero_sum() {
     }
     assert!(races > 100, "{races} race positions");
 }
+
+/// The counts of the ranked summary (results::cc3::ranked), computed here
+/// from this file's own states, values and search, by the names of
+/// summary.json's fields: what coordinator/tests/reference/stage1-ranked.tsv
+/// holds, and the coordinator's stage-1 ranked run must print.
+fn brute_summary(star: &Star) -> std::collections::BTreeMap<String, String> {
+    let values: Vec<HashMap<State, Value>> = (0..3).map(|x| top2(star, x)).collect();
+    let word = |v: Value| match v {
+        Value::Win => "win",
+        Value::Loss => "loss",
+        Value::Draw => "draw",
+        Value::Illegal => "illegal",
+    };
+    let mut table = std::collections::BTreeMap::new();
+    let add = |table: &mut std::collections::BTreeMap<String, String>, key: String| {
+        let n: u64 = table.get(&key).map_or(0, |v: &String| v.parse().unwrap());
+        table.insert(key, (n + 1).to_string());
+    };
+    // One scope's counts of one state.
+    let count = |table: &mut std::collections::BTreeMap<String, String>, scope: &str, s: State| {
+        let (pieces, mover) = s;
+        if values[0][&s] == Value::Illegal {
+            return;
+        }
+        add(table, format!("{scope}.positions"));
+        let done = star.finished(&pieces);
+        if done.len() == 2 {
+            add(table, format!("{scope}.terminal"));
+            return;
+        }
+        for (x, name) in ["A", "B", "C"].iter().enumerate() {
+            add(table, format!("{scope}.top2.{name}.{}", word(values[x][&s])));
+        }
+        if done.is_empty() {
+            add(table, format!("{scope}.live_before_a_finish"));
+        } else {
+            add(table, format!("{scope}.live_after_a_finish"));
+            let split = if done[0] == (mover + 1) % 3 { "finisher_next" } else { "finisher_previous" };
+            let v = word(values[mover][&s]);
+            add(table, format!("{scope}.race.all.{v}"));
+            add(table, format!("{scope}.race.{split}.{v}"));
+        }
+    };
+    for s in values[0].keys() {
+        count(&mut table, "all", *s);
+    }
+    // The search from the start, breadth first over this file's moves.
+    let start: State = (star.start, 0);
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut frontier = vec![start];
+    let mut depth = 0;
+    let mut first_forced = None;
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &s in &frontier {
+            count(&mut table, "reachable", s);
+            let live = matches!(star.step(s), Step::Live(_));
+            if live && (0..3).any(|x| values[x][&s] == Value::Win) {
+                first_forced.get_or_insert(depth);
+            }
+            if let Step::Live(children) = star.step(s) {
+                for c in children {
+                    if seen.insert(c) {
+                        next.push(c);
+                    }
+                }
+            }
+        }
+        table.insert(format!("bfs_from_start.depths.{depth}.new"), frontier.len().to_string());
+        frontier = next;
+        depth += 1;
+    }
+    table.insert("bfs_from_start.first_forced_top2_depth".into(), first_forced.expect("some forced top2").to_string());
+    for (x, name) in ["A", "B", "C"].iter().enumerate() {
+        table.insert(format!("start.top2.{name}"), word(values[x][&start]).into());
+    }
+    table
+}
+
+/// The reference table of the ranked stage-1 summary.
+fn reference_table() -> std::collections::BTreeMap<String, String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../coordinator/tests/reference/stage1-ranked.tsv");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (k, v) = l.split_once('\t').unwrap_or_else(|| panic!("{path}: {l:?} is not key<TAB>value"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// This solver's counts are the reference table's, which the coordinator's
+/// run of plans/stage1-ranked.toml must reproduce (coordinator/tests/stage1.rs):
+/// two independent computations that meet in one file. `RETRO_PRINT_TABLE=1`
+/// prints this solver's table.
+#[test]
+fn stage_one_ranked_counts_are_the_reference_table() {
+    let table = brute_summary(&Star::new(1));
+    if std::env::var_os("RETRO_PRINT_TABLE").is_some() {
+        for (k, v) in &table {
+            println!("{k}\t{v}");
+        }
+    }
+    assert_eq!(table, reference_table());
+}

@@ -3,7 +3,7 @@
 //! call, negligible next to move generation).
 
 use crate::cc2::Cc2;
-use crate::cc3::Cc3;
+use crate::cc3::{Cc3, Ranked};
 use crate::{Classification, RetroGame};
 
 /// A game chosen by a job's plan.
@@ -15,13 +15,15 @@ pub enum AnyGame {
     Cc3(Cc3),
     /// Two-player Chinese checkers.
     Cc2(Cc2),
+    /// Three-player Chinese checkers, ranked: play goes on for second place.
+    Ranked(Ranked),
 }
 
 impl AnyGame {
     /// Version of this game's rank order (recorded in every file that holds ranks).
     pub fn rank_order(&self) -> u32 {
         match self {
-            AnyGame::Cc3(_) => crate::cc3::RANK_ORDER,
+            AnyGame::Cc3(_) | AnyGame::Ranked(_) => crate::cc3::RANK_ORDER,
             AnyGame::Cc2(g) => g.rank_order(),
         }
     }
@@ -32,6 +34,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.position_count(),
             AnyGame::Cc2(g) => g.position_count(),
+            AnyGame::Ranked(g) => g.position_count(),
         }
     }
 
@@ -40,6 +43,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.side_to_move(rank),
             AnyGame::Cc2(g) => g.side_to_move(rank),
+            AnyGame::Ranked(g) => g.side_to_move(rank),
         }
     }
 
@@ -48,6 +52,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.classify(rank),
             AnyGame::Cc2(g) => g.classify(rank),
+            AnyGame::Ranked(g) => g.classify(rank),
         }
     }
 
@@ -55,6 +60,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.classify_run(first, len, f),
             AnyGame::Cc2(g) => g.classify_run(first, len, f),
+            AnyGame::Ranked(g) => g.classify_run(first, len, f),
         }
     }
 
@@ -62,6 +68,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.frontier_records(ranks, f),
             AnyGame::Cc2(g) => g.frontier_records(ranks, f),
+            AnyGame::Ranked(g) => g.frontier_records(ranks, f),
         }
     }
 
@@ -70,6 +77,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.for_each_predecessor(rank, f),
             AnyGame::Cc2(g) => g.for_each_predecessor(rank, f),
+            AnyGame::Ranked(g) => g.for_each_predecessor(rank, f),
         }
     }
 
@@ -78,6 +86,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.predecessor_block(rank),
             AnyGame::Cc2(g) => g.predecessor_block(rank),
+            AnyGame::Ranked(g) => g.predecessor_block(rank),
         }
     }
 
@@ -86,6 +95,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.frontier_record(rank),
             AnyGame::Cc2(g) => g.frontier_record(rank),
+            AnyGame::Ranked(g) => g.frontier_record(rank),
         }
     }
 
@@ -94,6 +104,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.record_block(record),
             AnyGame::Cc2(g) => g.record_block(record),
+            AnyGame::Ranked(g) => g.record_block(record),
         }
     }
 
@@ -102,6 +113,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.frontier_record_and_block(rank),
             AnyGame::Cc2(g) => g.frontier_record_and_block(rank),
+            AnyGame::Ranked(g) => g.frontier_record_and_block(rank),
         }
     }
 
@@ -110,6 +122,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.for_each_record_predecessor(record, f),
             AnyGame::Cc2(g) => g.for_each_record_predecessor(record, f),
+            AnyGame::Ranked(g) => g.for_each_record_predecessor(record, f),
         }
     }
 
@@ -117,6 +130,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.records_share_decoding(),
             AnyGame::Cc2(g) => g.records_share_decoding(),
+            AnyGame::Ranked(g) => g.records_share_decoding(),
         }
     }
 
@@ -129,6 +143,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.for_each_records_predecessor(records, on_record, on_predecessor),
             AnyGame::Cc2(g) => g.for_each_records_predecessor(records, on_record, on_predecessor),
+            AnyGame::Ranked(g) => g.for_each_records_predecessor(records, on_record, on_predecessor),
         }
     }
 
@@ -137,6 +152,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.for_each_child(rank, f),
             AnyGame::Cc2(g) => g.for_each_child(rank, f),
+            AnyGame::Ranked(g) => g.for_each_child(rank, f),
         }
     }
 
@@ -145,6 +161,7 @@ impl RetroGame for AnyGame {
         match self {
             AnyGame::Cc3(g) => g.edges_negate(),
             AnyGame::Cc2(g) => g.edges_negate(),
+            AnyGame::Ranked(g) => g.edges_negate(),
         }
     }
 }

@@ -21,7 +21,7 @@ pub fn run(
         Some(t) => retro_common::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
-    let retro_coordinator::plan::GamePlan::Cc3 { order } = plan.job.game else {
+    let retro_coordinator::plan::GamePlan::Cc3 { order, .. } = plan.job.game else {
         return Err(format!("plan {}: explore is for three-player (cc3) plans", plan.job.name));
     };
     let game = Cc3::new(order).map_err(|e| e.to_string())?;

@@ -126,7 +126,7 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
         AnyPlan::Sylver(plan) => return Ok(run_sylver(&runtime, plan, args)?),
         AnyPlan::Plan(plan) => plan,
     };
-    if let retro_coordinator::plan::GamePlan::Cc3 { order } = plan.job.game
+    if let retro_coordinator::plan::GamePlan::Cc3 { order, .. } = plan.job.game
         && !plan.is_solvable()
     {
         return Err(format!(

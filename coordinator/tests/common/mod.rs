@@ -196,8 +196,14 @@ pub fn loopback_worker(dir: &TempDir, addr: &str, i: u32, run: &str) -> Proc {
     Proc::start(&format!("worker {i}"), w, dir.join(&format!("w{i}-{run}.log")))
 }
 
-/// SHA-256 of every tablebase file in a directory, by file name.
+/// SHA-256 of every tablebase file in a directory of a first-winner job
+/// (three layers), by file name.
 pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
+    checksums_of(dir, 3)
+}
+
+/// SHA-256 of every tablebase file in a directory that holds `layers`, by file name.
+pub fn checksums_of(dir: &Path, layers: usize) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -208,7 +214,7 @@ pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
             );
         }
     }
-    assert_eq!(out.len(), 3, "three tablebase files in {}", dir.display());
+    assert_eq!(out.len(), layers, "{layers} tablebase files in {}", dir.display());
     out
 }
 

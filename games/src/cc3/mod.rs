@@ -15,7 +15,7 @@ mod star;
 pub use notation::NotationError;
 pub use position::{Outcome, Position, children, destinations, for_each_move, move_count};
 pub use rank::{BlockDecoder, PredecessorBlock, Ranker};
-pub use ranked::Ranked;
+pub use ranked::{Objective, RANKED_QUESTION, Ranked};
 pub use star::{Cube, PLAYER_NAMES, Star};
 
 use crate::{Classification, RetroGame};
@@ -90,21 +90,7 @@ impl RetroGame for Cc3 {
     /// Block by block: one unranking per block, then each position of the
     /// block from the mover's placements in rank order.
     fn classify_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, Classification)) {
-        let end = first + len as u64;
-        let mut next = first;
-        let mut centres = Vec::new();
-        while next < end {
-            let (pos, block) = self.ranker.unrank_in_block(next);
-            let turn = pos.turn as usize;
-            self.ranker.for_each_in_block(&block, &mut centres, |rank, mover| {
-                if (next..end).contains(&rank) {
-                    let mut at = pos;
-                    at.pieces[turn] = mover;
-                    f((rank - first) as usize, self.classify_position(&at));
-                }
-            });
-            next = block.base + self.ranker.block_len(&block);
-        }
+        self.for_each_position_in_run(first, len, &mut |i, pos| f(i, self.classify_position(pos)));
     }
 
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
@@ -174,6 +160,28 @@ impl RetroGame for Cc3 {
 }
 
 impl Cc3 {
+    /// Calls `f(i, position)` for the ranks `first + i`, `i < len`, in
+    /// order, block by block: one unranking per block, then each position of
+    /// the block from the mover's placements in rank order (what the move
+    /// count pass of any game on this rank space walks).
+    pub fn for_each_position_in_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, &Position)) {
+        let end = first + len as u64;
+        let mut next = first;
+        let mut centres = Vec::new();
+        while next < end {
+            let (pos, block) = self.ranker.unrank_in_block(next);
+            let turn = pos.turn as usize;
+            self.ranker.for_each_in_block(&block, &mut centres, |rank, mover| {
+                if (next..end).contains(&rank) {
+                    let mut at = pos;
+                    at.pieces[turn] = mover;
+                    f((rank - first) as usize, &at);
+                }
+            });
+            next = block.base + self.ranker.block_len(&block);
+        }
+    }
+
     /// Calls `f` with the rank of each child of `pos`, in [`children`]'s
     /// order: the children differ from `pos` only in the mover's pieces, so
     /// each costs only that part of a rank (no position built, nothing
@@ -259,9 +267,13 @@ impl Cc3 {
     }
 }
 
-/// Parses a question name: `solo(X)` or `enable(X>Y)`, X and Y in A, B, C.
+/// Parses a question name: `solo(X)` or `enable(X>Y)`, X and Y in A, B, C,
+/// or for the ranked game `top2(X)` (its `solo(X)`, [`Ranked`]).
 pub fn parse_question(name: &str) -> Option<crate::Question> {
     let player = |c: &str| PLAYER_NAMES.iter().position(|p| c.len() == 1 && c.starts_with(*p)).map(|p| p as u8);
+    if let Some(x) = name.strip_prefix("top2(").and_then(|s| s.strip_suffix(')')) {
+        return Some(crate::Question::solo(player(x)?));
+    }
     if let Some(x) = name.strip_prefix("solo(").and_then(|s| s.strip_suffix(')')) {
         let x = player(x)?;
         return Some(crate::Question::solo(x));

@@ -22,6 +22,43 @@
 use super::{Cc3, Position, destinations, for_each_move, move_count};
 use crate::{Classification, RetroGame};
 
+/// What a cc3 job's terminals are: the first finisher wins (the stage
+/// game), or play goes on for second place (this module's game).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// The stage game: the first to fill its goal wins and the game ends.
+    #[default]
+    FirstWinner,
+    /// The ranked game: play goes on until a second player has finished.
+    Ranked,
+}
+
+impl Objective {
+    /// The plan's name of the objective.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::FirstWinner => "first-winner",
+            Objective::Ranked => "ranked",
+        }
+    }
+
+    /// The objective a plan names, if it is one.
+    pub fn parse(name: &str) -> Option<Objective> {
+        [Objective::FirstWinner, Objective::Ranked].into_iter().find(|o| o.name() == name)
+    }
+
+    /// True for the stage game (what specs and plans that do not name an
+    /// objective mean, so that their bytes and hashes stay as they were).
+    pub fn is_first_winner(&self) -> bool {
+        *self == Objective::FirstWinner
+    }
+}
+
+/// The one layer a ranked job computes: top2(A). top2(B) and top2(C) are
+/// its values at the rotated ranks, and every race value is a top2 value.
+pub const RANKED_QUESTION: &str = "top2(A)";
+
 /// The ranked game of one star order, for the objective of one player.
 pub struct Ranked {
     /// The stage game whose rank space and moves this one uses.
@@ -164,6 +201,73 @@ impl Ranked {
         }
     }
 
+    /// Calls `f(record, block)` once for each predecessor block of `pos`
+    /// (docs/RANKED.md, "Predecessor blocks"): the record is the rank of the
+    /// same placement with the block's player to move, the one who moved
+    /// last. Positions with one finisher, the player after it to move, have
+    /// two: the other racer moved, or the finisher has just filled its goal.
+    #[inline]
+    fn records_of(&self, pos: &Position, f: &mut impl FnMut(u64, std::ops::Range<u64>)) {
+        let ranker = &self.cc3.ranker;
+        let mut send = |mover: u8| {
+            let block = ranker.block(pos, mover as usize);
+            let record = ranker.minor(&block, pos.pieces[mover as usize]);
+            f(record, block.base..block.base + ranker.block_len(&block));
+        };
+        let (done, turn) = (self.finished(pos), pos.turn);
+        let previous = (turn + 2) % 3;
+        match done.count_ones() {
+            0 => send(previous),
+            1 if done & (1 << turn) == 0 => {
+                let first = done.trailing_zeros() as u8;
+                send(3 - first - turn);
+                if previous == first {
+                    send(first);
+                }
+            }
+            2 if done & (1 << turn) != 0 => send(turn),
+            // Illegal: never decided, so never a frontier position.
+            _ => {}
+        }
+    }
+
+    /// The predecessors named by a record (see [`Ranked::records_of`]):
+    /// `before` is the record's position, its player to move the one who
+    /// moved, and every predecessor lies in `block`. That player's goal was
+    /// not full before its move; when the record's placement has it
+    /// unfinished and at most one finisher, a pass into it is one more.
+    #[inline]
+    fn record_predecessors(&self, before: &Position, block: &super::PredecessorBlock, f: &mut impl FnMut(u64)) {
+        let star = &self.cc3.star;
+        let p = before.turn as usize;
+        let goal = star.goal_mask[p];
+        let done = self.finished(before);
+        let occupied = before.occupied();
+        let mut own = before.pieces[p];
+        let mut moved = false;
+        while own != 0 {
+            let v = own.trailing_zeros() as usize;
+            own &= own - 1;
+            let mut origins = destinations(star, p, occupied, v);
+            moved |= origins != 0;
+            // The goal cells the player lacks once the piece on v is lifted:
+            // none, and every origin had its goal full; one, and that origin did.
+            let missing = goal & !(before.pieces[p] & !(1u128 << v));
+            if missing == 0 {
+                continue;
+            }
+            if missing & (missing - 1) == 0 {
+                origins &= !missing;
+            }
+            if origins != 0 {
+                self.cc3.ranker.for_each_moved(block, before.pieces[p], v, origins, f);
+            }
+        }
+        if !moved && done & (1 << p) == 0 && done.count_ones() <= 1 {
+            f(self.cc3.ranker.minor(block, before.pieces[p]));
+        }
+    }
+
     /// Rank of the rotated position (players relabelled A->B->C->A,
     /// [`Cc3::rotate_rank`]): top2(A) at a rank is top2(B) at its image.
     pub fn rotate_rank(&self, rank: u64) -> u64 {
@@ -185,8 +289,56 @@ impl RetroGame for Ranked {
         self.classify_position(&self.cc3.unrank(rank))
     }
 
+    fn classify_run(&self, first: u64, len: usize, f: &mut impl FnMut(usize, Classification)) {
+        self.cc3.for_each_position_in_run(first, len, &mut |i, pos| f(i, self.classify_position(pos)));
+    }
+
     fn for_each_predecessor(&self, rank: u64, f: &mut impl FnMut(u64)) {
         self.for_each_predecessor_of(&self.cc3.unrank(rank), &mut |p| f(self.cc3.rank(&p)));
+    }
+
+    /// The first of the position's records ([`Ranked::records_of`]); only
+    /// [`RetroGame::frontier_records`], which the routed round uses, names
+    /// the second block of a position that has two.
+    fn frontier_record(&self, rank: u64) -> u64 {
+        self.frontier_record_and_block(rank).0
+    }
+
+    fn record_block(&self, record: u64) -> std::ops::Range<u64> {
+        self.cc3.ranker.block_range_of(record)
+    }
+
+    fn frontier_record_and_block(&self, rank: u64) -> (u64, std::ops::Range<u64>) {
+        let mut first = None;
+        self.records_of(&self.cc3.unrank(rank), &mut |record, block| {
+            first.get_or_insert((record, block));
+        });
+        first.unwrap_or((rank, rank..rank + 1))
+    }
+
+    fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
+        self.cc3.decode_in_blocks(ranks, |i, pos, _| self.records_of(pos, &mut |record, block| f(i, record, block)));
+    }
+
+    fn for_each_record_predecessor(&self, record: u64, f: &mut impl FnMut(u64)) {
+        let (before, block) = self.cc3.ranker.unrank_in_block(record);
+        self.record_predecessors(&before, &block, f);
+    }
+
+    fn records_share_decoding(&self) -> bool {
+        true
+    }
+
+    fn for_each_records_predecessor<C>(
+        &self,
+        records: &[u64],
+        on_record: &mut impl FnMut(usize, u8) -> C,
+        on_predecessor: &mut impl FnMut(&C, u64),
+    ) {
+        self.cc3.decode_in_blocks(records, |i, before, block| {
+            let context = on_record(i, before.turn);
+            self.record_predecessors(before, block, &mut |p| on_predecessor(&context, p));
+        });
     }
 
     fn for_each_child(&self, rank: u64, f: &mut impl FnMut(u64)) {
@@ -231,6 +383,52 @@ mod tests {
                 forward.iter().filter(|&&(p, _)| g.finished(&g.cc3.unrank(p)).count_ones() == 1).count();
             assert!(with_one_finisher > 0);
         }
+    }
+
+    /// The records a decided position sends name, together, exactly its
+    /// predecessors, each within the record's block: the routed round's
+    /// path and the plain one agree.
+    #[test]
+    fn records_name_exactly_the_predecessors() {
+        for n in [1, 2] {
+            let g = Ranked::new(n, 0).unwrap();
+            let count = g.position_count();
+            let step = if n == 1 { 1 } else { 9_973 };
+            let mut two_blocks = 0;
+            for r in (0..count).step_by(step) {
+                let mut plain = Vec::new();
+                g.for_each_predecessor(r, &mut |p| plain.push(p));
+                let mut routed = Vec::new();
+                let mut blocks = 0;
+                g.frontier_records(&[r], &mut |_, record, block| {
+                    blocks += 1;
+                    assert_eq!(g.record_block(record), block, "rank {r}");
+                    g.for_each_record_predecessor(record, &mut |p| {
+                        assert!(block.contains(&p), "rank {r}: predecessor {p} outside its block");
+                        routed.push(p);
+                    });
+                });
+                two_blocks += usize::from(blocks == 2);
+                plain.sort_unstable();
+                routed.sort_unstable();
+                if matches!(g.classify(r), Classification::Illegal) {
+                    continue;
+                }
+                assert_eq!(plain, routed, "rank {r}");
+            }
+            assert!(two_blocks > 0, "order {n}: no position with two blocks was sampled");
+        }
+    }
+
+    /// The block-by-block classification is the rank-by-rank one.
+    #[test]
+    fn the_classification_run_is_the_classification() {
+        let g = Ranked::new(1, 2).unwrap();
+        let n = g.position_count();
+        let mut run = Vec::new();
+        g.classify_run(0, n as usize, &mut |_, c| run.push(c));
+        let each: Vec<_> = (0..n).map(|r| g.classify(r)).collect();
+        assert_eq!(run, each);
     }
 
     /// The game with no goal full is the stage game: the same children.

@@ -1,0 +1,153 @@
+//! The ranked game (docs/RANKED.md) by the real binaries: plans/stage1-ranked.toml
+//! reproduces the table of an independent solver (tests/reference/stage1-ranked.tsv,
+//! written and checked by engine/tests/ranked_brute_force.rs), killed and
+//! resumed it writes the same bytes, three workers write the embedded bytes,
+//! and the first-winner plan is untouched by the objective key.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(180);
+const PLAN: &str = "plans/stage1-ranked.toml";
+
+/// The ranked stage-1 run into `dir` (tablebases in dir/tb, checkpoints in dir/ck).
+fn ranked_command(dir: &TempDir) -> Command {
+    let mut c = Command::new(coordinator());
+    c.arg("--plan").arg(repo().join(PLAN));
+    c.arg("--output").arg(dir.join("tb")).arg("--checkpoints").arg(dir.join("ck"));
+    c.env_remove("RETRO_FAULT").env_remove("RETRO_TOKEN");
+    c
+}
+
+/// The numbers of a JSON document by dotted path (array items by index).
+fn flatten(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+    let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| flatten(&key(k), v, out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten(&key(&i.to_string()), v, out)),
+        Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+/// The reference table: `key<TAB>value` lines, `#` comments.
+fn reference_table() -> BTreeMap<String, String> {
+    let path = repo().join("coordinator/tests/reference/stage1-ranked.tsv");
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (k, v) = l.split_once('\t').expect("key<TAB>value");
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn summary_in(dir: &TempDir) -> Value {
+    let text = std::fs::read_to_string(dir.join("tb").join("summary.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Every number of the independent solver's table, as the run's summary
+/// prints it; a count the summary does not print is absent there (a zero).
+#[test]
+fn stage1_ranked_reproduces_the_independent_solvers_table() {
+    let dir = TempDir::new("ranked");
+    let out = run(ranked_command(&dir), LIMIT);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = summary_in(&dir);
+    let mut got = BTreeMap::new();
+    flatten("", &summary, &mut got);
+    let want = reference_table();
+    assert!(want.len() > 40, "the reference table has {} rows", want.len());
+    for (k, v) in &want {
+        assert_eq!(got.get(k), Some(v), "{k}");
+    }
+    // What the table leaves out is zero in the summary (the solver counts
+    // only what occurs), so no count of the summary goes unchecked.
+    for (k, v) in &got {
+        let counted = k.starts_with("all.") || k.starts_with("reachable.");
+        if counted && !want.contains_key(k) {
+            assert_eq!(v, "0", "{k} is {v} in the summary and absent from the reference table");
+        }
+    }
+    assert_eq!(summary["objective"], "ranked");
+    assert_eq!(summary["bfs_from_start"]["complete"], true);
+    let layers: Vec<&str> =
+        summary["layers"].as_array().unwrap().iter().map(|l| l["question"].as_str().unwrap()).collect();
+    assert_eq!(layers, ["top2(A)"]);
+    // The tablebase header names the objective, so no reader takes the
+    // file for a first-winner layer.
+    let verify = Command::new(coordinator()).arg("verify").arg("--tablebase").arg(dir.join("tb")).output().unwrap();
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stderr));
+    let file = dir.join("tb").join(summary["tablebases"][0]["file"].as_str().unwrap());
+    let header = retro_engine::tablebase::TablebaseReader::open(&file).unwrap().header().clone();
+    assert_eq!(header.params["objective"], "ranked", "{:?}", header.params);
+}
+
+/// Killed by a fault point in the middle of the layer, the run resumes from
+/// its checkpoints and writes the uninterrupted run's bytes.
+#[test]
+fn a_killed_ranked_run_resumes_to_the_same_bytes() {
+    let plain = TempDir::new("ranked-plain");
+    assert!(run(ranked_command(&plain), LIMIT).status.success());
+    let dir = TempDir::new("ranked-killed");
+    let mut killed = ranked_command(&dir);
+    killed.args(["--checkpoint-secs", "0"]).env("RETRO_FAULT", "after-apply:0:4");
+    let out = run(killed, LIMIT);
+    assert!(!out.status.success(), "the fault point stops the run");
+    let resumed = run(ranked_command(&dir), LIMIT);
+    let log = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{log}");
+    assert!(log.contains("resum"), "the second run resumes: {log}");
+    assert_eq!(checksums_of(&dir.join("tb"), 1), checksums_of(&plain.join("tb"), 1));
+    assert_eq!(summary_in(&dir)["all"], summary_in(&plain)["all"]);
+}
+
+/// Three worker processes on loopback write the embedded run's bytes.
+#[test]
+fn three_workers_write_the_embedded_ranked_bytes() {
+    let plain = TempDir::new("ranked-embedded");
+    assert!(run(ranked_command(&plain), LIMIT).status.success());
+    let dir = TempDir::new("ranked-cluster");
+    let mut cmd = ranked_command(&dir);
+    cmd.args(["--listen", "127.0.0.1:0", "--expect-workers", "3"]);
+    let mut coord = Proc::start("coordinator", cmd, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let mut workers: Vec<Proc> = (1..=3).map(|i| loopback_worker(&dir, &addr, i, "a")).collect();
+    assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
+    for w in &mut workers {
+        assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    }
+    assert_eq!(checksums_of(&dir.join("tb"), 1), checksums_of(&plain.join("tb"), 1));
+}
+
+/// A plan names one objective, and a ranked plan one layer: the errors say
+/// what to write instead.
+#[test]
+fn broken_ranked_plans_name_the_field() {
+    let dir = TempDir::new("ranked-broken");
+    let base = std::fs::read_to_string(repo().join(PLAN)).unwrap();
+    for (from, to, expect) in [
+        ("objective = \"ranked\"", "objective = \"second\"", "job.objective"),
+        ("questions = [\"top2(A)\"]", "questions = [\"top2(A)\", \"solo(A)\"]", "top2(B), top2(C)"),
+        ("objective = \"ranked\"", "objective = \"first-winner\"", "invalid question \"top2(A)\""),
+    ] {
+        assert!(base.contains(from), "{from}");
+        let plan = dir.join("broken.toml");
+        std::fs::write(&plan, base.replace(from, to)).unwrap();
+        let out =
+            Command::new(coordinator()).arg("--plan").arg(&plan).arg("--output").arg(dir.join("tb")).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(expect), "{to}: {err}");
+    }
+}

@@ -1,0 +1,493 @@
+//! `summary.json` of a ranked job (docs/RANKED.md): the top2 and race
+//! counts over every position and over those reachable from the start, the
+//! start's values, and the breadth-first depths from the start with the
+//! positions where some player can force a finish in the first two.
+//!
+//! Everything is read from the one computed layer, top2(A): top2(B) at a
+//! position is top2(A) at the position rotated backwards (B's pieces given
+//! to A), top2(C) at the position rotated forwards, and the race for second
+//! place is the mover's top2 on the positions where one player finished.
+
+use crate::ResultsError;
+use crate::report::thousands;
+use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
+use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
+use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked};
+use retro_games::{GameKind, RetroGame};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// WIN / LOSS / DRAW counts of one question over one set of positions.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Wld {
+    /// Positions where the player can force its objective.
+    pub win: u64,
+    /// Positions where the others can force it to fail.
+    pub loss: u64,
+    /// Neither (repetition).
+    pub draw: u64,
+}
+
+impl Wld {
+    fn add(&mut self, value: u8) {
+        self.add_times(value, 1);
+    }
+
+    fn add_times(&mut self, value: u8, times: u64) {
+        match value {
+            VALUE_WIN => self.win += times,
+            VALUE_LOSS => self.loss += times,
+            _ => self.draw += times,
+        }
+    }
+
+    fn merge(&mut self, o: &Wld) {
+        self.win += o.win;
+        self.loss += o.loss;
+        self.draw += o.draw;
+    }
+
+    /// Positions counted.
+    pub fn total(&self) -> u64 {
+        self.win + self.loss + self.draw
+    }
+}
+
+/// The race for second place over positions where one player has finished:
+/// the value for the player to move (it takes 2nd), split by whether the
+/// finisher is the player after the mover or the one before.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Race {
+    /// Every such position.
+    pub all: Wld,
+    /// The finisher is the player after the mover (it would have moved next).
+    pub finisher_next: Wld,
+    /// The finisher is the player before the mover (it has just finished, or
+    /// its turn was skipped).
+    pub finisher_previous: Wld,
+}
+
+impl Race {
+    fn add(&mut self, value: u8, finisher_next: bool, times: u64) {
+        self.all.add_times(value, times);
+        let split = if finisher_next { &mut self.finisher_next } else { &mut self.finisher_previous };
+        split.add_times(value, times);
+    }
+
+    fn merge(&mut self, o: &Race) {
+        self.all.merge(&o.all);
+        self.finisher_next.merge(&o.finisher_next);
+        self.finisher_previous.merge(&o.finisher_previous);
+    }
+}
+
+/// Counts over one set of positions.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct RankedScope {
+    /// Legal positions (live and terminal).
+    pub positions: u64,
+    /// Terminal positions (two players finished).
+    pub terminal: u64,
+    /// Live positions with nobody finished (the stage game's open positions).
+    pub live_before_a_finish: u64,
+    /// Live positions with one player finished.
+    pub live_after_a_finish: u64,
+    /// top2(X) over the live positions, for each player X.
+    pub top2: BTreeMap<String, Wld>,
+    /// The race for second place (live positions with one finisher).
+    pub race: Race,
+}
+
+impl RankedScope {
+    fn merge(&mut self, o: &RankedScope) {
+        self.positions += o.positions;
+        self.terminal += o.terminal;
+        self.live_before_a_finish += o.live_before_a_finish;
+        self.live_after_a_finish += o.live_after_a_finish;
+        for (k, v) in &o.top2 {
+            self.top2.entry(k.clone()).or_default().merge(v);
+        }
+        self.race.merge(&o.race);
+    }
+}
+
+/// The start position's values.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankedStart {
+    /// The start in the text notation.
+    pub position: String,
+    /// top2(X) for each player: "win" | "loss" | "draw".
+    pub top2: BTreeMap<String, String>,
+    /// The players who can force a finish in the first two from the start
+    /// (the article's question: can any player guarantee not to finish last?).
+    pub can_avoid_last: Vec<String>,
+}
+
+/// One depth of the breadth-first search from the start in the ranked game.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RankedDepth {
+    /// Plies from the start.
+    pub depth: u32,
+    /// Positions first reached at this depth.
+    pub new: u64,
+    /// Of those, live positions where some player's top2 is WIN.
+    pub some_top2_win: u64,
+    /// Of those, live positions with one player finished.
+    pub after_a_finish: u64,
+}
+
+/// The breadth-first search from the start.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankedSearch {
+    /// Depth by depth.
+    pub depths: Vec<RankedDepth>,
+    /// The first depth with a live position where some player can force
+    /// top2 (`None`: none within the search).
+    pub first_forced_top2_depth: Option<u32>,
+    /// True when the search ran to its end (every reachable position seen);
+    /// false when it stopped at the frontier limit, after the first forced
+    /// top2 depth when there was one.
+    pub complete: bool,
+}
+
+/// The whole summary of a ranked job.
+#[derive(Clone, Debug, Serialize)]
+pub struct RankedSummary {
+    /// Job name.
+    pub job: String,
+    /// Always `cc3`.
+    pub game: GameKind,
+    /// Always `ranked`.
+    pub objective: &'static str,
+    /// Star order.
+    pub order: u32,
+    /// Plan hash.
+    pub plan_hash: String,
+    /// Program version.
+    pub program_version: String,
+    /// The git commit the program was built from (`unknown` outside git).
+    pub program_commit: String,
+    /// Ranks in the space (the stage game's).
+    pub positions: u64,
+    /// Ranks that are no position of the ranked game.
+    pub illegal: u64,
+    /// Every legal position.
+    pub all: RankedScope,
+    /// The positions reachable from the start (when the search was complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reachable: Option<RankedScope>,
+    /// The start position.
+    pub start: RankedStart,
+    /// The search from the start.
+    pub bfs_from_start: RankedSearch,
+    /// Per computed layer.
+    pub layers: Vec<LayerSummary>,
+    /// The tablebase files.
+    pub tablebases: Vec<TablebaseSummary>,
+    /// Seconds spent on the analysis.
+    pub analysis_seconds: f64,
+}
+
+/// top2(A)'s packed values, read as every player's top2.
+pub struct Top2Values<'g> {
+    game: &'g Ranked,
+    packed: Vec<u8>,
+}
+
+impl<'g> Top2Values<'g> {
+    /// The layer's packed values (2 bits a position, [`unpack_value`]).
+    pub fn new(game: &'g Ranked, packed: Vec<u8>) -> Top2Values<'g> {
+        Top2Values { game, packed }
+    }
+
+    /// top2(A) at `rank` (a tablebase value).
+    #[inline]
+    pub fn top2_a(&self, rank: u64) -> u8 {
+        unpack_value(&self.packed, rank)
+    }
+
+    /// top2(X) at `pos` for each player X: A's at the position, B's at the
+    /// position rotated backwards (B becomes A), C's rotated forwards.
+    pub fn top2_of(&self, pos: &Position) -> [u8; 3] {
+        let star = &self.game.cc3.star;
+        let once = pos.rotated(star);
+        let twice = once.rotated(star);
+        // `rotated` relabels A->B->C->A, and top2(A) at a position is top2(B)
+        // at its image: so top2(B) here is top2(A) at the preimage (rotated
+        // twice, the rotation having order 3), top2(C) at the image.
+        let at = |p: &Position| self.top2_a(self.game.cc3.rank(p));
+        [at(pos), at(&twice), at(&once)]
+    }
+}
+
+/// The live/terminal status of a position of the ranked game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Illegal,
+    Terminal,
+    /// Live, with this many finished players (0 or 1) and, when 1, whether
+    /// the finisher is the player after the mover.
+    Live {
+        finished: u32,
+        finisher_next: bool,
+    },
+}
+
+fn status(game: &Ranked, pos: &Position) -> Status {
+    let done = game.finished(pos);
+    let turn = pos.turn;
+    match (done.count_ones(), done & (1 << turn) != 0) {
+        (0, _) => Status::Live { finished: 0, finisher_next: false },
+        (1, false) => Status::Live { finished: 1, finisher_next: done & (1 << ((turn + 1) % 3)) != 0 },
+        (2, true) => Status::Terminal,
+        _ => Status::Illegal,
+    }
+}
+
+/// Adds one legal position with the values `top2` (per player) to `scope`,
+/// and, with one finisher, the mover's race value `race_times` times.
+fn count(scope: &mut RankedScope, st: Status, mover: u8, top2: &[u8; 3], race_times: u64) {
+    scope.positions += 1;
+    match st {
+        Status::Illegal => unreachable!("counted positions are legal"),
+        Status::Terminal => scope.terminal += 1,
+        Status::Live { finished, finisher_next } => {
+            for (p, name) in PLAYER_NAMES.iter().enumerate() {
+                scope.top2.entry((*name).to_string()).or_default().add(top2[p]);
+            }
+            if finished == 0 {
+                scope.live_before_a_finish += 1;
+            } else {
+                scope.live_after_a_finish += 1;
+                scope.race.add(top2[mover as usize], finisher_next, race_times);
+            }
+        }
+    }
+}
+
+/// Counts over every position, in parallel over rank ranges. Checks that the
+/// layer holds ILLEGAL exactly at the ranked game's illegal ranks.
+fn count_all(values: &Top2Values, threads: usize) -> Result<(RankedScope, u64), ResultsError> {
+    let game = values.game;
+    let n = game.position_count();
+    let threads = threads.max(1) as u64;
+    let step = n.div_ceil(threads);
+    let parts: Vec<Result<(RankedScope, u64), ResultsError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let first = (t * step).min(n);
+                let end = ((t + 1) * step).min(n);
+                s.spawn(move || {
+                    let mut scope = RankedScope::default();
+                    let mut illegal = 0;
+                    let mut bad = None;
+                    game.cc3.for_each_position_in_run(first, (end - first) as usize, &mut |i, pos| {
+                        let rank = first + i as u64;
+                        let st = status(game, pos);
+                        let v = values.top2_a(rank);
+                        if (st == Status::Illegal) != (v == VALUE_ILLEGAL) {
+                            bad.get_or_insert(rank);
+                            return;
+                        }
+                        if st == Status::Illegal {
+                            illegal += 1;
+                            return;
+                        }
+                        // Rotation is a bijection of the legal positions that
+                        // maps top2(A) to top2(B): over all positions each
+                        // player's counts are A's, so A's value stands for every
+                        // player's. And the race, the mover's value, counted on
+                        // A's turns stands for B's and C's turns as well: A's
+                        // turns count three times, the others' not at all.
+                        let race_times = if pos.turn == 0 { 3 } else { 0 };
+                        count(&mut scope, st, pos.turn, &[v; 3], race_times);
+                    });
+                    match bad {
+                        Some(rank) => Err(ResultsError::Inconsistent(format!(
+                            "rank {rank}: {RANKED_QUESTION} says {}illegal where the ranked rules say otherwise",
+                            if values.top2_a(rank) == VALUE_ILLEGAL { "" } else { "not " }
+                        ))),
+                        None => Ok((scope, illegal)),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a counting thread panicked".into()))))
+            .collect()
+    });
+    let mut all = RankedScope::default();
+    let mut illegal = 0;
+    for p in parts {
+        let (scope, i) = p?;
+        all.merge(&scope);
+        illegal += i;
+    }
+    Ok((all, illegal))
+}
+
+/// Frontier positions the search holds at most before it stops (8 bytes
+/// each, plus the visited bitset of a bit a rank): the whole search at
+/// stage 1, its first depths at stage 2.
+pub const SEARCH_FRONTIER_LIMIT: usize = 50_000_000;
+
+/// The breadth-first search from the start over the ranked game: each depth's
+/// new positions counted, and when it runs to its end the reachable scope.
+fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<RankedScope>) {
+    let game = values.game;
+    let n = game.position_count();
+    let mut visited = vec![0u64; n.div_ceil(64) as usize];
+    let mut mark = |r: u64| {
+        let (w, b) = ((r / 64) as usize, r % 64);
+        let new = visited[w] & (1 << b) == 0;
+        visited[w] |= 1 << b;
+        new
+    };
+    let start = game.cc3.rank(&game.cc3.start());
+    mark(start);
+    let mut frontier = vec![start];
+    let mut reachable = RankedScope::default();
+    let mut depths = Vec::new();
+    let mut first = None;
+    let mut depth = 0u32;
+    let complete = loop {
+        let mut row = RankedDepth { depth, new: frontier.len() as u64, some_top2_win: 0, after_a_finish: 0 };
+        let mut next = Vec::new();
+        for &rank in &frontier {
+            let pos = game.cc3.unrank(rank);
+            let st = status(game, &pos);
+            let top2 = values.top2_of(&pos);
+            count(&mut reachable, st, pos.turn, &top2, 1);
+            if let Status::Live { finished, .. } = st {
+                row.some_top2_win += u64::from(top2.contains(&VALUE_WIN));
+                row.after_a_finish += u64::from(finished == 1);
+            }
+            game.for_each_child(rank, &mut |c| {
+                if mark(c) {
+                    next.push(c);
+                }
+            });
+        }
+        if row.some_top2_win > 0 {
+            first.get_or_insert(depth);
+        }
+        depths.push(row);
+        if next.is_empty() {
+            break true;
+        }
+        if next.len() > frontier_limit {
+            // The next depth would not fit: the depths so far stand.
+            break false;
+        }
+        next.sort_unstable();
+        frontier = next;
+        depth += 1;
+    };
+    let search = RankedSearch { depths, first_forced_top2_depth: first, complete };
+    (search, complete.then_some(reachable))
+}
+
+/// The start's values.
+fn start_report(values: &Top2Values) -> RankedStart {
+    let game = values.game;
+    let pos = game.cc3.start();
+    let top2 = values.top2_of(&pos);
+    let word = |v: u8| match v {
+        VALUE_WIN => "win",
+        VALUE_LOSS => "loss",
+        VALUE_DRAW => "draw",
+        _ => "illegal",
+    };
+    RankedStart {
+        position: game.cc3.format(&pos),
+        top2: PLAYER_NAMES.iter().zip(top2).map(|(n, v)| ((*n).to_string(), word(v).to_string())).collect(),
+        can_avoid_last: PLAYER_NAMES
+            .iter()
+            .zip(top2)
+            .filter(|(_, v)| *v == VALUE_WIN)
+            .map(|(n, _)| (*n).to_string())
+            .collect(),
+    }
+}
+
+/// Reads top2(A) from the job's tablebase (every block verified), all of it
+/// in memory: 2 bits a position, 3.7 GB at stage 2.
+pub fn load_top2<'g>(game: &'g Ranked, dir: &Path, job: &SolvedJob) -> Result<Top2Values<'g>, ResultsError> {
+    let mut reader = job.open(dir, RANKED_QUESTION, RANK_ORDER)?;
+    Ok(Top2Values::new(game, reader.read_all()?))
+}
+
+/// Computes the summary of a ranked job from its tablebase.
+pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Result<RankedSummary, ResultsError> {
+    let started = std::time::Instant::now();
+    let values = load_top2(game, dir, job)?;
+    tracing::info!("loaded {RANKED_QUESTION} in {:.1}s", started.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    let (all, illegal) = count_all(&values, threads)?;
+    tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    let (bfs, reachable) = search(&values, SEARCH_FRONTIER_LIMIT);
+    tracing::info!(
+        "searched {} depths from the start in {:.1}s ({})",
+        bfs.depths.len(),
+        t.elapsed().as_secs_f64(),
+        if bfs.complete { "to the end" } else { "stopped at the frontier limit" }
+    );
+    Ok(RankedSummary {
+        job: job.job.clone(),
+        game: GameKind::Cc3,
+        objective: "ranked",
+        order: game.cc3.star.n,
+        plan_hash: job.plan_hash.clone(),
+        program_version: env!("CARGO_PKG_VERSION").into(),
+        program_commit: job.program_commit.clone(),
+        positions: game.position_count(),
+        illegal,
+        all,
+        reachable,
+        start: start_report(&values),
+        bfs_from_start: bfs,
+        layers: job.layer_summaries(),
+        tablebases: job.tablebase_summaries(),
+        analysis_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The short human table printed at the end of a run.
+pub fn human_table(s: &RankedSummary) -> String {
+    let mut out = String::new();
+    let wld = |w: &Wld| format!("{} win, {} loss, {} draw", thousands(w.win), thousands(w.loss), thousands(w.draw));
+    out.push_str(&format!(
+        "ranked game, order {}: {} positions ({} terminal, {} live before a finish, {} after one)\n",
+        s.order,
+        thousands(s.all.positions),
+        thousands(s.all.terminal),
+        thousands(s.all.live_before_a_finish),
+        thousands(s.all.live_after_a_finish)
+    ));
+    if let Some(w) = s.all.top2.get("A") {
+        out.push_str(&format!("top2(X), every live position (each player alike): {}\n", wld(w)));
+    }
+    out.push_str(&format!("race for 2nd, the mover's value: {}\n", wld(&s.all.race.all)));
+    if let Some(r) = &s.reachable {
+        out.push_str(&format!("reachable from the start: {} positions\n", thousands(r.positions)));
+        for (p, w) in &r.top2 {
+            out.push_str(&format!("  top2({p}): {}\n", wld(w)));
+        }
+        out.push_str(&format!("  race for 2nd: {}\n", wld(&r.race.all)));
+    }
+    let top2: Vec<String> = s.start.top2.iter().map(|(p, v)| format!("top2({p}) {v}")).collect();
+    out.push_str(&format!("start {}: {}\n", s.start.position, top2.join(", ")));
+    match s.bfs_from_start.first_forced_top2_depth {
+        Some(d) => out.push_str(&format!("first position where a player can force top2: depth {d}\n")),
+        None => out.push_str("no position where a player can force top2 within the search\n"),
+    }
+    out
+}
+
+/// The ranked game of a tablebase header's params, if they name one.
+pub fn is_ranked(params: &serde_json::Value) -> bool {
+    params["objective"] == "ranked"
+}
