@@ -1058,7 +1058,7 @@ mod tests {
     fn default_plan_parses() {
         let p = ok(DEFAULT_PLAN);
         assert_eq!(p.job.name, "stage1");
-        assert_eq!(p.job.game, GamePlan::Cc3 { order: 1 });
+        assert_eq!(p.job.game, GamePlan::Cc3 { order: 1, objective: Objective::FirstWinner });
         assert_eq!(p.job.questions, DEFAULT_QUESTIONS);
         assert_eq!(p.shards, ShardSection { count: 6, block_positions: 64, chunk_bytes: 4096 });
         assert_eq!(p.cluster.workers, 0);
@@ -1100,11 +1100,11 @@ mod tests {
         let s1 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage1.toml"));
         assert_eq!(s1, ok(DEFAULT_PLAN));
         let s2 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage2.toml"));
-        assert_eq!((s2.job.name.as_str(), &s2.job.game), ("stage2", &GamePlan::Cc3 { order: 2 }));
+        assert_eq!((s2.job.name.as_str(), &s2.job.game), ("stage2", &GamePlan::Cc3 { order: 2, objective: Objective::FirstWinner }));
         assert_eq!(s2.shards, ShardSection { count: 64, block_positions: 1 << 20, chunk_bytes: 1 << 20 });
         assert!(s2.is_solvable());
         let s3 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage3.toml"));
-        assert_eq!((s3.job.name.as_str(), &s3.job.game), ("stage3", &GamePlan::Cc3 { order: 3 }));
+        assert_eq!((s3.job.name.as_str(), &s3.job.game), ("stage3", &GamePlan::Cc3 { order: 3, objective: Objective::FirstWinner }));
         assert!(!s3.is_solvable());
     }
 
@@ -1129,7 +1129,9 @@ mod tests {
             ("peg-european-d3", "d14a577d7a40fb24"),
             ("peg-problems", "eac74a8f559ea004"),
             ("stage1", "0d8d8a626c30c394"),
+            ("stage1-ranked", "24a4d174891fadce"),
             ("stage2", "beab9bdba698c8a9"),
+            ("stage2-ranked", "cc6567e470e793ed"),
         ];
         for (name, hash) in recorded {
             let path = format!("{}/../plans/{name}.toml", env!("CARGO_MANIFEST_DIR"));
