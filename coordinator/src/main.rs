@@ -154,6 +154,23 @@ enum Command {
         #[arg(long)]
         summary: PathBuf,
     },
+    /// How the motive to finish second changes kingmaking and spoiling: a
+    /// first-winner job's category table read beside the ranked job's top2
+    /// values of the same star (definitions in docs/RANKED.md).
+    Kingmaking {
+        /// The first-winner job's tablebase directory (solo(A), enable(A>B), enable(A>C)).
+        #[arg(long)]
+        first_winner: PathBuf,
+        /// The ranked job's tablebase directory (top2(A)).
+        #[arg(long)]
+        ranked: PathBuf,
+        /// Threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Verifies every checksum of the tablebase files in a directory.
     Verify {
         /// Directory holding the tablebase files.
@@ -197,6 +214,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Board { order }) => commands::board::run(order),
         Some(Command::Verify { tablebase }) => commands::verify::run(&tablebase),
+        Some(Command::Kingmaking { first_winner, ranked, threads, json }) => {
+            commands::kingmaking::run(&first_winner, &ranked, threads, json)
+        }
         Some(Command::Check { summary }) => commands::check::run(&summary),
         Some(Command::Serve { tablebase, listen, search_seconds }) => {
             commands::serve::run(tablebase, listen, search_seconds)

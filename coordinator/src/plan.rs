@@ -1100,11 +1100,17 @@ mod tests {
         let s1 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage1.toml"));
         assert_eq!(s1, ok(DEFAULT_PLAN));
         let s2 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage2.toml"));
-        assert_eq!((s2.job.name.as_str(), &s2.job.game), ("stage2", &GamePlan::Cc3 { order: 2, objective: Objective::FirstWinner }));
+        assert_eq!(
+            (s2.job.name.as_str(), &s2.job.game),
+            ("stage2", &GamePlan::Cc3 { order: 2, objective: Objective::FirstWinner })
+        );
         assert_eq!(s2.shards, ShardSection { count: 64, block_positions: 1 << 20, chunk_bytes: 1 << 20 });
         assert!(s2.is_solvable());
         let s3 = load(concat!(env!("CARGO_MANIFEST_DIR"), "/../plans/stage3.toml"));
-        assert_eq!((s3.job.name.as_str(), &s3.job.game), ("stage3", &GamePlan::Cc3 { order: 3, objective: Objective::FirstWinner }));
+        assert_eq!(
+            (s3.job.name.as_str(), &s3.job.game),
+            ("stage3", &GamePlan::Cc3 { order: 3, objective: Objective::FirstWinner })
+        );
         assert!(!s3.is_solvable());
     }
 

@@ -68,7 +68,8 @@ fn stage1_ranked_reproduces_the_independent_solvers_table() {
     let mut got = BTreeMap::new();
     flatten("", &summary, &mut got);
     let want = reference_table();
-    assert!(want.len() > 40, "the reference table has {} rows", want.len());
+    assert!(want.len() > 60, "the reference table has {} rows", want.len());
+    let want: BTreeMap<String, String> = want.into_iter().filter(|(k, _)| !k.starts_with("kingmaking.")).collect();
     for (k, v) in &want {
         assert_eq!(got.get(k), Some(v), "{k}");
     }
@@ -150,4 +151,48 @@ fn broken_ranked_plans_name_the_field() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(expect), "{to}: {err}");
     }
+}
+
+/// `coordinator kingmaking` beside the first-winner stage-1 job gives the
+/// independent solver's counts (the `kingmaking.` rows of the table), and
+/// refuses a ranked directory where the first-winner one belongs.
+#[test]
+fn kingmaking_reproduces_the_independent_solvers_counts() {
+    let dir = TempDir::new("ranked-kingmaking");
+    let ranked = solve_plan(&dir, PLAN, "ranked");
+    let first_winner = solve_plan(&dir, "plans/stage1.toml", "first");
+    let out = Command::new(coordinator())
+        .arg("kingmaking")
+        .arg("--first-winner")
+        .arg(&first_winner)
+        .arg("--ranked")
+        .arg(&ranked)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut got = BTreeMap::new();
+    flatten("kingmaking", &result, &mut got);
+    let want: BTreeMap<String, String> =
+        reference_table().into_iter().filter(|(k, _)| k.starts_with("kingmaking.")).collect();
+    assert!(want.len() > 10, "{} kingmaking rows", want.len());
+    for (k, v) in &got {
+        if k == "kingmaking.order" {
+            continue;
+        }
+        assert_eq!(v, want.get(k).map_or("0", String::as_str), "{k}");
+    }
+    for k in want.keys() {
+        assert!(got.contains_key(k), "{k} is not in the command's output");
+    }
+    let swapped = Command::new(coordinator())
+        .args(["kingmaking", "--first-winner"])
+        .arg(&ranked)
+        .arg("--ranked")
+        .arg(&first_winner)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&swapped.stderr);
+    assert!(!swapped.status.success() && err.contains("no such tablebase"), "{err}");
 }

@@ -103,6 +103,34 @@ impl Star {
         (0..3).filter(|&p| pieces[p] & self.goal[p] == self.goal[p]).collect()
     }
 
+    /// The stage rules, forward: the first to fill its goal wins, and the
+    /// game ends (`Over` with `second` unused).
+    fn first_winner_step(&self, (pieces, mover): State) -> Step {
+        let done = self.finished(&pieces);
+        match done.len() {
+            0 => {}
+            1 => return Step::Over { first: done[0], second: done[0] },
+            _ => return Step::Illegal,
+        }
+        let next = (mover + 1) % 3;
+        let occupied = pieces[0] | pieces[1] | pieces[2];
+        let mut children = Vec::new();
+        for from in (0..self.cells.len()).filter(|&c| pieces[mover] & (1 << c) != 0) {
+            let mut ends = self.ends(mover, occupied, from);
+            while ends != 0 {
+                let to = ends.trailing_zeros() as usize;
+                ends &= ends - 1;
+                let mut after = pieces;
+                after[mover] = after[mover] & !(1 << from) | 1 << to;
+                children.push((after, next));
+            }
+        }
+        if children.is_empty() {
+            children.push((pieces, next));
+        }
+        Step::Live(children)
+    }
+
     /// The ranked rules, forward.
     fn step(&self, (pieces, mover): State) -> Step {
         let done = self.finished(&pieces);
@@ -141,9 +169,9 @@ impl Star {
     }
 }
 
-/// top2(`x`) for every state, by fixpoint iteration: `x` wins by finishing
-/// first or second; the other two play against it.
-fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
+/// Every state of the star: each player's placements on its lanes, each
+/// player to move.
+fn all_states(star: &Star) -> Vec<State> {
     // Each player has as many pieces as its start corner has cells.
     let k = star.start[0].count_ones();
     let mut states = Vec::new();
@@ -156,15 +184,27 @@ fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
             }
         }
     }
+    states
+}
+
+/// A two-sided question solved by fixpoint iteration over `step`'s graph:
+/// the players of `max` (bits) play for the terminals `won` accepts, the
+/// others against; what is decided neither way is a draw.
+fn fixpoint(
+    star: &Star,
+    step: &dyn Fn(State) -> Step,
+    max: u8,
+    won: &dyn Fn(usize, usize) -> bool,
+) -> HashMap<State, Value> {
     let mut value: HashMap<State, Value> = HashMap::new();
     let mut live = Vec::new();
-    for &s in &states {
-        match star.step(s) {
+    for s in all_states(star) {
+        match step(s) {
             Step::Illegal => {
                 value.insert(s, Value::Illegal);
             }
             Step::Over { first, second } => {
-                value.insert(s, if x == first || x == second { Value::Win } else { Value::Loss });
+                value.insert(s, if won(first, second) { Value::Win } else { Value::Loss });
             }
             Step::Live(children) => live.push((s, children)),
         }
@@ -176,7 +216,7 @@ fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
                 continue;
             }
             let of = |c: &State| value.get(c).copied();
-            let settled = if s.1 == x {
+            let settled = if max & (1 << s.1) != 0 {
                 if children.iter().any(|c| of(c) == Some(Value::Win)) {
                     Some(Value::Win)
                 } else if children.iter().all(|c| of(c) == Some(Value::Loss)) {
@@ -204,6 +244,12 @@ fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
         value.entry(*s).or_insert(Value::Draw);
     }
     value
+}
+
+/// top2(`x`) for every state: `x` wins by finishing first or second; the
+/// other two play against it.
+fn top2(star: &Star, x: usize) -> HashMap<State, Value> {
+    fixpoint(star, &|s| star.step(s), 1 << x, &|first, second| x == first || x == second)
 }
 
 #[test]
@@ -356,6 +402,128 @@ fn brute_summary(star: &Star) -> std::collections::BTreeMap<String, String> {
     table
 }
 
+/// The counts of `coordinator kingmaking` (results::cc3::kingmaking, whose
+/// module docs and docs/RANKED.md define them), from this file's own
+/// first-winner and ranked values, by the names of its JSON fields under
+/// `kingmaking.`.
+fn brute_kingmaking(star: &Star) -> std::collections::BTreeMap<String, String> {
+    let rules = |s| star.first_winner_step(s);
+    let solo: Vec<HashMap<State, Value>> =
+        (0..3).map(|x| fixpoint(star, &rules, 1 << x, &|first, _| first == x)).collect();
+    let mut enable: Vec<Vec<HashMap<State, Value>>> = vec![vec![HashMap::new(), HashMap::new(), HashMap::new()]; 3];
+    for x in 0..3 {
+        for y in (0..3).filter(|&y| y != x) {
+            enable[x][y] = fixpoint(star, &rules, 1 << x | 1 << y, &|first, _| first == y);
+        }
+    }
+    let top2: Vec<HashMap<State, Value>> = (0..3).map(|x| top2(star, x)).collect();
+    let enables = |x: usize, y: usize, s: &State| enable[x][y][s] == Value::Win;
+    let children = |s: State| match rules(s) {
+        Step::Live(children) => Some(children),
+        _ => None,
+    };
+    let mut table = std::collections::BTreeMap::new();
+    let bump = |table: &mut std::collections::BTreeMap<String, String>, key: String| {
+        let n: u64 = table.get(&key).map_or(0, |v: &String| v.parse().unwrap());
+        table.insert(key, (n + 1).to_string());
+    };
+    let count = |table: &mut std::collections::BTreeMap<String, String>, scope: &str, s: State| {
+        let Some(moves) = children(s) else { return };
+        let k = s.1;
+        let (y, z) = ((k + 1) % 3, (k + 2) % 3);
+        let any_solo = |v: Value| (0..3).any(|p| solo[p][&s] == v);
+        let key = |what: &str| format!("kingmaking.{scope}.{what}");
+        if any_solo(Value::Win) {
+            return;
+        }
+        let word = |v: Value| match v {
+            Value::Win => "top2_win",
+            Value::Draw => "top2_draw",
+            _ => "top2_loss",
+        };
+        if any_solo(Value::Draw) {
+            bump(table, key("spoiler_draw_positions"));
+            if solo[k][&s] != Value::Draw {
+                return;
+            }
+            bump(table, key("spoiler.positions"));
+            let here = top2[k][&s];
+            bump(table, key(&format!("spoiler.{}", word(here))));
+            let keeps = moves.iter().any(|c| (here == Value::Loss || top2[k][c] == here) && solo[k][c] == Value::Draw);
+            if keeps {
+                bump(table, key("spoiler.keeps_draw"));
+            } else {
+                bump(table, key("spoiler.loses_draw"));
+                if here == Value::Win {
+                    bump(table, key("spoiler.loses_draw_top2_win"));
+                }
+            }
+            return;
+        }
+        let some_pair = (0..3).any(|a| (0..3).any(|b| a != b && enables(a, b, &s) && solo[b][&s] != Value::Win));
+        if !some_pair {
+            return;
+        }
+        bump(table, key("kingmaker_positions"));
+        match (enables(k, y, &s), enables(k, z, &s)) {
+            (true, true) => {}
+            (false, false) => return,
+            _ => {
+                bump(table, key("kingmaker.mover_enables_one"));
+                return;
+            }
+        }
+        bump(table, key("kingmaker.positions"));
+        let here = top2[k][&s];
+        bump(table, key(&format!("kingmaker.{}", word(here))));
+        if here == Value::Win {
+            let best = moves
+                .iter()
+                .filter(|c| top2[k][*c] == Value::Win)
+                .map(|c| usize::from(enables(k, y, c)) + usize::from(enables(k, z, c)))
+                .max();
+            let class = match best {
+                Some(2) => "both",
+                Some(1) => "one",
+                _ => "neither",
+            };
+            bump(table, key(&format!("kingmaker.keeps_top2_and_{class}")));
+        }
+        let playing = moves.iter().filter(|c| here == Value::Loss || top2[k][*c] == here);
+        let (mut to_y, mut to_z) = (false, false);
+        for c in playing {
+            to_y |= enables(k, y, c);
+            to_z |= enables(k, z, c);
+        }
+        let class = match (to_y, to_z) {
+            (true, true) => "ranked_two_winners",
+            (false, false) => "ranked_no_winner",
+            _ => "ranked_decided",
+        };
+        bump(table, key(&format!("kingmaker.{class}")));
+    };
+    for s in all_states(star) {
+        count(&mut table, "all", s);
+    }
+    // The first-winner game's reachable positions.
+    let start: State = (star.start, 0);
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut frontier = vec![start];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &s in &frontier {
+            count(&mut table, "reachable", s);
+            for c in children(s).unwrap_or_default() {
+                if seen.insert(c) {
+                    next.push(c);
+                }
+            }
+        }
+        frontier = next;
+    }
+    table
+}
+
 /// The reference table of the ranked stage-1 summary.
 fn reference_table() -> std::collections::BTreeMap<String, String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../coordinator/tests/reference/stage1-ranked.tsv");
@@ -370,12 +538,15 @@ fn reference_table() -> std::collections::BTreeMap<String, String> {
 }
 
 /// This solver's counts are the reference table's, which the coordinator's
-/// run of plans/stage1-ranked.toml must reproduce (coordinator/tests/stage1.rs):
+/// run of plans/stage1-ranked.toml and its `kingmaking` command must
+/// reproduce (coordinator/tests/ranked.rs):
 /// two independent computations that meet in one file. `RETRO_PRINT_TABLE=1`
 /// prints this solver's table.
 #[test]
 fn stage_one_ranked_counts_are_the_reference_table() {
-    let table = brute_summary(&Star::new(1));
+    let star = Star::new(1);
+    let mut table = brute_summary(&star);
+    table.extend(brute_kingmaking(&star));
     if std::env::var_os("RETRO_PRINT_TABLE").is_some() {
         for (k, v) in &table {
             println!("{k}\t{v}");

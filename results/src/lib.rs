@@ -32,6 +32,7 @@ pub mod cc3 {
     pub mod check;
     pub mod compressed;
     pub mod depths;
+    pub mod kingmaking;
     pub mod ranked;
     pub mod seeds;
     pub mod summary;

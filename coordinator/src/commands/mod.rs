@@ -6,6 +6,7 @@ pub mod board;
 pub mod check;
 pub mod estimate;
 pub mod explore;
+pub mod kingmaking;
 pub mod ledger;
 pub mod peg;
 pub mod probe;
