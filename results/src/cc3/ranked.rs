@@ -151,6 +151,111 @@ pub struct RankedSearch {
     pub complete: bool,
 }
 
+/// Checks of the layer against the rules on a sample of positions (every
+/// position when the space is small): each live position's top2(A) is what
+/// its children's values give by the forcing rule (A to move: WIN when some
+/// child is WIN, LOSS when every child is; the others alike with the roles
+/// swapped; DRAW otherwise), and after a first finish the race is zero-sum:
+/// the two racers' top2 values are each other's complement (one WIN, the
+/// other LOSS, or both DRAW), read through the rotation.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Consistency {
+    /// Live positions checked against their children.
+    pub positions: u64,
+    /// Of those, positions with one finisher whose race was checked zero-sum.
+    pub races: u64,
+}
+
+/// Positions the consistency check samples at most.
+pub const CONSISTENCY_SAMPLES: u64 = 1_000_000;
+
+/// [`Consistency`] over `samples` positions drawn at random (every position
+/// when there are no more than that), in parallel.
+fn check_consistency(values: &Top2Values, samples: u64, threads: usize) -> Result<Consistency, ResultsError> {
+    let game = values.game;
+    let n = game.position_count();
+    let every = n <= samples;
+    let total = if every { n } else { samples };
+    let threads = threads.max(1) as u64;
+    let per = total.div_ceil(threads);
+    let parts: Vec<Result<Consistency, ResultsError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut rng =
+                        retro_games::sample::XorShift(0x5eed_0054 ^ (t + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let mut c = Consistency::default();
+                    for i in (t * per)..((t + 1) * per).min(total) {
+                        let rank = if every { i } else { rng.next_u64() % n };
+                        check_one(values, rank, &mut c)?;
+                    }
+                    Ok(c)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a checking thread panicked".into()))))
+            .collect()
+    });
+    let mut all = Consistency::default();
+    for p in parts {
+        let p = p?;
+        all.positions += p.positions;
+        all.races += p.races;
+    }
+    Ok(all)
+}
+
+fn check_one(values: &Top2Values, rank: u64, c: &mut Consistency) -> Result<(), ResultsError> {
+    let game = values.game;
+    let pos = game.cc3.unrank(rank);
+    let Status::Live { finished, .. } = status(game, &pos) else { return Ok(()) };
+    let stored = values.top2_a(rank);
+    let (mut any_win, mut any_loss, mut all_win, mut all_loss) = (false, false, true, true);
+    game.for_each_child(rank, &mut |child| {
+        let v = values.top2_a(child);
+        any_win |= v == VALUE_WIN;
+        any_loss |= v == VALUE_LOSS;
+        all_win &= v == VALUE_WIN;
+        all_loss &= v == VALUE_LOSS;
+    });
+    let (max_wins, min_wins) = if pos.turn == game.objective { (any_win, all_loss) } else { (all_win, any_loss) };
+    let by_rule = if max_wins {
+        VALUE_WIN
+    } else if min_wins {
+        VALUE_LOSS
+    } else {
+        VALUE_DRAW
+    };
+    let text = || game.cc3.format(&pos);
+    if stored != by_rule {
+        return Err(ResultsError::Inconsistent(format!(
+            "{} (rank {rank}): {RANKED_QUESTION} holds {stored}, its children give {by_rule}",
+            text()
+        )));
+    }
+    c.positions += 1;
+    if finished == 1 {
+        let top2 = values.top2_of(&pos);
+        let first = game.finished(&pos).trailing_zeros() as usize;
+        let (x, y) = ((first + 1) % 3, (first + 2) % 3);
+        let complement = match top2[x] {
+            VALUE_WIN => VALUE_LOSS,
+            VALUE_LOSS => VALUE_WIN,
+            v => v,
+        };
+        if top2[y] != complement {
+            return Err(ResultsError::Inconsistent(format!(
+                "{} (rank {rank}): the race for second is not zero-sum (top2 values {top2:?})",
+                text()
+            )));
+        }
+        c.races += 1;
+    }
+    Ok(())
+}
+
 /// The whole summary of a ranked job.
 #[derive(Clone, Debug, Serialize)]
 pub struct RankedSummary {
@@ -181,6 +286,8 @@ pub struct RankedSummary {
     pub start: RankedStart,
     /// The search from the start.
     pub bfs_from_start: RankedSearch,
+    /// The layer checked against the rules (see [`Consistency`]).
+    pub consistency: Consistency,
     /// Per computed layer.
     pub layers: Vec<LayerSummary>,
     /// The tablebase files.
@@ -435,6 +542,14 @@ pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Re
         t.elapsed().as_secs_f64(),
         if bfs.complete { "to the end" } else { "stopped at the frontier limit" }
     );
+    let t = std::time::Instant::now();
+    let consistency = check_consistency(&values, CONSISTENCY_SAMPLES, threads)?;
+    tracing::info!(
+        "checked {} live positions against their children and {} races zero-sum in {:.1}s",
+        consistency.positions,
+        consistency.races,
+        t.elapsed().as_secs_f64()
+    );
     Ok(RankedSummary {
         job: job.job.clone(),
         game: GameKind::Cc3,
@@ -449,6 +564,7 @@ pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Re
         reachable,
         start: start_report(&values),
         bfs_from_start: bfs,
+        consistency,
         layers: job.layer_summaries(),
         tablebases: job.tablebase_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
@@ -490,4 +606,50 @@ pub fn human_table(s: &RankedSummary) -> String {
 /// The ranked game of a tablebase header's params, if they name one.
 pub fn is_ranked(params: &serde_json::Value) -> bool {
     params["objective"] == "ranked"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retro_engine::layout::Layout;
+    use retro_engine::memsolve::solve;
+    use retro_engine::tablebase::pack_values;
+    use retro_engine::values::tablebase_value;
+    use retro_games::Question;
+
+    /// top2(X) of stage 1 solved directly for objective `x`, as tablebase values.
+    fn solved(x: u8) -> Vec<u8> {
+        let g = Ranked::new(1, x).unwrap();
+        let layout = Layout::new(g.position_count(), 3, 64, 4096);
+        solve(&g, Question::solo(x), &layout, 1).unwrap().bytes.iter().map(|&b| tablebase_value(b)).collect()
+    }
+
+    /// Reading B's and C's values through the rotation gives the layers
+    /// solved for B and for C.
+    #[test]
+    fn rotated_reads_are_the_other_players_layers() {
+        let g = Ranked::new(1, 0).unwrap();
+        let values = Top2Values::new(&g, pack_values(&solved(0)));
+        let (b, c) = (solved(1), solved(2));
+        for rank in 0..g.position_count() {
+            let top2 = values.top2_of(&g.cc3.unrank(rank));
+            assert_eq!((top2[1], top2[2]), (b[rank as usize], c[rank as usize]), "rank {rank}");
+        }
+    }
+
+    /// The check passes on the solved layer and fails when one live
+    /// position's value is changed: it can fail.
+    #[test]
+    fn the_consistency_check_finds_a_changed_value() {
+        let g = Ranked::new(1, 0).unwrap();
+        let mut raw = solved(0);
+        let ok = check_consistency(&Top2Values::new(&g, pack_values(&raw)), u64::MAX, 2).unwrap();
+        assert!(ok.positions > 1000 && ok.races > 100, "{ok:?}");
+        let live = (0..g.position_count())
+            .find(|&r| matches!(status(&g, &g.cc3.unrank(r)), Status::Live { finished: 1, .. }))
+            .unwrap();
+        raw[live as usize] = if raw[live as usize] == VALUE_WIN { VALUE_LOSS } else { VALUE_WIN };
+        let err = check_consistency(&Top2Values::new(&g, pack_values(&raw)), u64::MAX, 2).unwrap_err().to_string();
+        assert!(err.contains("children give") || err.contains("zero-sum"), "{err}");
+    }
 }
