@@ -243,6 +243,80 @@ fn api_answers_positions_moves_witnesses_and_bad_input() {
     assert_eq!(request(&addr2, "GET", "/").0, 200, "the page itself shows the message");
 }
 
+// ---- the ranked game
+
+/// Solves plans/stage1-ranked.toml into `dir`/ranked and serves it.
+fn served_ranked(dir: &TempDir) -> (Proc, String, PathBuf) {
+    let tb = solve_plan(dir, "plans/stage1-ranked.toml", "ranked");
+    let (server, addr) = serve(&tb, dir, "serve-ranked");
+    (server, addr, tb)
+}
+
+/// The ranked view: every position's top2 values are the ranked prober's,
+/// after a first finish the race for second is shown (the mover's top2, its
+/// opponent's the complement), and a move is marked as keeping the mover's
+/// value exactly when its child has the same top2 for the mover; moves the
+/// tablebase says keep a WIN exist and lead to WIN children.
+#[test]
+fn ranked_api_shows_top2_the_race_and_the_moves_that_keep_them() {
+    let dir = TempDir::new("explorer-ranked");
+    let (_server, addr, tb) = served_ranked(&dir);
+    let prober = retro_probe::ranked::RankedProber::open(&tb).unwrap();
+    let info = get_json(&addr, "/api/info", 200);
+    assert_eq!((info["kind"].as_str(), info["objective"].as_str()), (Some("cc3"), Some("ranked")));
+    assert_eq!(info["cells"].as_array().unwrap().len(), 13);
+    let start = get_json(&addr, "/api/position", 200);
+    assert_eq!(start["position"]["top2"], serde_json::json!({"A": "loss", "B": "loss", "C": "loss"}));
+    // Walk the positions the API names, breadth first from the start, until
+    // a race and a kept WIN have been seen.
+    let (mut seen_race, mut seen_kept_win) = (false, false);
+    let mut queue = std::collections::VecDeque::from([start["position"]["position"].as_str().unwrap().to_string()]);
+    let mut visited = std::collections::HashSet::new();
+    while let Some(text) = queue.pop_front() {
+        if !visited.insert(text.clone()) || visited.len() > 400 {
+            continue;
+        }
+        let view = get_json(&addr, &format!("/api/position?pos={}", enc(&text)), 200);
+        let p = &view["position"];
+        let pos = prober.parse(&text).unwrap();
+        assert_eq!(p["top2"], serde_json::to_value(prober.report(&pos).unwrap()).unwrap()["top2"], "{text}");
+        let mover = p["to_move"].as_str().unwrap();
+        if let Some(race) = p.get("race") {
+            seen_race = true;
+            let other = race["racers"][1].as_str().unwrap();
+            assert_eq!(race["racers"][0], mover);
+            assert_eq!(race["value"], p["top2"][mover], "{text}");
+            let complement = match p["top2"][mover].as_str().unwrap() {
+                "win" => "loss",
+                "loss" => "win",
+                v => v,
+            };
+            assert_eq!(p["top2"][other], complement, "{text}: the race is zero-sum");
+        }
+        for m in view["moves"].as_array().unwrap() {
+            let keeps = m["child"]["top2"][mover] == p["top2"][mover];
+            assert_eq!(m["keeps"], keeps, "{text} {}", m["move"]);
+            seen_kept_win |= keeps && p["top2"][mover] == "win";
+            if m["child"]["outcome"] == "ongoing" {
+                queue.push_back(m["child"]["position"].as_str().unwrap().to_string());
+            }
+        }
+        // A top2 WIN for the mover has a move that keeps it.
+        if p["top2"][mover] == "win" && p["outcome"] == "ongoing" {
+            assert!(view["moves"].as_array().unwrap().iter().any(|m| m["keeps"] == true), "{text}");
+        }
+    }
+    assert!(seen_race && seen_kept_win, "race {seen_race}, kept win {seen_kept_win}");
+    // A finished player to move: no position of the ranked game.
+    let g = Cc3::new(1).unwrap();
+    let mut finished = g.start();
+    finished.pieces[0] = g.star.goal_mask[0];
+    let v = get_json(&addr, &format!("/api/position?pos={}", enc(&g.format(&finished))), 404);
+    assert!(v["error"].as_str().unwrap().contains("cannot arise in the ranked game"), "{v}");
+    let v = get_json(&addr, "/api/witness?kind=kingmaker", 404);
+    assert!(v["error"].is_string(), "{v}");
+}
+
 // ---- the page in a browser
 
 /// A Chromium binary: `$CHROMIUM`, else the first of the usual names on PATH.
@@ -549,6 +623,27 @@ fn two_player_page_shows_the_diamond_and_the_values() {
     let moves = tags(&dom, "li", "data-move=");
     assert_eq!(moves.len(), get_json(&addr, "/api/position", 200)["moves"].as_array().unwrap().len());
     assert!(moves.iter().all(|m| attr(m, "data-value").is_some()));
+}
+
+#[test]
+#[cfg_attr(
+    not(has_chromium),
+    ignore = "no chromium binary when this was built: install Debian's `chromium` package (or set CHROMIUM=/path) and build again"
+)]
+fn ranked_page_shows_top2_and_marks_the_moves_that_keep_it() {
+    let bin = chromium_or_fail();
+    let dir = TempDir::new("explorer-ranked-page");
+    let (_server, addr, _tb) = served_ranked(&dir);
+    let dom = dump(&bin, &dir.join("profile"), &format!("http://{addr}/"));
+    assert_eq!(state(&dom), "ready", "{dom}");
+    for x in ["A", "B", "C"] {
+        assert_eq!(attr(tags(&dom, "tr", &format!("id=\"top2-{x}\""))[0], "data-value"), Some("loss"), "{x}");
+    }
+    let moves = tags(&dom, "li", "data-move=");
+    let api = get_json(&addr, "/api/position", 200);
+    assert_eq!(moves.len(), api["moves"].as_array().unwrap().len());
+    let kept = api["moves"].as_array().unwrap().iter().filter(|m| m["keeps"] == true).count();
+    assert_eq!(moves.iter().filter(|m| attr(m, "data-keeps") == Some("yes")).count(), kept);
 }
 
 // ---- peg solitaire

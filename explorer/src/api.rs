@@ -175,6 +175,7 @@ async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -
         match ex {
             Explorer::Cc3(e) => serde_json::to_value(e.position(pos, stop)?),
             Explorer::Cc2(e) => serde_json::to_value(e.position(pos, stop)?),
+            Explorer::Ranked(e) => serde_json::to_value(e.position(pos)?),
             Explorer::Peg(_) => return Err(ApiError::not_found(PEG_POSITIONS)),
             Explorer::Sylver => return Err(ApiError::not_found(SYLVER_POSITIONS)),
         }

@@ -91,37 +91,9 @@ impl Cc3Explorer {
 
     /// The board and the game, for `/api/info`.
     pub fn info(&self) -> Value {
-        let g = &self.prober.game;
-        let s = &g.star;
-        let cells: Vec<Value> = (0..s.cells())
-            .map(|c| {
-                let (x, y, z) = s.cubes[c];
-                let bit = 1u128 << c;
-                let (zone, owner) = match (0..3).find(|&p| s.start_mask[p] & bit != 0) {
-                    Some(p) => ("start", Some(PLAYER_NAMES[p].to_string())),
-                    None => match (0..3).find(|&p| s.goal_mask[p] & bit != 0) {
-                        Some(p) => ("goal", Some(PLAYER_NAMES[p].to_string())),
-                        None => ("centre", None),
-                    },
-                };
-                // Screen position in half-cell units: u across (a step along a
-                // row moves y - z by 2), v down by rows (x).
-                json!({ "name": s.names[c], "u": y - z, "v": x, "zone": zone, "owner": owner })
-            })
-            .collect();
-        json!({
-            "kind": GameKind::Cc3,
-            "title": format!(
-                "Three-player Chinese checkers, star of order {} ({} cells, {} piece{} each)",
-                s.n, s.cells(), s.k, if s.k == 1 { "" } else { "s" }
-            ),
-            "order": s.n,
-            "positions": g.ranker.positions() as u64,
-            "players": PLAYER_NAMES.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-            "start": g.format(&g.start()),
-            "cells": cells,
-            "witnesses": WitnessKind::value_variants().iter().map(|k| k.name()).collect::<Vec<_>>(),
-        })
+        let mut info = board_info(&self.prober.game);
+        info["witnesses"] = WitnessKind::value_variants().iter().map(|k| k.name()).collect::<Vec<_>>().into();
+        info
     }
 
     /// Parses a position (the start when `text` is absent).
@@ -287,4 +259,38 @@ impl Forcing for QuestionGame<'_> {
     fn finished(&self, pos: &Position) -> bool {
         pos.outcome(&self.prober.game.star) != Outcome::Ongoing
     }
+}
+
+/// The star's cells and the game's names, for `/api/info` of a three-player
+/// job (first-winner or ranked).
+pub fn board_info(g: &retro_games::cc3::Cc3) -> Value {
+    let s = &g.star;
+    let cells: Vec<Value> = (0..s.cells())
+        .map(|c| {
+            let (x, y, z) = s.cubes[c];
+            let bit = 1u128 << c;
+            let (zone, owner) = match (0..3).find(|&p| s.start_mask[p] & bit != 0) {
+                Some(p) => ("start", Some(PLAYER_NAMES[p].to_string())),
+                None => match (0..3).find(|&p| s.goal_mask[p] & bit != 0) {
+                    Some(p) => ("goal", Some(PLAYER_NAMES[p].to_string())),
+                    None => ("centre", None),
+                },
+            };
+            // Screen position in half-cell units: u across (a step along a
+            // row moves y - z by 2), v down by rows (x).
+            json!({ "name": s.names[c], "u": y - z, "v": x, "zone": zone, "owner": owner })
+        })
+        .collect();
+    json!({
+        "kind": GameKind::Cc3,
+        "title": format!(
+            "Three-player Chinese checkers, star of order {} ({} cells, {} piece{} each)",
+            s.n, s.cells(), s.k, if s.k == 1 { "" } else { "s" }
+        ),
+        "order": s.n,
+        "positions": g.ranker.positions() as u64,
+        "players": PLAYER_NAMES.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        "start": g.format(&g.start()),
+        "cells": cells,
+    })
 }

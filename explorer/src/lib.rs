@@ -4,7 +4,8 @@
 //! `coordinator probe` ([`retro_probe::cc3::Prober`], [`retro_results::cc3::witness`]).
 //!
 //! The game kind comes from the files: `solo_A.tb` (with `enable_A_B.tb` and
-//! `enable_A_C.tb`) is a three-player job, `solo_1.tb` a two-player one.
+//! `enable_A_C.tb`) is a three-player job, `top2_A.tb` a ranked three-player
+//! one, `solo_1.tb` a two-player one.
 //! A directory holding the `summary.json` of a peg solitaire plan (or
 //! directories holding them) is a peg job; one holding only Sylver table
 //! summaries is a Sylver one (the Sylver view works over any directory). `/api/info` names the kind and the
@@ -29,6 +30,7 @@ mod depth;
 mod error;
 pub mod limits;
 pub mod peg;
+mod ranked;
 pub mod sylver;
 pub mod wire;
 
@@ -45,6 +47,7 @@ pub use cc2::{Cc2Explorer, Cc2Move, Cc2Report, Cc2View};
 pub use cc3::{Cc3Explorer, DepthLine, MoveView, PositionView};
 pub use error::ExplorerError;
 pub use peg::PegExplorer;
+pub use ranked::{RankedExplorer, RankedMoveView, RankedView};
 
 /// An error answered as `{"error": message}` with a 4xx (bad input, nothing
 /// there), 500 (a tablebase that cannot be read) or 503 (busy) status.
@@ -96,6 +99,8 @@ pub enum Explorer {
     Cc3(Cc3Explorer),
     /// Two-player Chinese checkers (one layer, win/loss/draw).
     Cc2(Cc2Explorer),
+    /// The ranked three-player game (one layer, top2(A), read for every player).
+    Ranked(RankedExplorer),
     /// Peg solitaire: a ledger and/or a problem table, and positions searched
     /// on demand (shared so a search runs without holding the server's lock).
     Peg(Arc<PegExplorer>),
@@ -108,7 +113,7 @@ impl Explorer {
     /// The game, as `/api/info` names it.
     pub fn kind(&self) -> GameKind {
         match self {
-            Explorer::Cc3(_) => GameKind::Cc3,
+            Explorer::Cc3(_) | Explorer::Ranked(_) => GameKind::Cc3,
             Explorer::Cc2(_) => GameKind::Cc2,
             Explorer::Peg(_) => GameKind::Peg,
             Explorer::Sylver => GameKind::Sylver,
@@ -123,6 +128,9 @@ impl Explorer {
         }
         if has(cc2::LAYER) {
             return Ok(Explorer::Cc2(Cc2Explorer::open(dir)?));
+        }
+        if has(retro_games::cc3::RANKED_QUESTION) {
+            return Ok(Explorer::Ranked(RankedExplorer::new(retro_probe::ranked::RankedProber::open(dir)?)));
         }
         if !dir.is_dir() {
             return Err(ExplorerError::NothingToShow(format!(
@@ -200,6 +208,7 @@ impl Shared {
         let (info, peg) = match e {
             Explorer::Cc3(c) => (c.info(), None),
             Explorer::Cc2(c) => (c.info(), None),
+            Explorer::Ranked(c) => (c.info(), None),
             Explorer::Peg(p) => (p.info(), Some(Arc::clone(p))),
             Explorer::Sylver => (sylver::info(&self.dir), None),
         };

@@ -15,6 +15,7 @@
 pub mod cc2;
 pub mod cc3;
 mod layer;
+pub mod ranked;
 pub mod recorded;
 
 pub use layer::Layer;
@@ -48,13 +49,20 @@ pub enum Tablebases {
     ThreePlayer(cc3::Prober),
     /// Two-player Chinese checkers: `solo_1.tb`.
     TwoPlayer(cc2::Prober),
+    /// The ranked three-player game: `top2_A.tb`.
+    Ranked(ranked::RankedProber),
 }
 
 /// Opens the tablebases in `dir`: two-player when it holds `solo_1.tb`,
-/// three-player otherwise (whose error then says what is missing).
+/// the ranked game when it holds `top2_A.tb`, three-player otherwise (whose
+/// error then says what is missing).
 pub fn open(dir: &Path) -> Result<Tablebases, ProbeError> {
-    if dir.join(retro_engine::tablebase::layer_file_name(cc2::LAYER)).exists() {
+    let has = |layer: &str| dir.join(retro_engine::tablebase::layer_file_name(layer)).exists();
+    if has(cc2::LAYER) {
         return cc2::Prober::open(dir).map(Tablebases::TwoPlayer);
+    }
+    if has(retro_games::cc3::RANKED_QUESTION) {
+        return ranked::RankedProber::open(dir).map(Tablebases::Ranked);
     }
     cc3::Prober::open(dir).map(Tablebases::ThreePlayer)
 }

@@ -34,6 +34,11 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
             "{}: witnesses are three-player categories; this directory holds a two-player tablebase",
             dir.display()
         )),
+        (Request::Witness(..), Tablebases::Ranked(_)) => Err(format!(
+            "{}: witnesses are categories of the first-winner game; this directory holds a ranked job's top2(A) \
+             (probe a position instead, or `coordinator kingmaking` beside the first-winner tablebases)",
+            dir.display()
+        )),
         (Request::One(text), tb) => {
             let (answer, plain) = answer(&tb, text.as_deref())?;
             if json {
@@ -67,6 +72,14 @@ fn answer(tb: &Tablebases, text: Option<&str>) -> Result<(serde_json::Value, Str
             let moves = p.moves(&pos).map_err(|e| e.to_string())?;
             let text = two_player_text(&position, &moves);
             Ok((serde_json::json!({ "position": position, "moves": moves }), text))
+        }
+        Tablebases::Ranked(p) => {
+            let pos = match text {
+                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                None => p.game.cc3.start(),
+            };
+            let r = p.probe(&pos).map_err(|e| e.to_string())?;
+            Ok((serde_json::to_value(&r).map_err(|e| e.to_string())?, retro_probe::ranked::text(&r)))
         }
     }
 }

@@ -236,9 +236,54 @@ const cc2 = {
   moveAttrs(m) { return { "data-value": m.child.value }; },
 };
 
+// The ranked three-player game (docs/RANKED.md): top2 for each player, the
+// race for second after a finish, and the moves that keep the mover's value.
+const TOP2_WORDS = {
+  win: (x) => `${x} can force a finish in the first two`,
+  loss: (x) => `the other two can force ${x} last`,
+  draw: (x) => `neither: ${x} can keep from being forced last but cannot force a top-two finish`,
+  illegal: () => "illegal",
+};
+
+const ranked = {
+  summary(data) {
+    const p = data.position;
+    const race = p.race
+      ? el("div", { id: "race", "data-value": p.race.value },
+        `${p.race.first} finished first; the race for second, ${p.race.racers[0]} against ${p.race.racers[1]}: `,
+        el("span", { class: p.race.value }, p.race.value), ` for ${p.race.racers[0]}`)
+      : "";
+    return [
+      el("div", { class: "position" }, p.position),
+      el("div", { id: "outcome", "data-outcome": p.outcome }, p.outcome === "ongoing" ? "the game is on" : p.outcome),
+      race,
+    ];
+  },
+  answers(data) {
+    const p = data.position;
+    const rows = app.info.players.map((x) => el("tr", { id: `top2-${x}`, "data-value": p.top2[x] },
+      el("th", {}, swatch(x), x),
+      el("td", { class: p.top2[x] }, p.top2[x]),
+      el("td", { class: "words" }, TOP2_WORDS[p.top2[x]](x))));
+    return [
+      el("h2", {}, "Top two (1st or 2nd place)"),
+      el("table", { class: "answers", id: "top2" },
+        el("tr", {}, el("th", {}, "player X"), el("th", {}, "top2(X)"), el("th", {}, "")), rows),
+    ];
+  },
+  depth() { return []; },
+  moveLabel(m) {
+    const c = m.child;
+    const values = app.info.players.map((x) => el("span", { class: c.top2[x] }, ` ${x} ${c.top2[x]}`));
+    const keeps = m.keeps ? [el("span", { class: "tag keeps" }, "keeps the mover's value")] : [];
+    return [...values, c.outcome !== "ongoing" ? ` (${c.outcome})` : "", ...keeps];
+  },
+  moveAttrs(m) { return { "data-keeps": m.keeps ? "yes" : "no" }; },
+};
+
 // pegView (peg.js) and sylverView (sylver.js) draw their own boards and
 // tables: each has a main() and takes over.
-const VIEWS = { cc3, cc2, peg: pegView, sylver: sylverView };
+const VIEWS = { cc3, cc2, ranked, peg: pegView, sylver: sylverView };
 
 // ---- rendering and navigation
 
@@ -380,7 +425,7 @@ async function main() {
   }
   document.body.dataset.kind = app.info.kind;
   $("title").textContent = app.info.title;
-  app.view = VIEWS[app.info.kind];
+  app.view = VIEWS[app.info.objective === "ranked" ? "ranked" : app.info.kind];
   if (!app.view) return showError(`this page has no view for game kind ${app.info.kind} yet`);
   if (app.view.main) return app.view.main(app.info);
   setupControls();
