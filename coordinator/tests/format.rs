@@ -67,6 +67,12 @@ fn the_documents_test_vectors_hold() {
                 let value = retro_probe::cc3::value_word(p.layer_value(layer, v.rank).unwrap());
                 assert_eq!(value, v.value, "{row}: value");
             }
+            Tablebases::Ranked(p) => {
+                assert_eq!((v.game.as_str(), v.layer.as_str()), ("cc3", "top2(A)"), "{row}");
+                let pos = p.parse(&v.position).unwrap();
+                assert_eq!(p.game.cc3.rank(&pos), v.rank, "{row}: rank");
+                assert_eq!(retro_probe::value_word(p.top2(&pos).unwrap()[0]), v.value, "{row}: value");
+            }
             Tablebases::TwoPlayer(p) => {
                 assert_eq!((v.game.as_str(), v.layer.as_str()), ("cc2", retro_probe::cc2::LAYER), "{row}");
                 let pos = p.parse(&v.position).unwrap();

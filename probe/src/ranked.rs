@@ -4,8 +4,8 @@
 
 use crate::{Layer, ProbeError, value_word};
 use retro_engine::tablebase::{TablebaseError, TablebaseReader, layer_file_name};
-use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked, for_each_move};
-use retro_games::{Classification, GameKind};
+use retro_games::GameKind;
+use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked, Standing, for_each_move};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -133,20 +133,18 @@ impl RankedProber {
         let done = self.game.finished(pos);
         let mover = pos.turn as usize;
         let name = |p: usize| PLAYER_NAMES[p].to_string();
-        let class = self.game.classify_position(pos);
+        let standing = self.game.standing(pos);
         let mut finished: Vec<String> = (0..3).filter(|&p| done & (1 << p) != 0).map(name).collect();
-        let outcome = match class {
-            Classification::Illegal => "illegal".to_string(),
-            Classification::Terminal { .. } => {
-                // The player to move is the second finisher.
-                let first = (0..3).find(|&p| done & (1 << p) != 0 && p != mover).unwrap_or(mover);
-                let third = 3 - first - mover;
-                finished = vec![name(first), name(mover)];
-                format!("{} 1st, {} 2nd, {} 3rd", name(first), name(mover), name(third))
+        let outcome = match standing {
+            Standing::Illegal => "illegal".to_string(),
+            Standing::Over { first, second } => {
+                let (first, second) = (first as usize, second as usize);
+                finished = vec![name(first), name(second)];
+                format!("{} 1st, {} 2nd, {} 3rd", name(first), name(second), name(3 - first - second))
             }
-            Classification::Open { .. } => "ongoing".to_string(),
+            Standing::Live => "ongoing".to_string(),
         };
-        let race = (matches!(class, Classification::Open { .. }) && done.count_ones() == 1).then(|| {
+        let race = (standing == Standing::Live && done.count_ones() == 1).then(|| {
             let first = done.trailing_zeros() as usize;
             let other = 3 - first - mover;
             RaceReport { first: name(first), racers: [name(mover), name(other)], value: value_word(top2[mover]).into() }
@@ -173,7 +171,7 @@ impl RankedProber {
             let mut list = Vec::new();
             for_each_move(star, &pos.pieces, p, &mut |from, to| list.push((from, to)));
             let mut children = Vec::new();
-            self.game.for_each_child_of(pos, &mut |c| children.push(c));
+            self.game.for_each_move_of(pos, &mut |c| children.push(c));
             // The children come in the order of the moves (the pass last, alone).
             let names: Vec<String> = if list.is_empty() {
                 vec!["pass".into()]

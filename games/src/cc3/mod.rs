@@ -15,7 +15,7 @@ mod star;
 pub use notation::NotationError;
 pub use position::{Outcome, Position, children, destinations, for_each_move, move_count};
 pub use rank::{BlockDecoder, PredecessorBlock, Ranker};
-pub use ranked::{Objective, RANKED_QUESTION, Ranked};
+pub use ranked::{Objective, RANKED_QUESTION, Ranked, Standing};
 pub use star::{Cube, PLAYER_NAMES, Star};
 
 use crate::{Classification, RetroGame};

@@ -14,13 +14,33 @@
 //!   when it names the third player. Three full goals are illegal.
 //!
 //! [`Ranked`] is that graph for one objective, `top2(X)`: X finishes first or
-//! second. Every terminal names X its winner when X placed, another player
-//! when not, so the stage's forcing question `solo(X)` on this graph is
-//! `top2(X)`. Restricted to the positions where Z finished first, it is the
-//! race for second place between X and the third player.
+//! second. X's question is decided the moment X fills its goal (first or
+//! second, whatever the other two play after), so every position where X has
+//! finished is a terminal won by X, and the two-finisher terminals without X
+//! name another winner: the stage's forcing question `solo(X)` on this graph
+//! is `top2(X)`. Restricted to the positions where Z finished first, it is
+//! the race for second place between X and the third player. The game as it
+//! is played, objective aside, is [`Ranked::standing`] and
+//! [`Ranked::for_each_move_of`].
 
 use super::{Cc3, Position, destinations, for_each_move, move_count};
 use crate::{Classification, RetroGame};
+
+/// Where a position stands in the ranked game (whatever the objective).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// No position of the ranked game (a finished player to move, or three goals full).
+    Illegal,
+    /// Nobody, or one player, has finished, and another is to move.
+    Live,
+    /// Two players have finished: the game is over.
+    Over {
+        /// The first finisher (1st place).
+        first: u8,
+        /// The second (2nd place; the third player is last).
+        second: u8,
+    },
+}
 
 /// What a cc3 job's terminals are: the first finisher wins (the stage
 /// game), or play goes on for second place (this module's game).
@@ -81,20 +101,44 @@ impl Ranked {
         (0..3).filter(|&p| pos.pieces[p] & star.goal_mask[p] == star.goal_mask[p]).fold(0, |acc, p| acc | 1 << p)
     }
 
-    /// Classification of one position (see the module docs).
-    pub fn classify_position(&self, pos: &Position) -> Classification {
+    /// Where a position stands in the ranked game, whatever the objective.
+    pub fn standing(&self, pos: &Position) -> Standing {
         let done = self.finished(pos);
         let mover = pos.turn;
         if Ranked::is_live(done, mover) {
-            return self.open(pos);
+            return Standing::Live;
         }
         match done.count_ones() {
             2 if done & (1 << mover) != 0 => {
-                let winner = if done & (1 << self.objective) != 0 { self.objective } else { mover };
-                Classification::Terminal { winner }
+                Standing::Over { first: (done & !(1 << mover)).trailing_zeros() as u8, second: mover }
             }
-            _ => Classification::Illegal,
+            _ => Standing::Illegal,
         }
+    }
+
+    /// Classification of one position for top2(objective) (see the module
+    /// docs): once the objective's player has finished, first or second, its
+    /// question is decided whatever the others still play.
+    pub fn classify_position(&self, pos: &Position) -> Classification {
+        let objective = self.objective;
+        match self.standing(pos) {
+            Standing::Illegal => Classification::Illegal,
+            Standing::Over { first, second } => {
+                let placed = first == objective || second == objective;
+                Classification::Terminal { winner: if placed { objective } else { second } }
+            }
+            Standing::Live if self.finished(pos) & (1 << objective) != 0 => {
+                Classification::Terminal { winner: objective }
+            }
+            Standing::Live => self.open(pos),
+        }
+    }
+
+    /// True when the objective's player has finished: its question is
+    /// decided, and the position has no children in [`Ranked`]'s graph.
+    #[inline]
+    fn objective_done(&self, done: u8) -> bool {
+        done & (1 << self.objective) != 0
     }
 
     /// True when the position whose finished players are `done` is live
@@ -118,8 +162,19 @@ impl Ranked {
         if done & (1 << next) != 0 { (next + 1) % 3 } else { next }
     }
 
-    /// Calls `f` with every child of a live position (none otherwise).
+    /// Calls `f` with every child of an open position of top2(objective)'s
+    /// graph: [`Ranked::for_each_move_of`], except where the objective's
+    /// player has finished (decided, no children).
     pub fn for_each_child_of(&self, pos: &Position, f: &mut impl FnMut(Position)) {
+        if !self.objective_done(self.finished(pos)) {
+            self.for_each_move_of(pos, f);
+        }
+    }
+
+    /// Calls `f` with the position after each move of a live position of the
+    /// ranked game (or its pass), whatever the objective: the game as it is
+    /// played, which a search from the start follows.
+    pub fn for_each_move_of(&self, pos: &Position, f: &mut impl FnMut(Position)) {
         let (done, mover) = (self.finished(pos), pos.turn);
         if !Ranked::is_live(done, mover) {
             return;
@@ -174,6 +229,11 @@ impl Ranked {
     /// the finished players were those of `before_done`, and one of its
     /// moves (or, when `pass`, its pass) gave `pos`.
     fn unmoves(&self, pos: &Position, player: u8, before_done: u8, pass: bool, f: &mut impl FnMut(Position)) {
+        // A position where the objective's player has finished is decided:
+        // it has no edge to anything.
+        if self.objective_done(before_done) {
+            return;
+        }
         let star = &self.cc3.star;
         let p = player as usize;
         let occupied = pos.occupied();
@@ -242,6 +302,11 @@ impl Ranked {
         let p = before.turn as usize;
         let goal = star.goal_mask[p];
         let done = self.finished(before);
+        // The other players keep their pieces: when the objective's player is
+        // one of them and has finished, every predecessor is decided.
+        if p != self.objective as usize && self.objective_done(done) {
+            return;
+        }
         let occupied = before.occupied();
         let mut own = before.pieces[p];
         let mut moved = false;
@@ -390,8 +455,8 @@ mod tests {
     /// path and the plain one agree.
     #[test]
     fn records_name_exactly_the_predecessors() {
-        for n in [1, 2] {
-            let g = Ranked::new(n, 0).unwrap();
+        for (n, objective) in [(1, 0), (1, 1), (1, 2), (2, 0)] {
+            let g = Ranked::new(n, objective).unwrap();
             let count = g.position_count();
             let step = if n == 1 { 1 } else { 9_973 };
             let mut two_blocks = 0;

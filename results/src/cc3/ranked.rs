@@ -12,7 +12,7 @@ use crate::ResultsError;
 use crate::report::thousands;
 use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
-use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked};
+use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked, Standing};
 use retro_games::{GameKind, RetroGame};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -93,7 +93,8 @@ pub struct RankedScope {
     pub live_before_a_finish: u64,
     /// Live positions with one player finished.
     pub live_after_a_finish: u64,
-    /// top2(X) over the live positions, for each player X.
+    /// top2(X) over the live positions where X still plays (has not
+    /// finished), for each player X.
     pub top2: BTreeMap<String, Wld>,
     /// The race for second place (live positions with one finisher).
     pub race: Race,
@@ -131,7 +132,8 @@ pub struct RankedDepth {
     pub depth: u32,
     /// Positions first reached at this depth.
     pub new: u64,
-    /// Of those, live positions where some player's top2 is WIN.
+    /// Of those, live positions where some player who has not finished can
+    /// force its top2 (top2 WIN).
     pub some_top2_win: u64,
     /// Of those, live positions with one player finished.
     pub after_a_finish: u64,
@@ -212,6 +214,18 @@ fn check_one(values: &Top2Values, rank: u64, c: &mut Consistency) -> Result<(), 
     let pos = game.cc3.unrank(rank);
     let Status::Live { finished, .. } = status(game, &pos) else { return Ok(()) };
     let stored = values.top2_a(rank);
+    let text = || game.cc3.format(&pos);
+    // Where A has finished its question is settled: WIN, with no children.
+    if game.finished(&pos) & 1 != 0 {
+        if stored != VALUE_WIN {
+            return Err(ResultsError::Inconsistent(format!(
+                "{} (rank {rank}): A has finished, yet {RANKED_QUESTION} holds {stored}",
+                text()
+            )));
+        }
+        c.positions += 1;
+        return Ok(());
+    }
     let (mut any_win, mut any_loss, mut all_win, mut all_loss) = (false, false, true, true);
     game.for_each_child(rank, &mut |child| {
         let v = values.top2_a(child);
@@ -228,7 +242,6 @@ fn check_one(values: &Top2Values, rank: u64, c: &mut Consistency) -> Result<(), 
     } else {
         VALUE_DRAW
     };
-    let text = || game.cc3.format(&pos);
     if stored != by_rule {
         return Err(ResultsError::Inconsistent(format!(
             "{} (rank {rank}): {RANKED_QUESTION} holds {stored}, its children give {by_rule}",
@@ -343,25 +356,29 @@ enum Status {
 
 fn status(game: &Ranked, pos: &Position) -> Status {
     let done = game.finished(pos);
-    let turn = pos.turn;
-    match (done.count_ones(), done & (1 << turn) != 0) {
-        (0, _) => Status::Live { finished: 0, finisher_next: false },
-        (1, false) => Status::Live { finished: 1, finisher_next: done & (1 << ((turn + 1) % 3)) != 0 },
-        (2, true) => Status::Terminal,
-        _ => Status::Illegal,
+    match game.standing(pos) {
+        Standing::Illegal => Status::Illegal,
+        Standing::Over { .. } => Status::Terminal,
+        Standing::Live => {
+            Status::Live { finished: done.count_ones(), finisher_next: done & (1 << ((pos.turn + 1) % 3)) != 0 }
+        }
     }
 }
 
-/// Adds one legal position with the values `top2` (per player) to `scope`,
-/// and, with one finisher, the mover's race value `race_times` times.
-fn count(scope: &mut RankedScope, st: Status, mover: u8, top2: &[u8; 3], race_times: u64) {
+/// Adds one legal position with the values `top2` (per player) to `scope`:
+/// each player's top2 while it still plays (`playing`, bits; a player who has
+/// finished has placed), and, with one finisher, the mover's race value
+/// `race_times` times.
+fn count(scope: &mut RankedScope, st: Status, mover: u8, top2: &[u8; 3], playing: u8, race_times: u64) {
     scope.positions += 1;
     match st {
         Status::Illegal => unreachable!("counted positions are legal"),
         Status::Terminal => scope.terminal += 1,
         Status::Live { finished, finisher_next } => {
             for (p, name) in PLAYER_NAMES.iter().enumerate() {
-                scope.top2.entry((*name).to_string()).or_default().add(top2[p]);
+                if playing & (1 << p) != 0 {
+                    scope.top2.entry((*name).to_string()).or_default().add(top2[p]);
+                }
             }
             if finished == 0 {
                 scope.live_before_a_finish += 1;
@@ -408,7 +425,9 @@ fn count_all(values: &Top2Values, threads: usize) -> Result<(RankedScope, u64), 
                         // A's turns stands for B's and C's turns as well: A's
                         // turns count three times, the others' not at all.
                         let race_times = if pos.turn == 0 { 3 } else { 0 };
-                        count(&mut scope, st, pos.turn, &[v; 3], race_times);
+                        // top2(A) where A still plays stands for each player's.
+                        let playing = if game.finished(pos) & 1 == 0 { 0b111 } else { 0 };
+                        count(&mut scope, st, pos.turn, &[v; 3], playing, race_times);
                     });
                     match bad {
                         Some(rank) => Err(ResultsError::Inconsistent(format!(
@@ -466,12 +485,16 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
             let pos = game.cc3.unrank(rank);
             let st = status(game, &pos);
             let top2 = values.top2_of(&pos);
-            count(&mut reachable, st, pos.turn, &top2, 1);
+            count(&mut reachable, st, pos.turn, &top2, !game.finished(&pos) & 0b111, 1);
             if let Status::Live { finished, .. } = st {
-                row.some_top2_win += u64::from(top2.contains(&VALUE_WIN));
+                let done = game.finished(&pos);
+                let forced = (0..3).any(|p| done & (1 << p) == 0 && top2[p] == VALUE_WIN);
+                row.some_top2_win += u64::from(forced);
                 row.after_a_finish += u64::from(finished == 1);
             }
-            game.for_each_child(rank, &mut |c| {
+            // The game as it is played: on past the objective's finish.
+            game.for_each_move_of(&pos, &mut |child| {
+                let c = game.cc3.rank(&child);
                 if mark(c) {
                     next.push(c);
                 }
