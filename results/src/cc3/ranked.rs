@@ -607,7 +607,7 @@ pub fn human_table(s: &RankedSummary) -> String {
         thousands(s.all.live_after_a_finish)
     ));
     if let Some(w) = s.all.top2.get("A") {
-        out.push_str(&format!("top2(X), every live position (each player alike): {}\n", wld(w)));
+        out.push_str(&format!("top2(X) where X still plays, every live position (each player alike): {}\n", wld(w)));
     }
     out.push_str(&format!("race for 2nd, the mover's value: {}\n", wld(&s.all.race.all)));
     if let Some(r) = &s.reachable {
