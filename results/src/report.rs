@@ -39,6 +39,7 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         Some(GameKind::Cc2) => crate::cc2::summary::ledger_markdown(v),
         Some(GameKind::Peg) => crate::peg::summary::ledger_markdown(v),
         Some(GameKind::Sylver) => crate::sylver::table::ledger_markdown(v),
+        Some(GameKind::Cc3) if crate::cc3::ranked::is_ranked(v) => crate::cc3::ranked::ledger_markdown(v),
         Some(GameKind::Cc3) | None => crate::cc3::summary::ledger_markdown(v),
     }
 }

@@ -48,6 +48,13 @@ pub fn check_cc3(summary: &Value) -> Result<Vec<Line>, ResultsError> {
             summary["game"]
         )));
     }
+    if crate::cc3::ranked::is_ranked(summary) {
+        return Err(ResultsError::Unsupported(
+            "the summary is of the ranked game, which has no published numbers (a new result; \
+             coordinator/tests/reference/stage1-ranked.tsv holds stage 1's, from an independent solver)"
+                .into(),
+        ));
+    }
     let stage = match summary["order"].as_u64() {
         Some(1) => "stage1",
         Some(2) => "stage2",

@@ -626,9 +626,104 @@ pub fn human_table(s: &RankedSummary) -> String {
     out
 }
 
-/// The ranked game of a tablebase header's params, if they name one.
-pub fn is_ranked(params: &serde_json::Value) -> bool {
-    params["objective"] == "ranked"
+/// True for the summary (or tablebase params) of a ranked job.
+pub fn is_ranked(v: &serde_json::Value) -> bool {
+    v["objective"] == "ranked"
+}
+
+/// A Markdown ledger of a ranked summary.json.
+pub fn ledger_markdown(v: &serde_json::Value) -> String {
+    let n = |x: &serde_json::Value| x.as_u64().map(thousands).unwrap_or_else(|| "0".to_string());
+    let mut out = format!(
+        "## {} — three-player Chinese checkers, order {}, ranked (docs/RANKED.md)\n\nProduced by `coordinator \
+         ledger` from the run's summary.json (plan {}, program {}).\n\n",
+        v["job"].as_str().unwrap_or("?"),
+        v["order"],
+        v["plan_hash"].as_str().unwrap_or("?"),
+        crate::report::program_of(v)
+    );
+    let (a, r) = (&v["all"], &v["reachable"]);
+    let reach = |x: &serde_json::Value| if r.is_null() { "(search stopped early)".to_string() } else { n(x) };
+    out.push_str("| quantity | all positions | reachable from the start |\n|---|---:|---:|\n");
+    for (name, key) in [
+        ("legal positions", "positions"),
+        ("finished (two goals full)", "terminal"),
+        ("live, nobody finished", "live_before_a_finish"),
+        ("live, one player finished", "live_after_a_finish"),
+    ] {
+        out.push_str(&format!("| {name} | {} | {} |\n", n(&a[key]), reach(&r[key])));
+    }
+    for p in ["A", "B", "C"] {
+        for k in ["win", "loss", "draw"] {
+            out.push_str(&format!(
+                "| top2({p}) {k} (while {p} plays) | {} | {} |\n",
+                n(&a["top2"][p][k]),
+                reach(&r["top2"][p][k])
+            ));
+        }
+    }
+    for (name, key) in [("", "all"), (", finisher next", "finisher_next"), (", finisher previous", "finisher_previous")]
+    {
+        for k in ["win", "loss", "draw"] {
+            out.push_str(&format!(
+                "| race for 2nd{name}: mover {k} | {} | {} |\n",
+                n(&a["race"][key][k]),
+                reach(&r["race"][key][k])
+            ));
+        }
+    }
+    let s = &v["start"];
+    let avoid: Vec<&str> = s["can_avoid_last"].as_array().into_iter().flatten().filter_map(|p| p.as_str()).collect();
+    out.push_str(&format!(
+        "\nIllegal ranks {}. Start `{}`: top2 A/B/C {}/{}/{}; players who can force a top-two finish: {}.\n\n",
+        n(&v["illegal"]),
+        s["position"].as_str().unwrap_or("?"),
+        s["top2"]["A"].as_str().unwrap_or("?"),
+        s["top2"]["B"].as_str().unwrap_or("?"),
+        s["top2"]["C"].as_str().unwrap_or("?"),
+        if avoid.is_empty() { "none".to_string() } else { avoid.join(", ") }
+    ));
+    let c = &v["consistency"];
+    out.push_str(&format!(
+        "Checked against the rules: {} live positions by their children, {} races zero-sum.\n\n",
+        n(&c["positions"]),
+        n(&c["races"])
+    ));
+    let bfs = &v["bfs_from_start"];
+    out.push_str(&format!(
+        "First depth with a position where a player still playing can force top2: {}{}.\n\n",
+        bfs["first_forced_top2_depth"],
+        if bfs["complete"] == true { "" } else { " (the search stopped at its frontier limit after the depths below)" }
+    ));
+    out.push_str("| depth | new positions | some top2 WIN | after a finish |\n|---:|---:|---:|---:|\n");
+    for d in bfs["depths"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            d["depth"],
+            n(&d["new"]),
+            n(&d["some_top2_win"]),
+            n(&d["after_a_finish"])
+        ));
+    }
+    out.push_str("\n| layer | rounds | seconds |\n|---|---:|---:|\n");
+    for l in v["layers"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "| {} | {} | {:.1} |\n",
+            l["question"].as_str().unwrap_or("?"),
+            l["rounds"],
+            l["seconds"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    out.push_str("\n| tablebase | bytes | sha256 |\n|---|---:|---|\n");
+    for t in v["tablebases"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "| {} | {} | `{}` |\n",
+            t["file"].as_str().unwrap_or("?"),
+            n(&t["bytes"]),
+            t["sha256"].as_str().unwrap_or("?")
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
