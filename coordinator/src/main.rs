@@ -164,6 +164,12 @@ enum Command {
         /// The ranked job's tablebase directory (top2(A)).
         #[arg(long)]
         ranked: PathBuf,
+        /// Count over this many ranks drawn at random (a fixed seed) instead of
+        /// every position, and estimate the whole space's counts with a 95 %
+        /// interval: stage 2's exact count reads every kingmaker position's
+        /// moves (days on two cores); a million draws take about a minute.
+        #[arg(long)]
+        sample: Option<u64>,
         /// Threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -214,8 +220,8 @@ fn main() -> ExitCode {
         }
         Some(Command::Board { order }) => commands::board::run(order),
         Some(Command::Verify { tablebase }) => commands::verify::run(&tablebase),
-        Some(Command::Kingmaking { first_winner, ranked, threads, json }) => {
-            commands::kingmaking::run(&first_winner, &ranked, threads, json)
+        Some(Command::Kingmaking { first_winner, ranked, sample, threads, json }) => {
+            commands::kingmaking::run(&first_winner, &ranked, sample, threads, json)
         }
         Some(Command::Check { summary }) => commands::check::run(&summary),
         Some(Command::Serve { tablebase, listen, search_seconds }) => {

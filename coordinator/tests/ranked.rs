@@ -186,6 +186,29 @@ fn kingmaking_reproduces_the_independent_solvers_counts() {
     for k in want.keys() {
         assert!(got.contains_key(k), "{k} is not in the command's output");
     }
+    // A sample of ranks estimates the same counts: every estimate's 95 %
+    // interval, widened twofold, holds the exact count.
+    let sampled = Command::new(coordinator())
+        .arg("kingmaking")
+        .arg("--first-winner")
+        .arg(&first_winner)
+        .arg("--ranked")
+        .arg(&ranked)
+        .args(["--sample", "20000", "--json"])
+        .output()
+        .unwrap();
+    assert!(sampled.status.success(), "{}", String::from_utf8_lossy(&sampled.stderr));
+    let sampled: Value = serde_json::from_slice(&sampled.stdout).unwrap();
+    assert!(sampled.get("reachable").is_none(), "a sample has no reachable scope");
+    let (drawn, of) = (sampled["sample"]["drawn"].as_f64().unwrap(), sampled["sample"]["of"].as_f64().unwrap());
+    let mut in_sample = BTreeMap::new();
+    flatten("kingmaking.all", &sampled["all"], &mut in_sample);
+    for (k, v) in &in_sample {
+        let exact: f64 = want.get(k).map_or(0.0, |v| v.parse().unwrap());
+        let p = v.parse::<f64>().unwrap() / drawn;
+        let half = 1.96 * (p * (1.0 - p) / drawn).sqrt() * of;
+        assert!((p * of - exact).abs() <= 2.0 * half + 1e-9, "{k}: estimate {} ± {half} against {exact}", p * of);
+    }
     let swapped = Command::new(coordinator())
         .args(["kingmaking", "--first-winner"])
         .arg(&ranked)

@@ -83,11 +83,37 @@ pub struct SpoilerCounts {
 pub struct Kingmaking {
     /// Star order.
     pub order: u32,
-    /// Over every position.
+    /// Over every position (or, with `sample`, over the positions drawn).
     pub all: Scope,
     /// Over the positions reachable from the start in the first-winner game
-    /// (the category table's reachable scope).
-    pub reachable: Scope,
+    /// (the category table's reachable scope); absent for a sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reachable: Option<Scope>,
+    /// When the counts are of a uniform random sample of ranks rather than
+    /// of every position: how many were drawn, of how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
+}
+
+/// A uniform sample of ranks (with replacement).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Sample {
+    /// Ranks drawn.
+    pub drawn: u64,
+    /// Ranks in the space.
+    pub of: u64,
+    /// The generator's seed (the same seed draws the same ranks).
+    pub seed: u64,
+}
+
+impl Sample {
+    /// The estimate of a whole-space count from `k` of the sample, and the
+    /// half-width of its 95 % interval (normal approximation of the binomial).
+    pub fn estimate(&self, k: u64) -> (f64, f64) {
+        let (n, m) = (self.drawn as f64, self.of as f64);
+        let p = k as f64 / n;
+        (p * m, 1.96 * (p * (1.0 - p) / n).sqrt() * m)
+    }
 }
 
 /// One scope's counts.
@@ -304,6 +330,38 @@ fn reachable(game: &Cc3) -> Vec<u64> {
     seen
 }
 
+/// The analysis over `samples` ranks drawn uniformly at random (with
+/// replacement) from `seed`: what [`analyse`] counts over every position,
+/// for a space too large to walk (stage 2: every kingmaker position's moves
+/// read 12 answers each, days on two cores).
+pub fn analyse_sample(layers: &Layers, samples: u64, seed: u64, threads: usize) -> Kingmaking {
+    let game = &layers.game;
+    let n = game.ranker.positions() as u64;
+    let threads = threads.max(1) as u64;
+    let per = samples.div_ceil(threads);
+    let parts: Vec<Scope> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut rng = retro_games::sample::XorShift(seed ^ (t + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let mut scope = Scope::default();
+                    for _ in (t * per)..((t + 1) * per).min(samples) {
+                        count(layers, &game.unrank(rng.next_u64() % n), &mut scope);
+                    }
+                    scope
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a sampling thread panicked")).collect()
+    });
+    let mut out =
+        Kingmaking { order: game.star.n, sample: Some(Sample { drawn: samples, of: n, seed }), ..Default::default() };
+    for p in parts {
+        add_scope(&mut out.all, &p);
+    }
+    out
+}
+
 /// Counts the analysis over every position and over the reachable ones.
 pub fn analyse(layers: &Layers, threads: usize) -> Kingmaking {
     let game = &layers.game;
@@ -331,10 +389,12 @@ pub fn analyse(layers: &Layers, threads: usize) -> Kingmaking {
             .collect();
         handles.into_iter().map(|h| h.join().expect("a counting thread panicked")).collect()
     });
-    let mut out = Kingmaking { order: game.star.n, ..Kingmaking::default() };
+    let mut out = Kingmaking { order: game.star.n, reachable: Some(Scope::default()), ..Kingmaking::default() };
     for (a, r) in parts {
         add_scope(&mut out.all, &a);
-        add_scope(&mut out.reachable, &r);
+        if let Some(reach) = out.reachable.as_mut() {
+            add_scope(reach, &r);
+        }
     }
     out
 }
