@@ -1,9 +1,11 @@
 //! The routed round: the predecessor block as the unit of work.
 //!
 //! Every predecessor of a position lies in one block of the rank space
-//! ([`RetroGame::predecessor_block`]). So a position decided in round `r - 1`
-//! sends one record, `frontier_record(child) << 1 | child_is_loss`, to the
-//! owner of each shard its block overlaps (one shard but at a shard
+//! ([`RetroGame::predecessor_block`]; in the ranked game some positions have
+//! two, and send a record for each, [`RetroGame::frontier_records`]). So a
+//! position decided in round `r - 1` sends one record,
+//! `frontier_record(child) << 1 | child_is_loss`, to the owner of each shard
+//! its block overlaps (one shard but at a shard
 //! boundary), instead of one key per predecessor. The owner groups its records by where their blocks start
 //! ([`route`]: regions of [`REGION_LEN`] positions, which fit a core's cache),
 //! then walks the regions ([`apply_routed`]), generating each record's

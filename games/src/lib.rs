@@ -103,7 +103,10 @@ pub trait RetroGame: Sync {
     }
     /// [`RetroGame::frontier_record_and_block`] of each of `ranks` (in
     /// increasing order, as a scan of the state finds them), as
-    /// `f(i, record, block)` for `ranks[i]`. A game whose consecutive ranks
+    /// `f(i, record, block)` for `ranks[i]`. A game whose position can have
+    /// predecessors in two blocks (the ranked game: the other racer moved, or
+    /// the first finisher has just filled its goal) calls `f` once per block,
+    /// each record naming the predecessors in its own block. A game whose consecutive ranks
     /// share most of their decoding (cc3: the other two players' pieces)
     /// keeps it from one rank to the next.
     fn frontier_records(&self, ranks: &[u64], f: &mut impl FnMut(usize, u64, std::ops::Range<u64>)) {
