@@ -113,8 +113,17 @@ impl Star {
             _ => return Step::Illegal,
         }
         let next = (mover + 1) % 3;
+        let mut children: Vec<State> = self.moves(pieces, mover).into_iter().map(|after| (after, next)).collect();
+        if children.is_empty() {
+            children.push((pieces, next));
+        }
+        Step::Live(children)
+    }
+
+    /// The placements after each move of `mover`'s (none: it must pass).
+    fn moves(&self, pieces: [u32; 3], mover: usize) -> Vec<[u32; 3]> {
         let occupied = pieces[0] | pieces[1] | pieces[2];
-        let mut children = Vec::new();
+        let mut out = Vec::new();
         for from in (0..self.cells.len()).filter(|&c| pieces[mover] & (1 << c) != 0) {
             let mut ends = self.ends(mover, occupied, from);
             while ends != 0 {
@@ -122,13 +131,10 @@ impl Star {
                 ends &= ends - 1;
                 let mut after = pieces;
                 after[mover] = after[mover] & !(1 << from) | 1 << to;
-                children.push((after, next));
+                out.push(after);
             }
         }
-        if children.is_empty() {
-            children.push((pieces, next));
-        }
-        Step::Live(children)
+        out
     }
 
     /// The ranked rules, forward.
@@ -148,20 +154,15 @@ impl Star {
         if done.contains(&next) {
             next = (next + 1) % 3;
         }
-        let occupied = pieces[0] | pieces[1] | pieces[2];
-        let mut children = Vec::new();
-        for from in (0..self.cells.len()).filter(|&c| pieces[mover] & (1 << c) != 0) {
-            let mut ends = self.ends(mover, occupied, from);
-            while ends != 0 {
-                let to = ends.trailing_zeros() as usize;
-                ends &= ends - 1;
-                let mut after = pieces;
-                after[mover] = after[mover] & !(1 << from) | 1 << to;
+        let mut children: Vec<State> = self
+            .moves(pieces, mover)
+            .into_iter()
+            .map(|after| {
                 // Second place ends the game, the finisher named to move.
                 let second = !done.is_empty() && after[mover] & self.goal[mover] == self.goal[mover];
-                children.push((after, if second { mover } else { next }));
-            }
-        }
+                (after, if second { mover } else { next })
+            })
+            .collect();
         if children.is_empty() {
             children.push((pieces, next));
         }

@@ -117,21 +117,12 @@ impl Cc3Explorer {
     pub fn position(&mut self, text: Option<&str>, stop: &Stop) -> Result<PositionView, ApiError> {
         let pos = self.parse(text)?;
         let probe = self.prober.probe(&pos).map_err(ApiError::internal)?;
-        let g = &self.prober.game;
-        let pieces = (0..3)
-            .map(|p| {
-                let cells = (0..g.star.cells()).filter(|&c| pos.pieces[p] >> c & 1 == 1);
-                (PLAYER_NAMES[p].to_string(), cells.map(|c| g.star.names[c].clone()).collect())
-            })
-            .collect();
+        let pieces = pieces_of(&self.prober.game.star, &pos);
         let moves = probe
             .moves
             .into_iter()
             .map(|m| {
-                let (from, to) = match m.mv.split_once('-') {
-                    Some((f, t)) => (Some(f.to_string()), Some(t.to_string())),
-                    None => (None, None),
-                };
+                let (from, to) = move_cells(&m.mv);
                 let forced_win = m.child.solo.iter().filter(|(_, v)| *v == "win").map(|(p, _)| p.clone()).collect();
                 MoveView { mv: m.mv, from, to, forced_win, child: m.child }
             })
@@ -293,4 +284,22 @@ pub fn board_info(g: &retro_games::cc3::Cc3) -> Value {
         "start": g.format(&g.start()),
         "cells": cells,
     })
+}
+
+/// Each player's cells by name, as the page draws them.
+pub fn pieces_of(star: &retro_games::cc3::Star, pos: &Position) -> BTreeMap<String, Vec<String>> {
+    (0..3)
+        .map(|p| {
+            let cells = (0..star.cells()).filter(|&c| pos.pieces[p] >> c & 1 == 1);
+            (PLAYER_NAMES[p].to_string(), cells.map(|c| star.names[c].clone()).collect())
+        })
+        .collect()
+}
+
+/// The cells a move's text `from-to` names (none for `pass`).
+pub fn move_cells(mv: &str) -> (Option<String>, Option<String>) {
+    match mv.split_once('-') {
+        Some((f, t)) => (Some(f.to_string()), Some(t.to_string())),
+        None => (None, None),
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::ApiError;
 use retro_games::GameKind;
-use retro_games::cc3::{PLAYER_NAMES, Position};
+use retro_games::cc3::Position;
 use retro_probe::ranked::{RankedProber, RankedReport};
 use serde::Serialize;
 use serde_json::Value;
@@ -85,21 +85,12 @@ impl RankedExplorer {
                 probe.position.position
             )));
         }
-        let star = &self.prober.game.cc3.star;
-        let pieces = (0..3)
-            .map(|p| {
-                let cells = (0..star.cells()).filter(|&c| pos.pieces[p] >> c & 1 == 1);
-                (PLAYER_NAMES[p].to_string(), cells.map(|c| star.names[c].clone()).collect())
-            })
-            .collect();
+        let pieces = super::cc3::pieces_of(&self.prober.game.cc3.star, &pos);
         let moves = probe
             .moves
             .into_iter()
             .map(|m| {
-                let (from, to) = match m.mv.split_once('-') {
-                    Some((f, t)) => (Some(f.to_string()), Some(t.to_string())),
-                    None => (None, None),
-                };
+                let (from, to) = super::cc3::move_cells(&m.mv);
                 RankedMoveView { mv: m.mv, from, to, keeps: m.keeps, child: m.child }
             })
             .collect();

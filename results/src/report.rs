@@ -43,3 +43,17 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
         Some(GameKind::Cc3) | None => crate::cc3::summary::ledger_markdown(v),
     }
 }
+
+/// The Markdown table of a summary's tablebase files (file, bytes, SHA-256).
+pub fn tablebase_table(v: &serde_json::Value) -> String {
+    let mut out = String::from("\n| tablebase | bytes | sha256 |\n|---|---:|---|\n");
+    for t in v["tablebases"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "| {} | {} | `{}` |\n",
+            t["file"].as_str().unwrap_or("?"),
+            t["bytes"].as_u64().map(thousands).unwrap_or_else(|| "?".into()),
+            t["sha256"].as_str().unwrap_or("?")
+        ));
+    }
+    out
+}

@@ -399,27 +399,16 @@ pub fn analyse(layers: &Layers, threads: usize) -> Kingmaking {
     out
 }
 
+/// Adds the named fields of `$from` to those of `$to`.
+macro_rules! add_fields {
+    ($to:expr, $from:expr; $($f:ident),+) => { $( $to.$f += $from.$f; )+ };
+}
+
 fn add_scope(to: &mut Scope, from: &Scope) {
-    to.kingmaker_positions += from.kingmaker_positions;
-    to.spoiler_draw_positions += from.spoiler_draw_positions;
-    let (k, f) = (&mut to.kingmaker, &from.kingmaker);
-    k.positions += f.positions;
-    k.mover_enables_one += f.mover_enables_one;
-    k.top2_win += f.top2_win;
-    k.top2_draw += f.top2_draw;
-    k.top2_loss += f.top2_loss;
-    k.keeps_top2_and_both += f.keeps_top2_and_both;
-    k.keeps_top2_and_one += f.keeps_top2_and_one;
-    k.keeps_top2_and_neither += f.keeps_top2_and_neither;
-    k.ranked_two_winners += f.ranked_two_winners;
-    k.ranked_decided += f.ranked_decided;
-    k.ranked_no_winner += f.ranked_no_winner;
-    let (s, f) = (&mut to.spoiler, &from.spoiler);
-    s.positions += f.positions;
-    s.top2_win += f.top2_win;
-    s.top2_draw += f.top2_draw;
-    s.top2_loss += f.top2_loss;
-    s.keeps_draw += f.keeps_draw;
-    s.loses_draw += f.loses_draw;
-    s.loses_draw_top2_win += f.loses_draw_top2_win;
+    add_fields!(to, from; kingmaker_positions, spoiler_draw_positions);
+    add_fields!(to.kingmaker, from.kingmaker; positions, mover_enables_one, top2_win, top2_draw, top2_loss,
+        keeps_top2_and_both, keeps_top2_and_one, keeps_top2_and_neither, ranked_two_winners, ranked_decided,
+        ranked_no_winner);
+    add_fields!(to.spoiler, from.spoiler; positions, top2_win, top2_draw, top2_loss, keeps_draw, loses_draw,
+        loses_draw_top2_win);
 }

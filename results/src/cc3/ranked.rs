@@ -714,15 +714,7 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
             l["seconds"].as_f64().unwrap_or(0.0)
         ));
     }
-    out.push_str("\n| tablebase | bytes | sha256 |\n|---|---:|---|\n");
-    for t in v["tablebases"].as_array().into_iter().flatten() {
-        out.push_str(&format!(
-            "| {} | {} | `{}` |\n",
-            t["file"].as_str().unwrap_or("?"),
-            n(&t["bytes"]),
-            t["sha256"].as_str().unwrap_or("?")
-        ));
-    }
+    out.push_str(&crate::report::tablebase_table(v));
     out
 }
 

@@ -297,14 +297,6 @@ pub fn ledger_markdown(v: &serde_json::Value) -> String {
             .unwrap_or_default();
         out.push_str(&format!("| {} | {} | {} |\n", d["depth"], n(&d["new"]), cats.join(", ")));
     }
-    out.push_str("\n| tablebase | bytes | sha256 |\n|---|---:|---|\n");
-    for t in v["tablebases"].as_array().into_iter().flatten() {
-        out.push_str(&format!(
-            "| {} | {} | `{}` |\n",
-            t["file"].as_str().unwrap_or("?"),
-            n(&t["bytes"]),
-            t["sha256"].as_str().unwrap_or("?")
-        ));
-    }
+    out.push_str(&crate::report::tablebase_table(v));
     out
 }
