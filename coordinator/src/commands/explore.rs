@@ -21,9 +21,15 @@ pub fn run(
         Some(t) => retro_common::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
-    let retro_coordinator::plan::GamePlan::Cc3 { order, .. } = plan.job.game else {
+    let retro_coordinator::plan::GamePlan::Cc3 { order, objective } = plan.job.game else {
         return Err(format!("plan {}: explore is for three-player (cc3) plans", plan.job.name));
     };
+    if !objective.is_first_winner() {
+        return Err(format!(
+            "plan {}: explore searches the first-winner game; a ranked job's summary.json has its own search              from the start (bfs_from_start, docs/RANKED.md)",
+            plan.job.name
+        ));
+    }
     let game = Cc3::new(order).map_err(|e| e.to_string())?;
     if !game.ranker.fits_u64() {
         return Err(format!("order {order} is too large to explore exhaustively"));
