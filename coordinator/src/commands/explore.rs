@@ -26,7 +26,7 @@ pub fn run(
     };
     if !objective.is_first_winner() {
         return Err(format!(
-            "plan {}: explore searches the first-winner game; a ranked job's summary.json has its own search              from the start (bfs_from_start, docs/RANKED.md)",
+            "plan {}: explore searches the first-winner game; a ranked job's summary.json has its own search from the start (bfs_from_start, docs/RANKED.md)",
             plan.job.name
         ));
     }
