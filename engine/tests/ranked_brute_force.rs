@@ -422,12 +422,20 @@ fn brute_kingmaking(star: &Star) -> std::collections::BTreeMap<String, String> {
     let rules = |s| star.first_winner_step(s);
     let solo: Vec<HashMap<State, Value>> =
         (0..3).map(|x| fixpoint(star, &rules, 1 << x, &|first, _| first == x)).collect();
-    let mut enable: Vec<Vec<HashMap<State, Value>>> = vec![vec![HashMap::new(), HashMap::new(), HashMap::new()]; 3];
-    for x in 0..3 {
-        for y in (0..3).filter(|&y| y != x) {
-            enable[x][y] = fixpoint(star, &rules, 1 << x | 1 << y, &|first, _| first == y);
-        }
-    }
+    // enable[x][y]: x and y together for y's win (the diagonal stays empty).
+    let enable: Vec<Vec<HashMap<State, Value>>> = (0..3)
+        .map(|x| {
+            (0..3)
+                .map(|y| {
+                    if x == y {
+                        HashMap::new()
+                    } else {
+                        fixpoint(star, &rules, 1 << x | 1 << y, &|first, _| first == y)
+                    }
+                })
+                .collect()
+        })
+        .collect();
     let top2: Vec<HashMap<State, Value>> = (0..3).map(|x| top2(star, x)).collect();
     let enables = |x: usize, y: usize, s: &State| enable[x][y][s] == Value::Win;
     let children = |s: State| match rules(s) {

@@ -51,8 +51,11 @@ fn table(k: &Kingmaking) -> String {
     out
 }
 
-/// The table's rows: a label and the count it shows.
-const ROWS: [(&str, fn(&Scope) -> u64); 20] = [
+/// One row of the table: its label and the count it shows.
+type Row = (&'static str, fn(&Scope) -> u64);
+
+/// The table's rows.
+const ROWS: [Row; 20] = [
     ("kingmaker positions", |s| s.kingmaker_positions),
     ("  the mover can hand the win to either other", |s| s.kingmaker.positions),
     ("  the mover can hand it to one only", |s| s.kingmaker.mover_enables_one),
