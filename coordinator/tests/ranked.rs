@@ -219,3 +219,22 @@ fn kingmaking_reproduces_the_independent_solvers_counts() {
     let err = String::from_utf8_lossy(&swapped.stderr);
     assert!(!swapped.status.success() && err.contains("no such tablebase"), "{err}");
 }
+
+/// The committed stage-2 summary (docs/results/, from the real run) adds up:
+/// its legal and illegal ranks are the stage's 14,841,300,390, live and
+/// finished positions make the legal ones, the race covers the positions
+/// after a finish, and the run's consistency check saw a million positions.
+#[test]
+fn committed_stage2_ranked_summary_adds_up() {
+    let text = std::fs::read_to_string(repo().join("docs/results/stage2-ranked-summary.json")).unwrap();
+    let s: Value = serde_json::from_str(&text).unwrap();
+    let n = |v: &Value| v.as_u64().unwrap();
+    let a = &s["all"];
+    assert_eq!(n(&a["positions"]) + n(&s["illegal"]), n(&s["positions"]));
+    assert_eq!(n(&s["positions"]), retro_games::cc3::Cc3::new(2).unwrap().ranker.positions() as u64);
+    assert_eq!(n(&a["terminal"]) + n(&a["live_before_a_finish"]) + n(&a["live_after_a_finish"]), n(&a["positions"]));
+    let race = &a["race"]["all"];
+    assert_eq!(n(&race["win"]) + n(&race["loss"]) + n(&race["draw"]), n(&a["live_after_a_finish"]));
+    assert!(n(&s["consistency"]["positions"]) > 900_000, "{}", s["consistency"]);
+    assert_eq!(s["objective"], "ranked");
+}
