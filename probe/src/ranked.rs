@@ -120,11 +120,8 @@ impl RankedProber {
     /// top2(X) at `pos` for each player, as tablebase values: A's at the
     /// position, B's at its preimage under the rotation, C's at its image.
     pub fn top2(&self, pos: &Position) -> Result<[u8; 3], TablebaseError> {
-        let star = &self.game.cc3.star;
-        let once = pos.rotated(star);
-        let twice = once.rotated(star);
-        let at = |p: &Position| self.layer.value(self.game.cc3.rank(p));
-        Ok([at(pos)?, at(&twice)?, at(&once)?])
+        let [a, b, c] = top2_ranks(&self.game.cc3, pos);
+        Ok([self.layer.value(a)?, self.layer.value(b)?, self.layer.value(c)?])
     }
 
     /// The values of one position.
@@ -207,4 +204,12 @@ pub fn text(p: &RankedProbe) -> String {
         out.push_str(&format!("  {:<8} {}{}\n", m.mv, top2.join(", "), if m.keeps { "  (keeps)" } else { "" }));
     }
     out
+}
+
+/// The ranks at which top2(A)'s layer holds top2(A), top2(B) and top2(C) of
+/// `pos`: the position, its preimage under the rotation (B's pieces given to
+/// A) and its image ([`crate::cc3::rotation_ranks`] in that order).
+pub fn top2_ranks(game: &retro_games::cc3::Cc3, pos: &Position) -> [u64; 3] {
+    let [here, image, preimage] = crate::cc3::rotation_ranks(game, pos);
+    [here, preimage, image]
 }

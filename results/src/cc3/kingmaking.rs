@@ -212,10 +212,7 @@ impl Layers {
 
     /// top2(X) at `pos` for each player (as [`crate::cc3::ranked::Top2Values::top2_of`]).
     fn top2(&self, pos: &Position) -> [u8; 3] {
-        let once = pos.rotated(&self.game.star);
-        let twice = once.rotated(&self.game.star);
-        let at = |p: &Position| unpack_value(&self.top2_a, self.game.rank(p));
-        [at(pos), at(&twice), at(&once)]
+        retro_probe::ranked::top2_ranks(&self.game, pos).map(|r| unpack_value(&self.top2_a, r))
     }
 }
 

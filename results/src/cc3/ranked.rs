@@ -330,14 +330,7 @@ impl<'g> Top2Values<'g> {
     /// top2(X) at `pos` for each player X: A's at the position, B's at the
     /// position rotated backwards (B becomes A), C's rotated forwards.
     pub fn top2_of(&self, pos: &Position) -> [u8; 3] {
-        let star = &self.game.cc3.star;
-        let once = pos.rotated(star);
-        let twice = once.rotated(star);
-        // `rotated` relabels A->B->C->A, and top2(A) at a position is top2(B)
-        // at its image: so top2(B) here is top2(A) at the preimage (rotated
-        // twice, the rotation having order 3), top2(C) at the image.
-        let at = |p: &Position| self.top2_a(self.game.cc3.rank(p));
-        [at(pos), at(&twice), at(&once)]
+        retro_probe::ranked::top2_ranks(&self.game.cc3, pos).map(|r| self.top2_a(r))
     }
 }
 
