@@ -459,9 +459,13 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                         retro_games::AnyGame::Cc2(game) => {
                             JobReport::Cc2(twoplayer::compute(&game, &out, &m.solved())?)
                         }
-                        retro_games::AnyGame::Ranked(game) => {
-                            JobReport::Ranked(ranked::compute(&game, &out, &m.solved(), threads)?)
-                        }
+                        retro_games::AnyGame::Ranked(game) => JobReport::Ranked(ranked::compute(
+                            &game,
+                            &out,
+                            &m.solved(),
+                            threads,
+                            retro_common::resources::mem_available(),
+                        )?),
                     };
                     let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;

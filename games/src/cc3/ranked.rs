@@ -103,8 +103,13 @@ impl Ranked {
 
     /// Where a position stands in the ranked game, whatever the objective.
     pub fn standing(&self, pos: &Position) -> Standing {
-        let done = self.finished(pos);
-        let mover = pos.turn;
+        Ranked::standing_of(self.finished(pos), pos.turn)
+    }
+
+    /// [`Ranked::standing`] of a position whose finished players are `done`
+    /// (bits, [`Ranked::finished`]) with `mover` to move: nothing else of the
+    /// placement decides it.
+    pub fn standing_of(done: u8, mover: u8) -> Standing {
         if Ranked::is_live(done, mover) {
             return Standing::Live;
         }

@@ -268,7 +268,9 @@ fn orbit_pass<S: Merge>(
     threads: usize,
     add: impl Fn(&mut S, usize, u64, &Answers, Category) + Sync,
 ) -> S {
-    orbit_values_pass(game, values, [true; 3], "count", range, threads, |acc: &mut S, ongoing, r, v| {
+    orbit_values_pass(game, values, [true; 3], "count", range, threads, |acc: &mut S, done, r, v| {
+        // Every rotation of a position with a full goal has one.
+        let ongoing = done == 0;
         for (j, &rank) in r.iter().enumerate() {
             let ans = answers_from(v, j);
             add(acc, j, rank, &ans, category_of(ongoing, &ans));
@@ -276,11 +278,11 @@ fn orbit_pass<S: Merge>(
     })
 }
 
-/// The orbits of [`orbit_pass`] as raw values: calls `visit(acc, ongoing, r,
+/// The orbits of [`orbit_pass`] as raw values: calls `visit(acc, done, r,
 /// v)` once an orbit, `r[i]` the rank of `R^i P` (`P` with A to move), `v` as
 /// [`answers_from`] takes it, reading only the layers `read` names (the others
-/// read as DRAW); `ongoing` is false when someone has won at `P`. Logs its
-/// progress as `what`.
+/// read as DRAW); `done` has bit X set when player X's goal is full at `P`
+/// (at `R^i P` it is player X + i's). Logs its progress as `what`.
 pub(crate) fn orbit_values_pass<S: Merge>(
     game: &Cc3,
     values: &impl LayerValues,
@@ -288,7 +290,7 @@ pub(crate) fn orbit_values_pass<S: Merge>(
     what: &str,
     range: Range<u64>,
     threads: usize,
-    visit: impl Fn(&mut S, bool, &[u64; 3], &[[u8; 3]; 3]) + Sync,
+    visit: impl Fn(&mut S, u8, &[u64; 3], &[[u8; 3]; 3]) + Sync,
 ) -> S {
     let ranker = &game.ranker;
     let star = &game.star;
@@ -321,15 +323,16 @@ pub(crate) fn orbit_values_pass<S: Merge>(
                 let rot1 = pos.rotated(star);
                 let rot2 = rot1.rotated(star);
                 let (block1, block2) = (ranker.block(&rot1, 1), ranker.block(&rot2, 2));
-                let others_done = pos.pieces[1] & goal[1] == goal[1] || pos.pieces[2] & goal[2] == goal[2];
+                // B's and C's goals are the block's, A's each position's.
+                let others_done = (1..3).filter(|&p| pos.pieces[p] & goal[p] == goal[p]).fold(0u8, |d, p| d | 1 << p);
                 ranker.for_each_in_block(&block, &mut centres, |r0, a| {
                     let a1 = star.rotate_bits(a);
                     let a2 = star.rotate_bits(a1);
                     let r = [r0, ranker.minor(&block1, a1), ranker.minor(&block2, a2)];
                     let v = [0, 1, 2]
                         .map(|layer| if read[layer] { r.map(|r| values.value(layer, r)) } else { [VALUE_DRAW; 3] });
-                    let ongoing = !others_done && a & goal[0] != goal[0];
-                    visit(&mut acc, ongoing, &r, &v);
+                    let done = others_done | u8::from(a & goal[0] == goal[0]);
+                    visit(&mut acc, done, &r, &v);
                     counted += 3;
                 });
                 at = block.base + ranker.block_len(&block);

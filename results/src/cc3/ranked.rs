@@ -9,6 +9,9 @@
 //! place is the mover's top2 on the positions where one player finished.
 
 use crate::ResultsError;
+use crate::cc3::analysis::{self, LayerReader, LayerValues, Merge, orbit_values_pass};
+use crate::cc3::depths::DepthMap;
+use crate::cc3::summary::ANALYSIS_SCRATCH;
 use crate::report::thousands;
 use crate::solved::{LayerSummary, SolvedJob, TablebaseSummary};
 use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN, unpack_value};
@@ -100,16 +103,63 @@ pub struct RankedScope {
     pub race: Race,
 }
 
-impl RankedScope {
-    fn merge(&mut self, o: &RankedScope) {
+/// What a counting thread accumulates for one [`RankedScope`]: the per
+/// player counts in an array (a map entry per position costs an allocation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ScopeTally {
+    positions: u64,
+    terminal: u64,
+    live_before_a_finish: u64,
+    live_after_a_finish: u64,
+    top2: [Wld; 3],
+    race: Race,
+}
+
+impl ScopeTally {
+    /// Adds one legal position with the values `top2` (per player): each
+    /// player's top2 while it still plays (`playing`, bits; a player who has
+    /// finished has placed), and, with one finisher, the mover's race value.
+    fn add(&mut self, st: Status, mover: u8, top2: &[u8; 3], playing: u8) {
+        self.positions += 1;
+        match st {
+            Status::Illegal => unreachable!("counted positions are legal"),
+            Status::Terminal => self.terminal += 1,
+            Status::Live { finished, finisher_next } => {
+                for (p, w) in self.top2.iter_mut().enumerate() {
+                    if playing & (1 << p) != 0 {
+                        w.add(top2[p]);
+                    }
+                }
+                if finished == 0 {
+                    self.live_before_a_finish += 1;
+                } else {
+                    self.live_after_a_finish += 1;
+                    self.race.add(top2[mover as usize], finisher_next, 1);
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, o: &ScopeTally) {
         self.positions += o.positions;
         self.terminal += o.terminal;
         self.live_before_a_finish += o.live_before_a_finish;
         self.live_after_a_finish += o.live_after_a_finish;
-        for (k, v) in &o.top2 {
-            self.top2.entry(k.clone()).or_default().merge(v);
+        for (mine, theirs) in self.top2.iter_mut().zip(&o.top2) {
+            mine.merge(theirs);
         }
         self.race.merge(&o.race);
+    }
+
+    fn scope(&self) -> RankedScope {
+        RankedScope {
+            positions: self.positions,
+            terminal: self.terminal,
+            live_before_a_finish: self.live_before_a_finish,
+            live_after_a_finish: self.live_after_a_finish,
+            top2: PLAYER_NAMES.iter().zip(self.top2).map(|(n, w)| ((*n).to_string(), w)).collect(),
+            race: self.race,
+        }
     }
 }
 
@@ -348,103 +398,199 @@ enum Status {
 }
 
 fn status(game: &Ranked, pos: &Position) -> Status {
-    let done = game.finished(pos);
-    match game.standing(pos) {
+    status_of(game.finished(pos), pos.turn)
+}
+
+/// [`status`] of a position whose finished players are `done` (bits).
+fn status_of(done: u8, mover: u8) -> Status {
+    match Ranked::standing_of(done, mover) {
         Standing::Illegal => Status::Illegal,
         Standing::Over { .. } => Status::Terminal,
         Standing::Live => {
-            Status::Live { finished: done.count_ones(), finisher_next: done & (1 << ((pos.turn + 1) % 3)) != 0 }
+            Status::Live { finished: done.count_ones(), finisher_next: done & (1 << ((mover + 1) % 3)) != 0 }
         }
     }
 }
 
-/// Adds one legal position with the values `top2` (per player) to `scope`:
-/// each player's top2 while it still plays (`playing`, bits; a player who has
-/// finished has placed), and, with one finisher, the mover's race value
-/// `race_times` times.
-fn count(scope: &mut RankedScope, st: Status, mover: u8, top2: &[u8; 3], playing: u8, race_times: u64) {
-    scope.positions += 1;
-    match st {
-        Status::Illegal => unreachable!("counted positions are legal"),
-        Status::Terminal => scope.terminal += 1,
-        Status::Live { finished, finisher_next } => {
-            for (p, name) in PLAYER_NAMES.iter().enumerate() {
-                if playing & (1 << p) != 0 {
-                    scope.top2.entry((*name).to_string()).or_default().add(top2[p]);
+/// Adds one position first reached at its depth to that depth's row.
+fn add_to_row(row: &mut RankedDepth, st: Status, top2: &[u8; 3], done: u8) {
+    row.new += 1;
+    if let Status::Live { finished, .. } = st {
+        let forced = (0..3).any(|p| done & (1 << p) == 0 && top2[p] == VALUE_WIN);
+        row.some_top2_win += u64::from(forced);
+        row.after_a_finish += u64::from(finished == 1);
+    }
+}
+
+/// The row of `depth`, the rows before it added when missing.
+fn row_at(rows: &mut Vec<RankedDepth>, depth: u32) -> &mut RankedDepth {
+    while rows.len() <= depth as usize {
+        rows.push(RankedDepth { depth: rows.len() as u32, new: 0, some_top2_win: 0, after_a_finish: 0 });
+    }
+    &mut rows[depth as usize]
+}
+
+/// top2(A) as the orbit pass reads layers: layer 0 (the only one).
+impl LayerValues for Top2Values<'_> {
+    type Reader<'a>
+        = &'a Top2Values<'a>
+    where
+        Self: 'a;
+
+    fn reader(&self) -> Self::Reader<'_> {
+        self
+    }
+}
+
+impl LayerReader for &Top2Values<'_> {
+    #[inline]
+    fn value(&mut self, _layer: usize, rank: u64) -> u8 {
+        self.top2_a(rank)
+    }
+}
+
+/// What one pass over the rotation orbits counts (see [`count_orbits`]).
+#[derive(Default)]
+struct OrbitCounts {
+    all: ScopeTally,
+    illegal: u64,
+    /// Reached positions with nobody finished: the stage game's, whose depth
+    /// is the same in both games.
+    reached_before_a_finish: ScopeTally,
+    /// Their rows, by depth.
+    rows: Vec<RankedDepth>,
+    /// Reached positions with a finisher, with their depth in the stage game
+    /// (where the search stopped): the ranked game goes on from them.
+    finished_seeds: Vec<(u32, u64)>,
+    /// A rank whose value disagrees with the rules on legality.
+    bad: Option<u64>,
+}
+
+impl Merge for OrbitCounts {
+    fn merge_from(&mut self, o: &OrbitCounts) {
+        self.all.merge(&o.all);
+        self.illegal += o.illegal;
+        self.reached_before_a_finish.merge(&o.reached_before_a_finish);
+        for r in &o.rows {
+            let mine = row_at(&mut self.rows, r.depth);
+            mine.new += r.new;
+            mine.some_top2_win += r.some_top2_win;
+            mine.after_a_finish += r.after_a_finish;
+        }
+        self.finished_seeds.extend_from_slice(&o.finished_seeds);
+        self.bad = self.bad.or(o.bad);
+    }
+}
+
+/// The finished players of `R^j P` from those of `P` (bit X becomes X + j).
+fn rotated_done(done: u8, j: usize) -> u8 {
+    ((done << j) | (done >> ((3 - j) % 3))) & 0b111
+}
+
+/// Counts every position in one pass over the rotation orbits (top2(X) of
+/// the three positions of an orbit are its three top2(A) values), checking
+/// that the layer holds ILLEGAL exactly at the ranked game's illegal ranks.
+/// With `depths` (the stage game's search from the start), also the
+/// reached positions before a finish by depth, and the reached positions
+/// with a finisher collected for [`after_the_finish`].
+fn count_orbits(values: &Top2Values, depths: Option<&DepthMap>, threads: usize) -> Result<OrbitCounts, ResultsError> {
+    let cc3 = &values.game.cc3;
+    let third = cc3.ranker.placements() as u64;
+    let counts = orbit_values_pass(
+        cc3,
+        values,
+        [true, false, false],
+        "ranked count",
+        0..third,
+        threads,
+        |acc: &mut OrbitCounts, done_p, r, v| {
+            for j in 0..3 {
+                let (done, mover, here) = (rotated_done(done_p, j), j as u8, v[0][j]);
+                let st = status_of(done, mover);
+                let depth = depths.and_then(|d| d.depth(j, r[j] - j as u64 * third));
+                if (st == Status::Illegal) != (here == VALUE_ILLEGAL) || (st == Status::Illegal && depth.is_some()) {
+                    acc.bad.get_or_insert(r[j]);
+                    continue;
+                }
+                if st == Status::Illegal {
+                    acc.illegal += 1;
+                    continue;
+                }
+                // top2(X) at R^j P is top2(A) at R^(j - X) P.
+                let top2 = [0, 1, 2].map(|x| v[0][(j + 3 - x) % 3]);
+                acc.all.add(st, mover, &top2, !done & 0b111);
+                match depth {
+                    Some(d) if done == 0 => {
+                        acc.reached_before_a_finish.add(st, mover, &top2, 0b111);
+                        add_to_row(row_at(&mut acc.rows, d), st, &top2, done);
+                    }
+                    Some(d) => acc.finished_seeds.push((d, r[j])),
+                    None => {}
                 }
             }
-            if finished == 0 {
-                scope.live_before_a_finish += 1;
-            } else {
-                scope.live_after_a_finish += 1;
-                scope.race.add(top2[mover as usize], finisher_next, race_times);
-            }
-        }
+        },
+    );
+    if let Some(rank) = counts.bad {
+        return Err(ResultsError::Inconsistent(format!(
+            "rank {rank}: {RANKED_QUESTION} says {}illegal where the ranked rules say otherwise{}",
+            if values.top2_a(rank) == VALUE_ILLEGAL { "" } else { "not " },
+            if depths.is_some() { " (or the search from the start reached it)" } else { "" }
+        )));
     }
+    Ok(counts)
 }
 
-/// Counts over every position, in parallel over rank ranges. Checks that the
-/// layer holds ILLEGAL exactly at the ranked game's illegal ranks.
-fn count_all(values: &Top2Values, threads: usize) -> Result<(RankedScope, u64), ResultsError> {
+/// The ranked game after a first finish, from the start: a breadth-first
+/// search over the positions with a finisher, seeded with those the stage
+/// game's search reached (`seeds`, at their depth there; each is reached
+/// in the ranked game at that depth unless play after another finish gets
+/// there sooner). Adds each position it reaches to `reach` and to the row
+/// of the depth it first reaches it at.
+fn after_the_finish(
+    values: &Top2Values,
+    mut seeds: Vec<(u32, u64)>,
+    reach: &mut ScopeTally,
+    rows: &mut Vec<RankedDepth>,
+) {
     let game = values.game;
-    let n = game.position_count();
-    let threads = threads.max(1) as u64;
-    let step = n.div_ceil(threads);
-    let parts: Vec<Result<(RankedScope, u64), ResultsError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let first = (t * step).min(n);
-                let end = ((t + 1) * step).min(n);
-                s.spawn(move || {
-                    let mut scope = RankedScope::default();
-                    let mut illegal = 0;
-                    let mut bad = None;
-                    game.cc3.for_each_position_in_run(first, (end - first) as usize, &mut |i, pos| {
-                        let rank = first + i as u64;
-                        let st = status(game, pos);
-                        let v = values.top2_a(rank);
-                        if (st == Status::Illegal) != (v == VALUE_ILLEGAL) {
-                            bad.get_or_insert(rank);
-                            return;
-                        }
-                        if st == Status::Illegal {
-                            illegal += 1;
-                            return;
-                        }
-                        // Rotation is a bijection of the legal positions that
-                        // maps top2(A) to top2(B): over all positions each
-                        // player's counts are A's, so A's value stands for every
-                        // player's. And the race, the mover's value, counted on
-                        // A's turns stands for B's and C's turns as well: A's
-                        // turns count three times, the others' not at all.
-                        let race_times = if pos.turn == 0 { 3 } else { 0 };
-                        // top2(A) where A still plays stands for each player's.
-                        let playing = if game.finished(pos) & 1 == 0 { 0b111 } else { 0 };
-                        count(&mut scope, st, pos.turn, &[v; 3], playing, race_times);
-                    });
-                    match bad {
-                        Some(rank) => Err(ResultsError::Inconsistent(format!(
-                            "rank {rank}: {RANKED_QUESTION} says {}illegal where the ranked rules say otherwise",
-                            if values.top2_a(rank) == VALUE_ILLEGAL { "" } else { "not " }
-                        ))),
-                        None => Ok((scope, illegal)),
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(ResultsError::Inconsistent("a counting thread panicked".into()))))
-            .collect()
-    });
-    let mut all = RankedScope::default();
-    let mut illegal = 0;
-    for p in parts {
-        let (scope, i) = p?;
-        all.merge(&scope);
-        illegal += i;
+    seeds.sort_unstable();
+    let mut seen = std::collections::HashSet::with_capacity(seeds.len());
+    let mut next_seed = 0;
+    let mut frontier: Vec<u64> = Vec::new();
+    let Some(&(mut depth, _)) = seeds.first() else { return };
+    loop {
+        while next_seed < seeds.len() && seeds[next_seed].0 == depth {
+            if seen.insert(seeds[next_seed].1) {
+                frontier.push(seeds[next_seed].1);
+            }
+            next_seed += 1;
+        }
+        if frontier.is_empty() {
+            match seeds.get(next_seed) {
+                Some(&(d, _)) => {
+                    depth = d;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        let mut next = Vec::new();
+        for &rank in &frontier {
+            let pos = game.cc3.unrank(rank);
+            let (st, done) = (status(game, &pos), game.finished(&pos));
+            let top2 = values.top2_of(&pos);
+            reach.add(st, pos.turn, &top2, !done & 0b111);
+            add_to_row(row_at(rows, depth), st, &top2, done);
+            game.for_each_move_of(&pos, &mut |child| {
+                let c = game.cc3.rank(&child);
+                if seen.insert(c) {
+                    next.push(c);
+                }
+            });
+        }
+        frontier = next;
+        depth += 1;
     }
-    Ok((all, illegal))
 }
 
 /// Frontier positions the search holds at most before it stops (8 bytes
@@ -467,7 +613,7 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
     let start = game.cc3.rank(&game.cc3.start());
     mark(start);
     let mut frontier = vec![start];
-    let mut reachable = RankedScope::default();
+    let mut reachable = ScopeTally::default();
     let mut depths = Vec::new();
     let mut first = None;
     let mut depth = 0u32;
@@ -478,7 +624,7 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
             let pos = game.cc3.unrank(rank);
             let st = status(game, &pos);
             let top2 = values.top2_of(&pos);
-            count(&mut reachable, st, pos.turn, &top2, !game.finished(&pos) & 0b111, 1);
+            reachable.add(st, pos.turn, &top2, !game.finished(&pos) & 0b111);
             if let Status::Live { finished, .. } = st {
                 let done = game.finished(&pos);
                 let forced = (0..3).any(|p| done & (1 << p) == 0 && top2[p] == VALUE_WIN);
@@ -509,7 +655,7 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
         depth += 1;
     };
     let search = RankedSearch { depths, first_forced_top2_depth: first, complete };
-    (search, complete.then_some(reachable))
+    (search, complete.then(|| reachable.scope()))
 }
 
 /// The start's values.
@@ -542,22 +688,39 @@ pub fn load_top2<'g>(game: &'g Ranked, dir: &Path, job: &SolvedJob) -> Result<To
     Ok(Top2Values::new(game, reader.read_all()?))
 }
 
-/// Computes the summary of a ranked job from its tablebase.
-pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Result<RankedSummary, ResultsError> {
+/// Computes the summary of a ranked job from its tablebase. With
+/// `memory_available` (bytes) at least twice what the stage game's depth
+/// map needs (7.4 GB at order 2), the whole search from the start is made
+/// ([`reached_by_depth_map`]); else only its first depths ([`search`]).
+pub fn compute(
+    game: &Ranked,
+    dir: &Path,
+    job: &SolvedJob,
+    threads: usize,
+    memory_available: Option<u64>,
+) -> Result<RankedSummary, ResultsError> {
     let started = std::time::Instant::now();
-    let values = load_top2(game, dir, job)?;
-    tracing::info!("loaded {RANKED_QUESTION} in {:.1}s", started.elapsed().as_secs_f64());
-    let t = std::time::Instant::now();
-    let (all, illegal) = count_all(&values, threads)?;
-    tracing::info!("counted all {} positions in {:.1}s", all.positions, t.elapsed().as_secs_f64());
-    let t = std::time::Instant::now();
-    let (bfs, reachable) = search(&values, SEARCH_FRONTIER_LIMIT);
-    tracing::info!(
-        "searched {} depths from the start in {:.1}s ({})",
-        bfs.depths.len(),
-        t.elapsed().as_secs_f64(),
-        if bfs.complete { "to the end" } else { "stopped at the frontier limit" }
-    );
+    let map_bytes = DepthMap::bytes_for(game.cc3.ranker.placements() as u64);
+    let (values, counts, bfs, reachable) = if memory_available.is_some_and(|m| m / 2 >= map_bytes) {
+        reached_by_depth_map(game, dir, job, threads)?
+    } else {
+        tracing::info!(
+            "the search from the start stops at {SEARCH_FRONTIER_LIMIT} frontier positions: the whole search \
+             needs a depth map of {:.2} GB, over half the memory available",
+            map_bytes as f64 / 1e9
+        );
+        let values = load_top2(game, dir, job)?;
+        let counts = counted_all(&values, None, threads)?;
+        let t = std::time::Instant::now();
+        let (bfs, reachable) = search(&values, SEARCH_FRONTIER_LIMIT);
+        tracing::info!(
+            "searched {} depths from the start in {:.1}s ({})",
+            bfs.depths.len(),
+            t.elapsed().as_secs_f64(),
+            if bfs.complete { "to the end" } else { "stopped at the frontier limit" }
+        );
+        (values, counts, bfs, reachable)
+    };
     let t = std::time::Instant::now();
     let consistency = check_consistency(&values, CONSISTENCY_SAMPLES, threads)?;
     tracing::info!(
@@ -575,8 +738,8 @@ pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Re
         program_version: env!("CARGO_PKG_VERSION").into(),
         program_commit: job.program_commit.clone(),
         positions: game.position_count(),
-        illegal,
-        all,
+        illegal: counts.illegal,
+        all: counts.all.scope(),
         reachable,
         start: start_report(&values),
         bfs_from_start: bfs,
@@ -585,6 +748,65 @@ pub fn compute(game: &Ranked, dir: &Path, job: &SolvedJob, threads: usize) -> Re
         tablebases: job.tablebase_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// [`count_orbits`], timed in the log.
+fn counted_all(values: &Top2Values, depths: Option<&DepthMap>, threads: usize) -> Result<OrbitCounts, ResultsError> {
+    let t = std::time::Instant::now();
+    let counts = count_orbits(values, depths, threads)?;
+    tracing::info!("counted all {} positions in {:.1}s", counts.all.positions, t.elapsed().as_secs_f64());
+    Ok(counts)
+}
+
+/// The whole search from the start, in two parts. Before any finish the
+/// ranked game is the stage game, and so are its depths: the stage game's
+/// search ([`analysis::search_depths`], its visited sets parked beside the
+/// tablebases) records them, and the pass over the orbits counts the
+/// reached positions with nobody finished. The positions with a finisher
+/// that search reached seed the ranked game's search after a finish
+/// ([`after_the_finish`]). The two counts of each stage-game depth, the
+/// search's and the pass's, must agree.
+fn reached_by_depth_map<'g>(
+    game: &'g Ranked,
+    dir: &Path,
+    job: &SolvedJob,
+    threads: usize,
+) -> Result<(Top2Values<'g>, OrbitCounts, RankedSearch, Option<RankedScope>), ResultsError> {
+    let t = std::time::Instant::now();
+    let (depths, news) = analysis::search_depths(&game.cc3, threads, Some(&dir.join(ANALYSIS_SCRATCH)))?;
+    tracing::info!("explored the stage game from the start in {:.1}s (depths recorded)", t.elapsed().as_secs_f64());
+    let values = load_top2(game, dir, job)?;
+    let mut counts = counted_all(&values, Some(&depths), threads)?;
+    drop(depths);
+    let mut by_stage_depth = vec![0u64; news.len()];
+    for r in &counts.rows {
+        if let Some(n) = by_stage_depth.get_mut(r.depth as usize) {
+            *n += r.new;
+        }
+    }
+    for &(d, _) in &counts.finished_seeds {
+        if let Some(n) = by_stage_depth.get_mut(d as usize) {
+            *n += 1;
+        }
+    }
+    if by_stage_depth != news || counts.rows.len() > news.len() {
+        return Err(ResultsError::Inconsistent(format!(
+            "positions per depth: the search found {news:?}, the pass over the depth map {by_stage_depth:?}"
+        )));
+    }
+    let t = std::time::Instant::now();
+    let mut reach = counts.reached_before_a_finish;
+    let seeds = std::mem::take(&mut counts.finished_seeds);
+    let seeded = seeds.len();
+    after_the_finish(&values, seeds, &mut reach, &mut counts.rows);
+    tracing::info!(
+        "searched the game after a finish from {seeded} reached positions in {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+    let rows = std::mem::take(&mut counts.rows);
+    let first = rows.iter().find(|r| r.some_top2_win > 0).map(|r| r.depth);
+    let bfs = RankedSearch { depths: rows, first_forced_top2_depth: first, complete: true };
+    Ok((values, counts, bfs, Some(reach.scope())))
 }
 
 /// The short human table printed at the end of a run.
@@ -738,6 +960,38 @@ mod tests {
             let top2 = values.top2_of(&g.cc3.unrank(rank));
             assert_eq!((top2[1], top2[2]), (b[rank as usize], c[rank as usize]), "rank {rank}");
         }
+    }
+
+    /// The two ways to the reachable scope agree at stage 1: the plain
+    /// search over the ranked game, and the stage game's depth map with the
+    /// search after a finish seeded from it (what stage 2 takes).
+    #[test]
+    fn the_depth_map_route_is_the_plain_search() {
+        let g = Ranked::new(1, 0).unwrap();
+        let values = Top2Values::new(&g, pack_values(&solved(0)));
+        let (plain, plain_reach) = search(&values, usize::MAX);
+        assert!(plain.complete);
+        let (depths, news) = analysis::search_depths(&g.cc3, 2, None).unwrap();
+        let mut counts = count_orbits(&values, Some(&depths), 2).unwrap();
+        assert!(!counts.finished_seeds.is_empty());
+        let stage_total: u64 = news.iter().sum();
+        assert_eq!(counts.rows.iter().map(|r| r.new).sum::<u64>() + counts.finished_seeds.len() as u64, stage_total);
+        let mut reach = counts.reached_before_a_finish;
+        after_the_finish(&values, std::mem::take(&mut counts.finished_seeds), &mut reach, &mut counts.rows);
+        assert_eq!(Some(reach.scope()), plain_reach);
+        assert_eq!(counts.rows, plain.depths);
+        // The ranked game reaches positions the stage game does not.
+        assert!(reach.positions > stage_total, "{} against {stage_total}", reach.positions);
+        // And the pass's all-scope counts are the rank-by-rank ones.
+        let mut each = ScopeTally::default();
+        for rank in 0..g.position_count() {
+            let pos = g.cc3.unrank(rank);
+            let st = status(&g, &pos);
+            if st != Status::Illegal {
+                each.add(st, pos.turn, &values.top2_of(&pos), !g.finished(&pos) & 0b111);
+            }
+        }
+        assert_eq!(counts.all, each);
     }
 
     /// The check passes on the solved layer and fails when one live
