@@ -168,6 +168,8 @@ enum Command {
         /// every position, and estimate the whole space's counts with a 95 %
         /// interval: stage 2's exact count reads every kingmaker position's
         /// moves (days on two cores); a million draws take about a minute.
+        /// The spoiler-draw positions, too few for a sample, are then counted
+        /// exactly by one pass over every rank (minutes at stage 2).
         #[arg(long)]
         sample: Option<u64>,
         /// Threads (default: all cores).

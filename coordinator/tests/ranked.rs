@@ -200,6 +200,13 @@ fn kingmaking_reproduces_the_independent_solvers_counts() {
     assert!(sampled.status.success(), "{}", String::from_utf8_lossy(&sampled.stderr));
     let sampled: Value = serde_json::from_slice(&sampled.stdout).unwrap();
     assert!(sampled.get("reachable").is_none(), "a sample has no reachable scope");
+    // Beside the sample, the spoiler-draw positions counted exactly.
+    let mut exact = BTreeMap::new();
+    flatten("kingmaking.all", &sampled["spoilers_exact"], &mut exact);
+    assert!(exact.len() > 5, "{exact:?}");
+    for (k, v) in &exact {
+        assert_eq!(v, want.get(k).map_or("0", String::as_str), "{k} (exact beside the sample)");
+    }
     let (drawn, of) = (sampled["sample"]["drawn"].as_f64().unwrap(), sampled["sample"]["of"].as_f64().unwrap());
     let mut in_sample = BTreeMap::new();
     flatten("kingmaking.all", &sampled["all"], &mut in_sample);

@@ -22,7 +22,7 @@ pub fn run(
     let layers = kingmaking::Layers::open(first_winner, ranked).map_err(|e| e.to_string())?;
     tracing::info!("read the four layers in {:.1}s", started.elapsed().as_secs_f64());
     let result = match sample {
-        Some(n) => kingmaking::analyse_sample(&layers, n, SAMPLE_SEED, threads),
+        Some(n) => kingmaking::analyse_sample_and_spoilers(&layers, n, SAMPLE_SEED, threads),
         None => kingmaking::analyse(&layers, threads),
     };
     tracing::info!("analysed in {:.1}s", started.elapsed().as_secs_f64());
@@ -94,5 +94,16 @@ fn sample_table(k: &Kingmaking, sample: &kingmaking::Sample) -> String {
         let (est, half) = sample.estimate(c);
         out.push_str(&format!("{name:<52}{:>12}{:>22}\n", thousands(c), format!("{est:.3e} ± {half:.1e}")));
     }
+    if let Some(exact) = &k.spoilers_exact {
+        out.push_str("spoiler-draw positions of every rank, counted exactly:\n");
+        let scope =
+            Scope { spoiler_draw_positions: exact.spoiler_draw_positions, spoiler: exact.spoiler, ..Scope::default() };
+        for (name, f) in &ROWS[SPOILER_ROWS..] {
+            out.push_str(&format!("{name:<52}{:>34}\n", thousands(f(&scope))));
+        }
+    }
     out
 }
+
+/// Where [`ROWS`]'s spoiler rows start.
+const SPOILER_ROWS: usize = 12;

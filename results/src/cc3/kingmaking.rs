@@ -20,7 +20,7 @@
 //!   move that keeps its top2 value keeps solo(S) DRAW.
 
 use crate::ResultsError;
-use crate::cc3::analysis::{Category, category_of};
+use crate::cc3::analysis::{Category, LayerReader, LayerValues, Merge, answers_from, category_of, orbit_values_pass};
 use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name, unpack_value};
 use retro_games::cc3::{Cc3, Outcome, Position, RANK_ORDER, RANKED_QUESTION, children};
 use retro_probe::cc3::{Answers, COMPUTED_LAYERS, answers_with};
@@ -93,6 +93,20 @@ pub struct Kingmaking {
     /// of every position: how many were drawn, of how many.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
+    /// With a sample: the spoiler-draw positions of every rank, counted
+    /// exactly (one pass over the rotation orbits finds them; at stage 2
+    /// they are 2 in 10,000 ranks, too few for a sample to count).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spoilers_exact: Option<SpoilerScope>,
+}
+
+/// The spoiler-draw counts of one scope.
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct SpoilerScope {
+    /// Spoiler-draw positions, every player to move.
+    pub spoiler_draw_positions: u64,
+    /// With the spoiler to move.
+    pub spoiler: SpoilerCounts,
 }
 
 /// A uniform sample of ranks (with replacement).
@@ -359,6 +373,53 @@ pub fn analyse_sample(layers: &Layers, samples: u64, seed: u64, threads: usize) 
     out
 }
 
+/// The first-winner layers as the orbit pass reads them.
+impl LayerValues for Layers {
+    type Reader<'a> = &'a Layers;
+
+    fn reader(&self) -> &Layers {
+        self
+    }
+}
+
+impl LayerReader for &Layers {
+    #[inline]
+    fn value(&mut self, layer: usize, rank: u64) -> u8 {
+        unpack_value(&self.first_winner[layer], rank)
+    }
+}
+
+impl Merge for Scope {
+    fn merge_from(&mut self, other: &Scope) {
+        add_scope(self, other);
+    }
+}
+
+/// Counts every position of the categories `keep` selects, over every rank:
+/// one pass over the rotation orbits reads the nine values that give each
+/// orbit's categories, and only the positions kept are analysed.
+pub fn count_categories(layers: &Layers, keep: fn(Category) -> bool, threads: usize) -> Scope {
+    let game = &layers.game;
+    let third = game.ranker.placements() as u64;
+    orbit_values_pass(game, layers, [true; 3], "kingmaking", 0..third, threads, |acc: &mut Scope, done, r, v| {
+        for (j, &rank) in r.iter().enumerate() {
+            if keep(category_of(done == 0, &answers_from(v, j))) {
+                count(layers, &game.unrank(rank), acc);
+            }
+        }
+    })
+}
+
+/// [`analyse_sample`], with the spoiler-draw positions counted exactly
+/// ([`count_categories`]).
+pub fn analyse_sample_and_spoilers(layers: &Layers, samples: u64, seed: u64, threads: usize) -> Kingmaking {
+    let mut out = analyse_sample(layers, samples, seed, threads);
+    let exact = count_categories(layers, |c| c == Category::SpoilerDraw, threads);
+    out.spoilers_exact =
+        Some(SpoilerScope { spoiler_draw_positions: exact.spoiler_draw_positions, spoiler: exact.spoiler });
+    out
+}
+
 /// Counts the analysis over every position and over the reachable ones.
 pub fn analyse(layers: &Layers, threads: usize) -> Kingmaking {
     let game = &layers.game;
@@ -408,4 +469,43 @@ fn add_scope(to: &mut Scope, from: &Scope) {
         ranked_no_winner);
     add_fields!(to.spoiler, from.spoiler; positions, top2_win, top2_draw, top2_loss, keeps_draw, loses_draw,
         loses_draw_top2_win);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use retro_engine::layout::Layout;
+    use retro_engine::memsolve::solve;
+    use retro_engine::tablebase::pack_values;
+    use retro_engine::values::tablebase_value;
+    use retro_games::cc3::{Ranked, parse_question};
+    use retro_games::{Question, RetroGame};
+
+    fn packed(game: &impl RetroGame, q: Question) -> Vec<u8> {
+        let layout = Layout::new(game.position_count(), 3, 64, 4096);
+        let values: Vec<u8> = solve(game, q, &layout, 1).unwrap().bytes.iter().map(|&b| tablebase_value(b)).collect();
+        pack_values(&values)
+    }
+
+    /// The stage-1 layers solved in memory.
+    fn stage_one() -> Layers {
+        let game = Cc3::new(1).unwrap();
+        let first_winner = COMPUTED_LAYERS.map(|q| packed(&game, parse_question(q).unwrap()));
+        let top2_a = packed(&Ranked::new(1, 0).unwrap(), Question::solo(0));
+        Layers { game, first_winner, top2_a }
+    }
+
+    /// The pass over the orbits counts what the walk over the ranks counts,
+    /// every category kept; keeping none counts nothing.
+    #[test]
+    fn the_orbit_pass_counts_what_the_walk_counts() {
+        let layers = stage_one();
+        let walked = analyse(&layers, 2);
+        assert!(walked.all.kingmaker.positions > 100, "{:?}", walked.all);
+        assert_eq!(count_categories(&layers, |_| true, 2), walked.all);
+        assert_eq!(count_categories(&layers, |_| false, 2), Scope::default());
+        let kingmakers = count_categories(&layers, |c| c == Category::Kingmaker, 1);
+        assert_eq!(kingmakers.kingmaker, walked.all.kingmaker);
+        assert_eq!(kingmakers.spoiler_draw_positions, 0);
+    }
 }
