@@ -309,11 +309,23 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     let layout = spec.layout(game.position_count());
     let claimed = crate::workdirs::claim(&opts.output, &opts.checkpoints)?;
     let embedded = opts.listen.is_none();
-    let needs = coordinator_needs(&spec, layout.positions, embedded);
-    let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
-    let have = retro_common::resources::Available::measure(&opts.checkpoints);
-    tracing::info!("{}", retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?);
-    if !embedded {
+    let manifest_path = opts.checkpoints.join("coordinator.json");
+    let loaded = Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)?;
+    // A job whose every layer is written has only its analysis left: the
+    // solving's memory and disk are not asked of the machine again.
+    let solved = loaded.as_ref().is_some_and(|m| m.layers.iter().all(|l| l.tablebase.is_some()));
+    if solved {
+        tracing::info!("job {}: every layer is written; only the analysis runs", spec.name);
+    } else {
+        let needs = coordinator_needs(&spec, layout.positions, embedded);
+        let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
+        let have = retro_common::resources::Available::measure(&opts.checkpoints);
+        tracing::info!(
+            "{}",
+            retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?
+        );
+    }
+    if !embedded && !solved {
         // Each worker checks its own share when its first layer starts.
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
         let w = retro_common::resources::Needs::retrograde(share, true);
@@ -324,8 +336,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
             retro_common::resources::human_bytes(w.disk)
         );
     }
-    let manifest_path = opts.checkpoints.join("coordinator.json");
-    let mut manifest = match Manifest::load(&manifest_path, &spec.name, &spec.plan_hash, spec.rank_order)? {
+    let mut manifest = match loaded {
         Some(m) => {
             tracing::info!("resuming job {} from {}", spec.name, manifest_path.display());
             m

@@ -356,7 +356,8 @@ fn checkpoints_follow_their_output() {
 /// namespace of this test's own): refused up front by the resource check,
 /// and with --ignore-resources an error naming the shard file, never a
 /// signal; then, with room, the same checkpoints resume to the same bytes as
-/// a run that never ran out.
+/// a run that never ran out; and once solved, the job's analysis runs again
+/// on the full disk (a solved job asks for no solving room).
 #[test]
 fn a_full_disk_is_an_error_never_sigbus() {
     let dir = TempDir::new("disk-full");
@@ -372,6 +373,8 @@ fn a_full_disk_is_an_error_never_sigbus() {
          {c} --plan {p} --output {o} --checkpoints {m}/ck; echo \"exit=$?\"; \
          {c} --plan {p} --output {o} --checkpoints {m}/ck --ignore-resources; echo \"exit=$?\"; \
          mount -o remount,size=64m {m} || exit 91; \
+         {c} --plan {p} --output {o} --checkpoints {m}/ck; echo \"exit=$?\"; \
+         head -c $(( ($(df -k --output=avail {m} | tail -n 1) - 256) * 1024 )) /dev/zero > {m}/filler || exit 92; \
          {c} --plan {p} --output {o} --checkpoints {m}/ck; echo \"exit=$?\"",
         m = mnt.display(),
         c = coordinator().display(),
@@ -387,7 +390,13 @@ fn a_full_disk_is_an_error_never_sigbus() {
         "unshare and a tmpfs mount are needed (util-linux, unprivileged user namespaces): {stdout}\n{stderr}"
     );
     let exits: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("exit=")).collect();
-    assert_eq!(exits, ["1", "1", "0"], "refused, then a clear error (not 135 = SIGBUS), then done:\n{stderr}");
+    assert_eq!(
+        exits,
+        ["1", "1", "0", "0"],
+        "refused, then a clear error (not 135 = SIGBUS), then done, then (the disk full again) only the analysis \
+         again:\n{stderr}"
+    );
+    assert!(stderr.contains("every layer is written; only the analysis runs"), "{stderr}");
     assert!(stderr.contains("not enough disk"), "{stderr}");
     assert!(stderr.contains("cannot reserve") && stderr.contains(".bin"), "the error names the file: {stderr}");
     assert!(!stderr.contains("panicked") && !stderr.contains("Bus error"), "{stderr}");
