@@ -230,7 +230,9 @@ fn kingmaking_reproduces_the_independent_solvers_counts() {
 /// The committed stage-2 summary (docs/results/, from the real run) adds up:
 /// its legal and illegal ranks are the stage's 14,841,300,390, live and
 /// finished positions make the legal ones, the race covers the positions
-/// after a finish, and the run's consistency check saw a million positions.
+/// after a finish, and the run's consistency check saw a million positions;
+/// the search from the start ran to its end and agrees with the first-winner
+/// summary's reachable positions.
 #[test]
 fn committed_stage2_ranked_summary_adds_up() {
     let text = std::fs::read_to_string(repo().join("docs/results/stage2-ranked-summary.json")).unwrap();
@@ -244,4 +246,25 @@ fn committed_stage2_ranked_summary_adds_up() {
     assert_eq!(n(&race["win"]) + n(&race["loss"]) + n(&race["draw"]), n(&a["live_after_a_finish"]));
     assert!(n(&s["consistency"]["positions"]) > 900_000, "{}", s["consistency"]);
     assert_eq!(s["objective"], "ranked");
+    // The search from the start ran to its end: its depths count the
+    // reachable scope, and before a finish the ranked game is the stage
+    // game, so its reachable live positions before a finish are the
+    // first-winner summary's reachable positions that are not terminal (two
+    // runs, two analyses).
+    let bfs = &s["bfs_from_start"];
+    assert_eq!(bfs["complete"], true);
+    let r = &s["reachable"];
+    let by_depth: u64 = bfs["depths"].as_array().unwrap().iter().map(|d| n(&d["new"])).sum();
+    assert_eq!(by_depth, n(&r["positions"]));
+    assert_eq!(n(&r["terminal"]) + n(&r["live_before_a_finish"]) + n(&r["live_after_a_finish"]), n(&r["positions"]));
+    let after: u64 = bfs["depths"].as_array().unwrap().iter().map(|d| n(&d["after_a_finish"])).sum();
+    assert_eq!(after, n(&r["live_after_a_finish"]));
+    let stage = std::fs::read_to_string(repo().join("docs/results/stage2-summary.json")).unwrap();
+    let stage: Value = serde_json::from_str(&stage).unwrap();
+    let reach = &stage["scopes"]["reachable"];
+    assert_eq!(n(&r["live_before_a_finish"]), n(&reach["positions"]) - n(&reach["categories"]["terminal"]));
+    for p in ["A", "B", "C"] {
+        let w = &r["top2"][p];
+        assert!(n(&w["win"]) + n(&w["loss"]) + n(&w["draw"]) <= n(&r["positions"]) - n(&r["terminal"]), "{p}");
+    }
 }
