@@ -459,24 +459,15 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let threads = plan.threads();
                 let analysed = spec.clone();
                 let analysis = tokio::task::spawn_blocking(move || {
+                    let (solved, memory) = (m.solved(), retro_common::resources::mem_available());
                     let report = match analysed.game()? {
-                        retro_games::AnyGame::Cc3(game) => JobReport::Cc3(summary::compute(
-                            &game,
-                            &out,
-                            &m.solved(),
-                            threads,
-                            retro_common::resources::mem_available(),
-                        )?),
-                        retro_games::AnyGame::Cc2(game) => {
-                            JobReport::Cc2(twoplayer::compute(&game, &out, &m.solved())?)
+                        retro_games::AnyGame::Cc3(game) => {
+                            JobReport::Cc3(summary::compute(&game, &out, &solved, threads, memory)?)
                         }
-                        retro_games::AnyGame::Ranked(game) => JobReport::Ranked(ranked::compute(
-                            &game,
-                            &out,
-                            &m.solved(),
-                            threads,
-                            retro_common::resources::mem_available(),
-                        )?),
+                        retro_games::AnyGame::Cc2(game) => JobReport::Cc2(twoplayer::compute(&game, &out, &solved)?),
+                        retro_games::AnyGame::Ranked(game) => {
+                            JobReport::Ranked(ranked::compute(&game, &out, &solved, threads, memory)?)
+                        }
                     };
                     let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;
