@@ -34,14 +34,10 @@ pub struct Wld {
 
 impl Wld {
     fn add(&mut self, value: u8) {
-        self.add_times(value, 1);
-    }
-
-    fn add_times(&mut self, value: u8, times: u64) {
         match value {
-            VALUE_WIN => self.win += times,
-            VALUE_LOSS => self.loss += times,
-            _ => self.draw += times,
+            VALUE_WIN => self.win += 1,
+            VALUE_LOSS => self.loss += 1,
+            _ => self.draw += 1,
         }
     }
 
@@ -72,10 +68,10 @@ pub struct Race {
 }
 
 impl Race {
-    fn add(&mut self, value: u8, finisher_next: bool, times: u64) {
-        self.all.add_times(value, times);
+    fn add(&mut self, value: u8, finisher_next: bool) {
+        self.all.add(value);
         let split = if finisher_next { &mut self.finisher_next } else { &mut self.finisher_previous };
-        split.add_times(value, times);
+        split.add(value);
     }
 
     fn merge(&mut self, o: &Race) {
@@ -134,7 +130,7 @@ impl ScopeTally {
                     self.live_before_a_finish += 1;
                 } else {
                     self.live_after_a_finish += 1;
-                    self.race.add(top2[mover as usize], finisher_next, 1);
+                    self.race.add(top2[mover as usize], finisher_next);
                 }
             }
         }
@@ -422,6 +418,11 @@ fn add_to_row(row: &mut RankedDepth, st: Status, top2: &[u8; 3], done: u8) {
     }
 }
 
+/// The first depth with a live position where some player can force top2.
+fn first_forced_top2_depth(rows: &[RankedDepth]) -> Option<u32> {
+    rows.iter().find(|r| r.some_top2_win > 0).map(|r| r.depth)
+}
+
 /// The row of `depth`, the rows before it added when missing.
 fn row_at(rows: &mut Vec<RankedDepth>, depth: u32) -> &mut RankedDepth {
     while rows.len() <= depth as usize {
@@ -577,8 +578,8 @@ fn after_the_finish(
         let mut next = Vec::new();
         for &rank in &frontier {
             let pos = game.cc3.unrank(rank);
-            let (st, done) = (status(game, &pos), game.finished(&pos));
-            let top2 = values.top2_of(&pos);
+            let done = game.finished(&pos);
+            let (st, top2) = (status_of(done, pos.turn), values.top2_of(&pos));
             reach.add(st, pos.turn, &top2, !done & 0b111);
             add_to_row(row_at(rows, depth), st, &top2, done);
             game.for_each_move_of(&pos, &mut |child| {
@@ -615,22 +616,15 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
     let mut frontier = vec![start];
     let mut reachable = ScopeTally::default();
     let mut depths = Vec::new();
-    let mut first = None;
     let mut depth = 0u32;
     let complete = loop {
-        let mut row = RankedDepth { depth, new: frontier.len() as u64, some_top2_win: 0, after_a_finish: 0 };
         let mut next = Vec::new();
         for &rank in &frontier {
             let pos = game.cc3.unrank(rank);
-            let st = status(game, &pos);
-            let top2 = values.top2_of(&pos);
-            reachable.add(st, pos.turn, &top2, !game.finished(&pos) & 0b111);
-            if let Status::Live { finished, .. } = st {
-                let done = game.finished(&pos);
-                let forced = (0..3).any(|p| done & (1 << p) == 0 && top2[p] == VALUE_WIN);
-                row.some_top2_win += u64::from(forced);
-                row.after_a_finish += u64::from(finished == 1);
-            }
+            let done = game.finished(&pos);
+            let (st, top2) = (status_of(done, pos.turn), values.top2_of(&pos));
+            reachable.add(st, pos.turn, &top2, !done & 0b111);
+            add_to_row(row_at(&mut depths, depth), st, &top2, done);
             // The game as it is played: on past the objective's finish.
             game.for_each_move_of(&pos, &mut |child| {
                 let c = game.cc3.rank(&child);
@@ -639,10 +633,6 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
                 }
             });
         }
-        if row.some_top2_win > 0 {
-            first.get_or_insert(depth);
-        }
-        depths.push(row);
         if next.is_empty() {
             break true;
         }
@@ -654,7 +644,7 @@ fn search(values: &Top2Values, frontier_limit: usize) -> (RankedSearch, Option<R
         frontier = next;
         depth += 1;
     };
-    let search = RankedSearch { depths, first_forced_top2_depth: first, complete };
+    let search = RankedSearch { first_forced_top2_depth: first_forced_top2_depth(&depths), depths, complete };
     (search, complete.then(|| reachable.scope()))
 }
 
@@ -804,8 +794,7 @@ fn reached_by_depth_map<'g>(
         t.elapsed().as_secs_f64()
     );
     let rows = std::mem::take(&mut counts.rows);
-    let first = rows.iter().find(|r| r.some_top2_win > 0).map(|r| r.depth);
-    let bfs = RankedSearch { depths: rows, first_forced_top2_depth: first, complete: true };
+    let bfs = RankedSearch { first_forced_top2_depth: first_forced_top2_depth(&rows), depths: rows, complete: true };
     Ok((values, counts, bfs, Some(reach.scope())))
 }
 
