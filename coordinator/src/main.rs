@@ -18,7 +18,7 @@ mod commands;
 /// stops a run at its next checkpoint with exit status 75 (a second one stops
 /// at once); run the same command again to resume.
 #[derive(Parser, Debug)]
-#[command(name = "coordinator", version = retro_proto::LONG_VERSION, args_conflicts_with_subcommands = true)]
+#[command(name = "coordinator", version = retro_build_info::LONG_VERSION, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

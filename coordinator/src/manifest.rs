@@ -294,7 +294,7 @@ impl Manifest {
         SolvedJob {
             job: self.job.clone(),
             plan_hash: self.plan_hash.clone(),
-            program_commit: retro_proto::BUILD_COMMIT.into(),
+            program_commit: retro_build_info::BUILD_COMMIT.into(),
             layers: self
                 .layers
                 .iter()

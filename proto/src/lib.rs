@@ -21,13 +21,6 @@
 /// stores before its first pull and sends with its update batches.
 pub const PROTOCOL_VERSION: u32 = 8;
 
-/// The git commit these binaries were built from (12 hex digits, `-dirty`
-/// when the checkout had uncommitted changes, `unknown` outside git).
-pub const BUILD_COMMIT: &str = env!("RETRO_BUILD_COMMIT");
-
-/// The program version with its commit, as `--version` prints it.
-pub const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("RETRO_BUILD_COMMIT"), ")");
-
 /// Metadata key carrying the cluster token.
 pub const TOKEN_METADATA: &str = "authorization";
 

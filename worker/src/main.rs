@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes: nothing kept
 /// under --data but its lock).
 #[derive(Parser, Debug)]
-#[command(name = "worker", version = retro_proto::LONG_VERSION)]
+#[command(name = "worker", version = retro_build_info::LONG_VERSION)]
 struct Args {
     /// Coordinator address (host:port).
     #[arg(long, value_name = "HOST:PORT", value_parser = retro_worker::link::check_host_port)]
