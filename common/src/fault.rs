@@ -52,8 +52,8 @@ impl Fault {
     }
 
     /// Kills this process with SIGKILL if `self` names this point; sends it
-    /// SIGTERM (and goes on) if `self` names it with the prefix `term-`, and
-    /// SIGSTOP with the prefix `stop-`.
+    /// SIGTERM (and goes on) if `self` names it with the prefix `term-`,
+    /// SIGSTOP with the prefix `stop-`; never returns with the prefix `hang-`.
     pub fn check(this: &Option<Fault>, point: &str, layer: u32, round: u32) {
         let Some(f) = this else { return };
         if f.layer != layer || f.round != round {
@@ -65,6 +65,11 @@ impl Fault {
             (libc::SIGTERM, "sending SIGTERM to this process")
         } else if f.point.strip_prefix("stop-") == Some(point) {
             (libc::SIGSTOP, "freezing this process (SIGSTOP)")
+        } else if f.point.strip_prefix("hang-") == Some(point) {
+            eprintln!("RETRO_FAULT: this thread hangs at {point} layer {layer} round {round}");
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
         } else {
             return;
         };

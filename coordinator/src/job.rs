@@ -458,7 +458,15 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let out = opts.output.clone();
                 let threads = plan.threads();
                 let analysed = spec.clone();
-                let analysis = tokio::task::spawn_blocking(move || {
+                let fault = retro_common::fault::Fault::from_env();
+                // A thread of its own, not `spawn_blocking`: a stop abandons the
+                // analysis, and dropping the runtime waits for every blocking
+                // task, so a stopped stage-2 run went on computing the analysis
+                // it had given up (25 minutes) and swallowed the second signal.
+                // The process exits past a detached thread.
+                let (done, analysis) = tokio::sync::oneshot::channel();
+                let analyse = move || {
+                    retro_common::fault::Fault::check(&fault, "analysis", 0, 0);
                     let (solved, memory) = (m.solved(), retro_common::resources::mem_available());
                     let report = match analysed.game()? {
                         retro_games::AnyGame::Cc3(game) => {
@@ -472,12 +480,18 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                     let json = report.to_json()?;
                     write_atomic(&out.join("summary.json"), format!("{json}\n").as_bytes())?;
                     Ok::<JobReport, CoordinatorError>(report)
-                });
+                };
+                std::thread::Builder::new()
+                    .name("analysis".into())
+                    .spawn(move || {
+                        let _ = done.send(analyse());
+                    })
+                    .map_err(|e| CoordinatorError::Io(format!("cannot start the analysis thread: {e}")))?;
                 // Every tablebase is written: a stop asked for now loses only
                 // the analysis, which the next run computes again.
                 let result = tokio::select! {
                     r = analysis => r
-                        .map_err(|e| CoordinatorError::Job(format!("analysis failed: {e}")))
+                        .map_err(|_| CoordinatorError::Job("the analysis failed: its thread ended without a result".into()))
                         .and_then(|r| r),
                     _ = signalled.wait_for(|s| *s) => break Err(CoordinatorError::Stopped(format!(
                         "job {} stopped during its analysis: every tablebase is written in {}; run the same \

@@ -283,6 +283,34 @@ fn sigterm_stops_an_embedded_run_at_a_checkpoint_and_it_resumes() {
     assert_eq!(checksums(&dir.join("tb")), checksums(&clean));
 }
 
+/// A SIGTERM during the analysis (every tablebase written) said the job
+/// stopped, then the process went on computing the analysis it had given up:
+/// dropping the runtime waited for the analysis's blocking task (25 minutes
+/// at stage 2), and the second SIGTERM went unheard. Here the analysis never
+/// ends (the `hang-` fault point): the stop must end the process by itself,
+/// with status 75, the tablebases intact; run again, the summary is written.
+#[test]
+fn sigterm_during_the_analysis_stops_the_process_at_once() {
+    let dir = TempDir::new("sigterm-analysis");
+    let mut c = plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck"));
+    c.env("RETRO_FAULT", "hang-analysis:0:0");
+    let mut p = Proc::start("coordinator", c, dir.join("hang.log"));
+    p.wait_for_log("this thread hangs at analysis", LIMIT);
+    sigterm(&p);
+    let status = p.wait(Duration::from_secs(60));
+    let err = p.logs();
+    assert_eq!(status.code(), Some(75), "{err}");
+    assert!(err.contains("stopped during its analysis") && err.contains("run the same"), "{err}");
+    assert!(!dir.join("tb/summary.json").exists(), "{err}");
+    let resumed = run(plan_run("plans/stage1.toml", &dir.join("tb"), &dir.join("ck")), LIMIT);
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(err.contains("only the analysis runs"), "{err}");
+    assert!(dir.join("tb/summary.json").exists());
+    let clean = solve_plan(&dir, "plans/stage1.toml", "clean");
+    assert_eq!(checksums(&dir.join("tb")), checksums(&clean));
+}
+
 /// The same on a two-worker cluster: a SIGTERM to the coordinator stops the
 /// job at the next round's checkpoint and the workers with it (status 75
 /// each, saying to start again with the same --data); a SIGTERM to a worker
