@@ -268,3 +268,62 @@ fn committed_stage2_ranked_summary_adds_up() {
         assert!(n(&w["win"]) + n(&w["loss"]) + n(&w["draw"]) <= n(&r["positions"]) - n(&r["terminal"]), "{p}");
     }
 }
+
+/// The committed stage-2 kingmaking summary (docs/results/, `coordinator
+/// kingmaking --sample 1000000 --json` over the real stage-2 tablebases) adds
+/// up and agrees with the published category table by two routes: its exact
+/// count of the spoiler-draw positions (one pass over every orbit) is the
+/// published 2,869,152, and the sample's share of kingmaker positions puts the
+/// published 11,988,362,862 inside four standard errors. The sample's spoiler
+/// counts (a rank-by-rank walk of the drawn ranks) agree with the exact pass's
+/// shares within four standard errors too: two routes through the same values.
+#[test]
+fn committed_stage2_kingmaking_agrees_with_the_published_table() {
+    let text = std::fs::read_to_string(repo().join("docs/results/stage2-kingmaking-summary.json")).unwrap();
+    let s: Value = serde_json::from_str(&text).unwrap();
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"));
+    let (drawn, of) = (n(&s["sample"]["drawn"]), n(&s["sample"]["of"]));
+    assert_eq!(of, retro_games::cc3::Cc3::new(2).unwrap().ranker.positions() as u64);
+    let exact = &s["spoilers_exact"];
+    assert_eq!(n(&exact["spoiler_draw_positions"]), reference_u64("stage2.category.spoiler_draw"));
+    // The estimate of a share p from `drawn` ranks, within four standard errors.
+    let within = |hits: u64, trials: u64, p: f64, what: &str| {
+        let sd = (p * (1.0 - p) / trials as f64).sqrt();
+        let got = hits as f64 / trials as f64;
+        assert!((got - p).abs() <= 4.0 * sd + 1e-12, "{what}: {hits} of {trials}, want a share near {p}");
+    };
+    let all = &s["all"];
+    let published = reference_u64("stage2.category.kingmaker") as f64 / of as f64;
+    within(n(&all["kingmaker_positions"]), drawn, published, "kingmaker positions");
+    let spoilers = n(&exact["spoiler_draw_positions"]) as f64 / of as f64;
+    within(n(&all["spoiler_draw_positions"]), drawn, spoilers, "spoiler-draw positions");
+    let (ex, sam) = (&exact["spoiler"], &all["spoiler"]);
+    let share = |a: &str, b: f64| n(&ex[a]) as f64 / b;
+    within(
+        n(&sam["positions"]),
+        n(&all["spoiler_draw_positions"]),
+        share("positions", n(&exact["spoiler_draw_positions"]) as f64),
+        "spoiler to move",
+    );
+    within(
+        n(&sam["keeps_draw"]),
+        n(&sam["positions"]),
+        share("keeps_draw", n(&ex["positions"]) as f64),
+        "keeps the draw",
+    );
+    // Each block's parts add up to its whole.
+    for spoiler in [ex, sam] {
+        let p = n(&spoiler["positions"]);
+        assert_eq!(n(&spoiler["top2_win"]) + n(&spoiler["top2_draw"]) + n(&spoiler["top2_loss"]), p);
+        assert_eq!(n(&spoiler["keeps_draw"]) + n(&spoiler["loses_draw"]), p);
+        assert!(n(&spoiler["loses_draw_top2_win"]) <= n(&spoiler["loses_draw"]));
+    }
+    let k = &all["kingmaker"];
+    assert_eq!(n(&k["positions"]) + n(&k["mover_enables_one"]), n(&all["kingmaker_positions"]));
+    assert_eq!(n(&k["top2_win"]) + n(&k["top2_draw"]) + n(&k["top2_loss"]), n(&k["positions"]));
+    assert_eq!(
+        n(&k["keeps_top2_and_both"]) + n(&k["keeps_top2_and_one"]) + n(&k["keeps_top2_and_neither"]),
+        n(&k["top2_win"])
+    );
+    assert_eq!(n(&k["ranked_two_winners"]) + n(&k["ranked_decided"]) + n(&k["ranked_no_winner"]), n(&k["positions"]));
+}
