@@ -6,7 +6,9 @@
 //!   for the explorer's page tests;
 //! - `has_shellcheck`: `shellcheck` on PATH for the scripts' lint test;
 //! - `has_netns`: network namespaces can be made (root and `ip netns`) for the
-//!   namespaced-cluster and chaos tests.
+//!   namespaced-cluster and chaos tests;
+//! - `has_slurm`: root and Slurm's daemons and clients with munge on PATH
+//!   (Debian's `slurm-wlm` and `munge`) for the batch script's test.
 //!
 //! The script runs again when PATH, CHROMIUM or a PATH directory changes (a
 //! package installed), so installing a tool and running the tests again is
@@ -35,6 +37,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(has_chromium)");
     println!("cargo::rustc-check-cfg=cfg(has_shellcheck)");
     println!("cargo::rustc-check-cfg=cfg(has_netns)");
+    println!("cargo::rustc-check-cfg=cfg(has_slurm)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=CHROMIUM");
@@ -55,5 +58,10 @@ fn main() {
     }
     if namespaces_permitted() {
         println!("cargo::rustc-cfg=has_netns");
+    }
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let slurm = ["munged", "slurmctld", "slurmd", "sbatch", "scontrol", "scancel"];
+    if root && slurm.iter().all(|tool| on_path(&[tool]).is_some()) {
+        println!("cargo::rustc-cfg=has_slurm");
     }
 }

@@ -8,7 +8,9 @@
 #
 #   JOB          stage2 (default), cc2-m7p3, cc2-m7p4, cc2-m5p6, cc2-m6p6, cc2-m7p6, stage3
 #   TYPE         ccx33 (default: 8 dedicated vCPU, 32 GB), ccx63 (48, 192 GB),
-#                or ref (the reference machine itself: 2 cores, 24 GB, price 0)
+#                ref (the reference machine itself: 2 cores, 24 GB, price 0), or
+#                node:CORES:GB (a node of a cluster you already have, e.g. a Slurm
+#                partition's node:64:256; price 0 unless --price, no setup time)
 #   --core-speed one core of TYPE against one core of the reference machine
 #                (default 1.0; estimate it from `coordinator bench --threads 1` on the
 #                rented machine against the reference figures in docs/BENCHMARKS.md)
@@ -57,7 +59,11 @@ case "$machine" in
   ccx33) cores=8; mem_gb=32; list_price=0.0925 ;;
   ccx63) cores=48; mem_gb=192; list_price=0.5501 ;;
   ref) cores=2; mem_gb=24; list_price=0 ;;
-  *) echo "unknown machine type $machine (ccx33, ccx63, ref)" >&2; exit 2 ;;
+  node:*:*)
+    IFS=: read -r _ cores mem_gb <<<"$machine"
+    [[ $cores =~ ^[1-9][0-9]*$ && $mem_gb =~ ^[1-9][0-9]*$ ]] || { echo "--machine node:CORES:GB wants two whole numbers, not $machine" >&2; exit 2; }
+    list_price=0 ;;
+  *) echo "unknown machine type $machine (ccx33, ccx63, ref, node:CORES:GB)" >&2; exit 2 ;;
 esac
 price=${price:-$list_price}
 
@@ -105,6 +111,7 @@ case "$job" in
 esac
 setup=300
 [ "$machine" = ref ] && setup=0
+[[ $machine == node:* ]] && setup=0
 if [ "$check" -eq 1 ]; then
   case "$job" in
     cc2-m7p3|cc2-m7p4|stage2) plan=plans/$job.toml ;;

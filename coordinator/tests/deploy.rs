@@ -568,9 +568,9 @@ fn scripts_pass_shellcheck() {
     assert!(version.status.success());
     let mut c = Command::new("shellcheck");
     c.arg("-x").current_dir(repo());
-    for dir in ["deploy/local", "deploy/hetzner", "scripts"] {
+    for dir in ["deploy/local", "deploy/hetzner", "deploy/slurm", "scripts"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap().flatten() {
-            if e.path().extension().is_some_and(|x| x == "sh") {
+            if e.path().extension().is_some_and(|x| x == "sh" || x == "sbatch") {
                 c.arg(e.path().strip_prefix(repo()).unwrap());
             }
         }
