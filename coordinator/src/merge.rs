@@ -31,53 +31,86 @@ pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUplo
     Ok(blocks.len() as u64)
 }
 
-/// Writes the tablebase of `layer` from the staged blocks.
-pub fn write_tablebase(s: &Scheduler, layer: u32) -> Result<TablebaseEntry, CoordinatorError> {
-    let dir = staging_dir(s, layer);
-    let total = s.layout.blocks();
-    let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
-    let entries = std::fs::read_dir(&dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
-            continue;
+/// Everything the merge of one layer reads, taken from the scheduler under its
+/// lock in no time, so that the merge itself (reading every staged upload and
+/// writing the tablebase: minutes at stage 2) runs on a thread of its own
+/// with no lock held ([`MergeJob::run`]).
+#[derive(Debug)]
+pub struct MergeJob {
+    layer: u32,
+    dir: PathBuf,
+    total_blocks: u64,
+    header: TablebaseHeader,
+    output: PathBuf,
+    file: String,
+}
+
+impl MergeJob {
+    /// The merge of `layer`'s staged uploads into its tablebase file.
+    pub fn of(s: &Scheduler, layer: u32) -> MergeJob {
+        let question = &s.spec.questions[layer as usize];
+        let header = TablebaseHeader::new(
+            s.spec.game.to_string(),
+            s.spec.params(),
+            question.clone(),
+            s.layout.positions,
+            s.layout.block_positions,
+            s.spec.plan_hash.clone(),
+        );
+        MergeJob {
+            layer,
+            dir: staging_dir(s, layer),
+            total_blocks: s.layout.blocks(),
+            header,
+            output: s.output.clone(),
+            file: tablebase_file_name(question),
         }
-        let data = std::fs::read(&path).map_err(|e| CoordinatorError::Job(format!("{}: {e}", path.display())))?;
-        let bad = || CoordinatorError::Job(format!("{}: staged upload is damaged", path.display()));
-        let mut at = 0usize;
-        while at < data.len() {
-            let head = data.get(at..at + 20).ok_or_else(bad)?;
-            let idx = u64::from_le_bytes(head[0..8].try_into().expect("8 bytes"));
-            let crc = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
-            let len = u64::from_le_bytes(head[12..20].try_into().expect("8 bytes")) as usize;
-            let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
-            let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
-            if slot.is_some() {
-                return Err(CoordinatorError::Job(format!("block {idx} was uploaded twice ({})", path.display())));
+    }
+
+    /// The layer merged.
+    pub fn layer(&self) -> u32 {
+        self.layer
+    }
+
+    /// Writes the tablebase from the staged blocks, in block order.
+    pub fn run(self) -> Result<TablebaseEntry, CoordinatorError> {
+        let dir = &self.dir;
+        let total = self.total_blocks;
+        let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
+        let entries = std::fs::read_dir(dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
+                continue;
             }
-            *slot = Some((crc, body.to_vec()));
-            at += 20 + len;
+            let data = std::fs::read(&path).map_err(|e| CoordinatorError::Job(format!("{}: {e}", path.display())))?;
+            let bad = || CoordinatorError::Job(format!("{}: staged upload is damaged", path.display()));
+            let mut at = 0usize;
+            while at < data.len() {
+                let head = data.get(at..at + 20).ok_or_else(bad)?;
+                let idx = u64::from_le_bytes(head[0..8].try_into().expect("8 bytes"));
+                let crc = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+                let len = u64::from_le_bytes(head[12..20].try_into().expect("8 bytes")) as usize;
+                let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
+                let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
+                if slot.is_some() {
+                    return Err(CoordinatorError::Job(format!("block {idx} was uploaded twice ({})", path.display())));
+                }
+                *slot = Some((crc, body.to_vec()));
+                at += 20 + len;
+            }
         }
+        if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
+            return Err(CoordinatorError::Job(format!("block {missing} of {total} was never uploaded")));
+        }
+        std::fs::create_dir_all(&self.output)
+            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", self.output.display())))?;
+        let mut w = TablebaseWriter::create(&self.output.join(&self.file), self.header)?;
+        for (i, b) in blocks.into_iter().enumerate() {
+            let (crc, data) = b.expect("checked above");
+            w.push_compressed_block(i as u64, &data, crc)?;
+        }
+        let info = w.finish()?;
+        Ok(entry(self.file, info.bytes, info.sha256))
     }
-    if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
-        return Err(CoordinatorError::Job(format!("block {missing} of {total} was never uploaded")));
-    }
-    let question = &s.spec.questions[layer as usize];
-    let header = TablebaseHeader::new(
-        s.spec.game.to_string(),
-        s.spec.params(),
-        question.clone(),
-        s.layout.positions,
-        s.layout.block_positions,
-        s.spec.plan_hash.clone(),
-    );
-    std::fs::create_dir_all(&s.output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", s.output.display())))?;
-    let file = tablebase_file_name(question);
-    let mut w = TablebaseWriter::create(&s.output.join(&file), header)?;
-    for (i, b) in blocks.into_iter().enumerate() {
-        let (crc, data) = b.expect("checked above");
-        w.push_compressed_block(i as u64, &data, crc)?;
-    }
-    let info = w.finish()?;
-    Ok(entry(file, info.bytes, info.sha256))
 }

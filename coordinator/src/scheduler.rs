@@ -23,7 +23,7 @@ use retro_proto::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 
@@ -45,8 +45,12 @@ pub enum Phase {
     Generate(u32, u32),
     /// Apply step of (layer, round).
     Apply(u32, u32),
-    /// Tablebase export of a layer.
+    /// Tablebase export of a layer: the workers upload their blocks.
     Export(u32),
+    /// Every block of the layer is staged; the tablebase is being written on
+    /// a thread of its own, the scheduler's lock free meanwhile (workers are
+    /// told to wait).
+    Merge(u32),
     /// Every layer has its tablebase; the analysis runs.
     Finish,
     /// The job is complete.
@@ -142,6 +146,8 @@ struct State {
     /// Rounds were committed in memory only since the manifest was saved
     /// (embedded runs with spaced checkpoints).
     unsaved_rounds: bool,
+    /// The merge of [`Phase::Merge`], running.
+    merging: Option<std::thread::JoinHandle<Result<TablebaseEntry, CoordinatorError>>>,
 }
 
 /// The phase message of a job stopped on request at a checkpoint.
@@ -194,7 +200,8 @@ pub struct Scheduler {
     /// The order the layers run in ([`layer_order`]).
     layer_order: Vec<usize>,
     state: Mutex<State>,
-    changed: Notify,
+    /// Wakes the pulls held by [`Scheduler::pull`]; shared with the merge thread.
+    changed: Arc<Notify>,
     phase_tx: watch::Sender<Phase>,
 }
 
@@ -237,6 +244,7 @@ impl Scheduler {
             stop_requested: false,
             stopped: false,
             unsaved_rounds: false,
+            merging: None,
         };
         let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
         if st.manifest.workers.len() >= expected_workers {
@@ -256,7 +264,7 @@ impl Scheduler {
             checkpoint_every: None,
             layer_order: layer_order(&questions, false),
             state: Mutex::new(st),
-            changed: Notify::new(),
+            changed: Arc::new(Notify::new()),
             phase_tx,
         }
     }
@@ -290,6 +298,7 @@ impl Scheduler {
             Phase::Generate(l, r) => format!("generate layer {l} round {r}"),
             Phase::Apply(l, r) => format!("apply layer {l} round {r}"),
             Phase::Export(l) => format!("export layer {l}"),
+            Phase::Merge(l) => format!("merge layer {l}"),
             Phase::Finish => "analysis".to_string(),
             Phase::Done => "done".to_string(),
             Phase::Failed(why) => format!("failed: {why}"),
@@ -678,7 +687,7 @@ impl Scheduler {
     fn task_for(&self, st: &mut State, worker: &str, busy: u64) -> Task {
         let wait = Task { kind: TaskKind::Wait as i32, wait_ms: 200, ..Default::default() };
         let (kind, layer, round) = match st.phase.clone() {
-            Phase::Joining | Phase::Finish => return wait,
+            Phase::Joining | Phase::Finish | Phase::Merge(_) => return wait,
             Phase::Done => {
                 st.done_sent.insert(worker.to_string());
                 return Task { kind: TaskKind::Done as i32, ..Default::default() };
@@ -765,8 +774,84 @@ impl Scheduler {
         true
     }
 
+    /// Starts writing layer `l`'s tablebase on a thread of its own: reading
+    /// every staged upload and writing the file takes minutes at stage 2, and
+    /// under the lock every worker's pull and `/status` would wait for it.
+    fn start_merge(&self, st: &mut State, l: u32) {
+        let job = merge::MergeJob::of(self, l);
+        let changed = self.changed.clone();
+        let spawned = std::thread::Builder::new().name(format!("merge-{l}")).spawn(move || {
+            let written = job.run();
+            // The pulls held for work hear of it at once.
+            changed.notify_waiters();
+            written
+        });
+        match spawned {
+            Ok(handle) => {
+                st.merging = Some(handle);
+                self.next_step(st, Phase::Merge(l));
+            }
+            Err(e) => st.phase = Phase::Failed(format!("cannot start the merge of layer {l}: {e}")),
+        }
+    }
+
+    /// The tablebase of layer `l` is written (or failed): record it, make it
+    /// durable and go on to the next layer (or stop, if asked).
+    fn merged(&self, st: &mut State, l: u32, written: Result<TablebaseEntry, CoordinatorError>) {
+        match written {
+            Ok(entry) => {
+                let rec = &mut st.manifest.layers[l as usize];
+                tracing::info!(
+                    "layer {} solved in {} rounds: {} ({} bytes, sha256 {})",
+                    rec.question,
+                    rec.deciding_rounds(),
+                    entry.file,
+                    entry.bytes,
+                    entry.sha256
+                );
+                rec.tablebase = Some(entry);
+            }
+            Err(e) => {
+                st.phase = Phase::Failed(format!("writing the tablebase of layer {l}: {e}"));
+                return;
+            }
+        }
+        if !self.save(st) {
+            return;
+        }
+        st.unsaved_rounds = false;
+        let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
+        let next = resume_phase(&st.manifest, &self.layer_order);
+        if st.stop_requested && next != Phase::Finish {
+            tracing::info!("layer {l}'s tablebase is written: stopping as asked");
+            self.stop_here(st);
+            return;
+        }
+        self.next_step(st, next);
+    }
+
     fn advance(&self, st: &mut State) {
         loop {
+            if let Phase::Merge(l) = st.phase {
+                match st.merging.take() {
+                    // Only a restarted scheduler state could lack it: merge again.
+                    None => {
+                        self.start_merge(st, l);
+                        return;
+                    }
+                    Some(handle) if !handle.is_finished() => {
+                        st.merging = Some(handle);
+                        return;
+                    }
+                    Some(handle) => {
+                        let written = handle
+                            .join()
+                            .unwrap_or_else(|_| Err(CoordinatorError::Job(format!("the merge of layer {l} panicked"))));
+                        self.merged(st, l, written);
+                        continue;
+                    }
+                }
+            }
             let phase = st.phase.clone();
             let step_done = matches!(phase, Phase::Init(_) | Phase::Generate(..) | Phase::Apply(..) | Phase::Export(_))
                 && self.all_done(st);
@@ -881,36 +966,8 @@ impl Scheduler {
                     self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });
                 }
                 Phase::Export(l) => {
-                    match merge::write_tablebase(self, l) {
-                        Ok(entry) => {
-                            let rec = &mut st.manifest.layers[l as usize];
-                            tracing::info!(
-                                "layer {} solved in {} rounds: {} ({} bytes, sha256 {})",
-                                rec.question,
-                                rec.deciding_rounds(),
-                                entry.file,
-                                entry.bytes,
-                                entry.sha256
-                            );
-                            rec.tablebase = Some(entry);
-                        }
-                        Err(e) => {
-                            st.phase = Phase::Failed(format!("writing the tablebase of layer {l}: {e}"));
-                            return;
-                        }
-                    }
-                    if !self.save(st) {
-                        return;
-                    }
-                    st.unsaved_rounds = false;
-                    let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
-                    let next = resume_phase(&st.manifest, &self.layer_order);
-                    if st.stop_requested && next != Phase::Finish {
-                        tracing::info!("layer {l}'s tablebase is written: stopping as asked");
-                        self.stop_here(st);
-                        return;
-                    }
-                    self.next_step(st, next);
+                    self.start_merge(st, l);
+                    return;
                 }
                 _ => return,
             }
@@ -1032,6 +1089,7 @@ pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     /// Short, so the test can let a worker fall silent.
     const HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(300);
@@ -1134,6 +1192,71 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((TaskKind::try_from(reply.kind).unwrap(), reply.attempt), (TaskKind::Init, 1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The merge used to write the tablebase inside `advance`, under the
+    /// lock: every other worker's pull (and `/status`) waited for it. Here the
+    /// staged upload is a FIFO nobody writes yet, so the merge blocks on it
+    /// for as long as the test likes: another worker's pull must still be
+    /// answered (told to wait), and the merge's outcome, once it comes, must
+    /// reach the job.
+    #[test]
+    fn another_workers_pull_is_answered_while_a_merge_runs() {
+        let dir = std::env::temp_dir().join(format!("sched-merge-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = Arc::new(scheduler(&dir));
+        let epochs: BTreeMap<String, u64> = (0..3)
+            .map(|_| {
+                let r = register(&s, "", "").unwrap();
+                (r.worker_id, r.epoch)
+            })
+            .collect();
+        let l = layer_order(&s.spec.questions, false)[0] as u32;
+        let staged = merge::staging_dir(&s, l);
+        std::fs::create_dir_all(&staged).unwrap();
+        let fifo = staged.join("w1.blocks");
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        {
+            let mut st = s.state.lock().unwrap();
+            s.next_step(&mut st, Phase::Export(l));
+            for w in epochs.keys() {
+                st.assignments.insert(w.clone(), Assignment { task_id: 1, done: true });
+            }
+        }
+        let pull = |s: &Arc<Scheduler>, w: &str| {
+            let (s, req) = (
+                s.clone(),
+                PullRequest {
+                    worker_id: w.into(),
+                    epoch: epochs[w],
+                    coordinator_epoch: s.coordinator_epoch,
+                    ..Default::default()
+                },
+            );
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || tx.send(s.pull_once(&req)).unwrap());
+            rx.recv_timeout(Duration::from_secs(10)).expect("a pull answered while the merge runs")
+        };
+        // The last upload's pull starts the merge, which now waits on the FIFO.
+        assert_eq!(TaskKind::try_from(pull(&s, "w1").kind).unwrap(), TaskKind::Wait);
+        for w in ["w2", "w3", "w1"] {
+            assert_eq!(TaskKind::try_from(pull(&s, w).kind).unwrap(), TaskKind::Wait, "{w}");
+        }
+        assert_eq!(s.status().phase, format!("merge layer {l}"));
+        // The upload arrives empty: the merge fails, and the job hears of it.
+        drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let task = pull(&s, "w2");
+            if TaskKind::try_from(task.kind).unwrap() == TaskKind::Abort {
+                assert!(task.message.contains("was never uploaded"), "{}", task.message);
+                break;
+            }
+            assert!(Instant::now() < deadline, "the merge's outcome never reached the job");
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
