@@ -121,6 +121,7 @@ pub fn mem_available() -> Option<u64> {
 pub fn disk_free(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is a C struct of integers, for which all-zero bytes are a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a NUL-terminated path and `st` a valid out-pointer.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {

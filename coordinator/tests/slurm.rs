@@ -96,7 +96,9 @@ fn the_batch_script_runs_plans_on_slurm_and_a_stop_requeues_to_the_same_bytes() 
     // Stage 1: two workers on the allocation, the coordinator beside them.
     let log = dir.join("stage1.log");
     let id = slurm.submit("plans/stage1.toml", &dir.join("stage1"), &log, None);
-    let job = slurm.wait_for(&id, &log, Duration::from_secs(120), |j| !j.contains("JobState=PENDING") && !j.contains("JobState=RUNNING"));
+    let job = slurm.wait_for(&id, &log, Duration::from_secs(120), |j| {
+        !j.contains("JobState=PENDING") && !j.contains("JobState=RUNNING")
+    });
     assert!(completed(&job) && job.contains("ExitCode=0:0"), "{job}\n{}", log_of(&log));
     let text = log_of(&log);
     assert!(text.contains("2 worker(s)") && text.contains("retro: done"), "{text}");

@@ -71,7 +71,9 @@ impl Peer for PeerService {
         // Declared before the writer, so that on an early return the writer
         // (and its temporary file) goes before the file's lock is released.
         let mut file_guard = None;
-        let mut writer: Option<(InboxWriter, u32, u32, String)> = None;
+        // The writer, its layer and round, and whether the batch is stale (for a
+        // round this worker has committed already: read to the end, not kept).
+        let mut writer: Option<(InboxWriter, u32, u32, bool)> = None;
         let mut sender: Option<(String, u64)> = None;
         let mut received = 0u64;
         while let Some(msg) = stream.message().await? {
@@ -93,7 +95,7 @@ impl Peer for PeerService {
                 let dir = store::inbox_dir(&self.data, msg.layer);
                 std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
                 let w = InboxWriter::create(&path).map_err(|e| Status::internal(e.to_string()))?;
-                writer = Some((w, msg.layer, msg.round, if stale { "stale".into() } else { String::new() }));
+                writer = Some((w, msg.layer, msg.round, stale));
             }
             let (w, layer, round, _) = writer.as_mut().expect("created above");
             if msg.layer != *layer || msg.round != *round {
@@ -111,17 +113,22 @@ impl Peer for PeerService {
             w.append(msg.shard, msg.count, &msg.payload).map_err(|e| Status::internal(e.to_string()))?;
             received += msg.count;
         }
-        match writer {
-            Some((w, _, _, stale)) if stale.is_empty() => {
-                // A newer copy of the sender may have spoken while this
-                // stream ran: its file wins.
-                if let Some((from, generation)) = &sender {
-                    self.fence.admit(from, *generation)?;
-                }
-                w.finish().map_err(|e| Status::internal(e.to_string()))?;
+        // Taken out here so that a writer not finished (a stale batch) is
+        // dropped, removing its temporary file, before the file's lock goes.
+        if let Some((w, _, _, stale)) = writer.take()
+            && !stale
+        {
+            // A newer copy of the sender may have spoken while this
+            // stream ran: its file wins.
+            if let Some((from, generation)) = &sender {
+                self.fence.admit(from, *generation)?;
             }
-            // Dropping an unfinished writer removes its temporary file.
-            _ => {}
+            // The fsync and rename off the runtime's threads, which serve
+            // every other stream meanwhile.
+            tokio::task::spawn_blocking(move || w.finish())
+                .await
+                .map_err(|e| Status::internal(format!("the inbox writer's thread failed: {e}")))?
+                .map_err(|e| Status::internal(e.to_string()))?;
         }
         drop(file_guard);
         Ok(Response::new(UpdateAck { received }))
