@@ -6,7 +6,7 @@
 //!   coordinator describes it, the directory lock, fault points, resource checks.
 //! - [`store`]: the on-disk state of one layer (shard files, manifest, undo
 //!   logs, inboxes) and its crash recovery.
-//! - [`core`]: the tasks (init, generate, apply, export) as blocking functions.
+//! - [`steps`]: the tasks (init, generate, apply, export) as blocking functions.
 //! - [`link`]: how a worker talks to the coordinator (gRPC, or in-process in
 //!   embedded mode) and to its peers.
 //! - [`peer`]: the Peer service that receives update batches.
@@ -14,12 +14,12 @@
 //! - [`run`]: the pull loop of a retrograde job; [`levels`] and [`tasks`]:
 //!   the loops of level jobs (peg solitaire) and task jobs (Sylver tables).
 
-pub mod core;
 pub mod join;
 pub mod levels;
 pub mod link;
 pub mod peer;
 pub mod run;
+pub mod steps;
 pub mod store;
 pub mod tasks;
 

@@ -9,7 +9,7 @@
 //! worker id has been seen), and the streams of one inbox file are written
 //! one after the other, never into the same temporary file at once.
 
-use crate::core::Progress;
+use crate::steps::Progress;
 use crate::store;
 use retro_engine::batch::{InboxWriter, batch_crc};
 use retro_proto::peer_server::Peer;

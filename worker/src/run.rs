@@ -1,12 +1,12 @@
 //! A worker of a retrograde job: after the join, pull tasks and run them
 //! until the job is done.
 
-use crate::core::{Progress, TaskError, TaskOutcome, WorkerCore};
 use crate::fault::Fault;
 use crate::join::join_with_retry;
 use crate::link::{ClientTls, CoordinatorLink, LinkError, PeerStream};
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
+use crate::steps::{Progress, TaskError, TaskOutcome, WorkerCore};
 use crate::store::{self, Identity};
 use crate::{HEARTBEAT_INTERVAL, MAX_BACKOFF};
 use retro_proto::{
@@ -50,7 +50,7 @@ pub struct WorkerOptions {
     pub replace: Option<String>,
     /// What the layers solved before a layer prove about it (an embedded
     /// coordinator's tablebases; none in a cluster).
-    pub known_losses: Option<crate::core::KnownLossSource>,
+    pub known_losses: Option<crate::steps::KnownLossSource>,
     /// The coordinator spaces this worker's checkpoints (an embedded run):
     /// its layers' state is then mapped privately and written at checkpoints
     /// only ([`crate::store::layer_mapping`]).

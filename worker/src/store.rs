@@ -446,7 +446,7 @@ impl LayerStore {
                     chunks.extend(listed(behind.get(&s)));
                     chunks.sort_unstable();
                     chunks.dedup();
-                    let runs = crate::core::chunk_runs(&chunks, chunk_len, file.bytes().len());
+                    let runs = crate::steps::chunk_runs(&chunks, chunk_len, file.bytes().len());
                     file.write_to(&layer_shard_path(&self.dir, s, target), Some(&runs))?;
                 }
             }

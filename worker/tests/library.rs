@@ -4,8 +4,8 @@
 
 use retro_engine::layout::Layout;
 use retro_engine::shardfile::{self, Mapping};
-use retro_worker::core::chunk_runs;
 use retro_worker::link::check_host_port;
+use retro_worker::steps::chunk_runs;
 use retro_worker::store::{LayerState, LayerStore, RoundRecord, STATE_FORMAT_VERSION, layer_shard_path, undo_path};
 use std::collections::BTreeMap;
 use std::fs;
