@@ -1,28 +1,12 @@
 //! The Sylver coinage job and command: plan validation, the table against the
 //! published rows, resume from row checkpoints, and bad positions.
 
+mod common;
+use common::TempDir;
 use std::path::PathBuf;
 
 use retro_coordinator::sylver_job::{Question, RowStatus, RunOptions, SylverPlan, run};
 use retro_results::sylver::position::position_report;
-
-/// A fresh directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("sylver-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn plan(body: &str) -> Result<SylverPlan, String> {
     SylverPlan::from_toml_str(&format!("[job]\nname = \"t\"\ngame = \"sylver\"\n{body}"), "test.toml")
