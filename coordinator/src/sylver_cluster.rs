@@ -1,6 +1,6 @@
 //! A Sylver table on remote workers: the coordinator serves the `Tasks`
 //! service, hands out whole m-classes (the dearest first) and checkpoints
-//! every row a worker reports, through the same [`Progress`] the embedded
+//! every row a worker reports, through the same [`RowStore`] the embedded
 //! run uses, so both write the same table.
 //!
 //! Workers keep no state: a worker that dies loses only the rows it had not
@@ -25,7 +25,7 @@ use tonic::{Request, Response, Status};
 
 use crate::service::{Joinable, ServerTls};
 use crate::status::{JobStatus, StatusSource, TaskStatus};
-use crate::sylver_job::{ClassUnit, Progress, RowResult, RunOptions, SylverPlan};
+use crate::sylver_job::{ClassUnit, RowResult, RowStore, RunOptions, SylverPlan};
 use retro_results::sylver::table::Summary;
 
 /// How long a `Take` waits for a unit before answering WAIT.
@@ -38,7 +38,7 @@ struct Lease {
 }
 
 struct State {
-    progress: Progress,
+    progress: RowStore,
     /// Classes to hand out, cheapest first (`pop` gives the dearest).
     queue: Vec<ClassUnit>,
     /// Held classes by m.
@@ -313,7 +313,7 @@ pub fn run(
     tls: Option<ServerTls>,
     status: Option<std::net::SocketAddr>,
 ) -> Result<Summary, CoordinatorError> {
-    let progress = Progress::open(plan, checkpoints, opts)?;
+    let progress = RowStore::open(plan, checkpoints, opts)?;
     let done_at_start = progress.done();
     let queue = progress.pending_units(plan);
     tracing::info!(

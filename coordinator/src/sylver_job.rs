@@ -225,7 +225,7 @@ pub struct RunOptions {
 /// The rows of a job so far: those read back from checkpoints and those
 /// finished in this run. The embedded threads and the cluster service feed
 /// it the same way, so a table does not depend on who solved its rows.
-pub struct Progress {
+pub struct RowStore {
     rows_dir: PathBuf,
     results: BTreeMap<(u64, u64), (RowResult, bool)>,
     wanted: BTreeSet<(u64, u64)>,
@@ -233,10 +233,10 @@ pub struct Progress {
     stop_after: Option<usize>,
 }
 
-impl Progress {
+impl RowStore {
     /// Reads the row checkpoints of `plan` under `checkpoints` (a damaged or
     /// stale one is logged and its row solved again).
-    pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<Progress, CoordinatorError> {
+    pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<RowStore, CoordinatorError> {
         let rows_dir = checkpoints.join("rows");
         std::fs::create_dir_all(&rows_dir)
             .map_err(|e| CoordinatorError::Job(format!("{}: {e}", rows_dir.display())))?;
@@ -260,7 +260,7 @@ impl Progress {
             }
         }
         let wanted = plan.rows.iter().copied().collect();
-        Ok(Progress { rows_dir, results, wanted, written: 0, stop_after: opts.stop_after })
+        Ok(RowStore { rows_dir, results, wanted, written: 0, stop_after: opts.stop_after })
     }
 
     /// The classes still to solve, each with only its unfinished rows,
@@ -364,14 +364,14 @@ pub fn run(
     opts: &RunOptions,
 ) -> Result<Summary, CoordinatorError> {
     std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
-    let mut progress = Progress::open(plan, checkpoints, opts)?;
-    let units = progress.pending_units(plan);
+    let mut rows = RowStore::open(plan, checkpoints, opts)?;
+    let units = rows.pending_units(plan);
     let todo: usize = units.iter().map(|u| u.ns.len()).sum();
     tracing::info!(
         "sylver job {}: {} rows, {} from checkpoints, {} to solve in {} classes on {} threads",
         plan.name,
         plan.rows.len(),
-        progress.done(),
+        rows.done(),
         todo,
         units.len(),
         plan.threads
@@ -406,12 +406,12 @@ pub fn run(
     for row in rx {
         // On failure, threads still solving see the channel closed at their
         // next row and stop; do not wait for a long row to finish.
-        progress.record(row)?;
+        rows.record(row)?;
     }
     for h in handles {
         let _ = h.join();
     }
-    progress.finish(plan, output)
+    rows.finish(plan, output)
 }
 
 fn write_outputs(dir: &Path, s: &Summary) -> Result<(), CoordinatorError> {
