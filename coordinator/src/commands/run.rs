@@ -67,6 +67,14 @@ pub struct RunArgs {
     replace_output: bool,
 }
 
+impl RunArgs {
+    /// Whether the plan runs as a cluster (remote workers) rather than
+    /// embedded: `--listen`, `--expect-workers` or the plan's `[cluster] workers`.
+    fn cluster(&self, plan_workers: u32) -> bool {
+        self.listen.is_some() || self.expect_workers.is_some() || plan_workers > 0
+    }
+}
+
 /// The TLS identity the plan names, read from its files.
 fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
     let (Some(cert), Some(key)) = (&cluster.tls_cert, &cluster.tls_key) else { return Ok(None) };
@@ -138,7 +146,7 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
     if plan.job.kind() == GameKind::Peg {
         return Ok(run_peg(&runtime, &plan, &args)?);
     }
-    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let cluster = args.cluster(plan.cluster.workers);
     let listen = if cluster {
         let text = plan.cluster.listen.clone();
         Some(args.listen.unwrap_or(text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?))
@@ -188,7 +196,7 @@ fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan
     let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
     let _claimed =
         workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
-    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let cluster = args.cluster(plan.cluster.workers);
     let summary = if cluster {
         let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
         let tls = server_tls(&plan.cluster)?;
@@ -234,7 +242,7 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
         workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     use retro_coordinator::plan::{GamePlan, PegPlan};
     let problems = matches!(plan.job.game, GamePlan::Peg(PegPlan::Problems { .. }));
-    let cluster = args.listen.is_some() || args.expect_workers.is_some() || plan.cluster.workers > 0;
+    let cluster = args.cluster(plan.cluster.workers);
     if problems || !cluster {
         embedded_has_no_status(args.status)?;
     }
