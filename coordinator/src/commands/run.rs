@@ -191,12 +191,12 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
 /// that take whole m-classes; both write the same table.
 fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
     use retro_coordinator::sylver_job;
+    let cluster = args.cluster(plan.cluster.workers);
     let output = args.output.unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
     let _claimed =
         workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
-    let cluster = args.cluster(plan.cluster.workers);
     let summary = if cluster {
         let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
         let tls = server_tls(&plan.cluster)?;
