@@ -37,7 +37,6 @@ pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUplo
 /// with no lock held ([`MergeJob::run`]).
 #[derive(Debug)]
 pub struct MergeJob {
-    layer: u32,
     dir: PathBuf,
     total_blocks: u64,
     header: TablebaseHeader,
@@ -58,18 +57,12 @@ impl MergeJob {
             s.spec.plan_hash.clone(),
         );
         MergeJob {
-            layer,
             dir: staging_dir(s, layer),
             total_blocks: s.layout.blocks(),
             header,
             output: s.output.clone(),
             file: tablebase_file_name(question),
         }
-    }
-
-    /// The layer merged.
-    pub fn layer(&self) -> u32 {
-        self.layer
     }
 
     /// Writes the tablebase from the staged blocks, in block order.

@@ -834,7 +834,8 @@ impl Scheduler {
         loop {
             if let Phase::Merge(l) = st.phase {
                 match st.merging.take() {
-                    // Only a restarted scheduler state could lack it: merge again.
+                    // Merge is entered only with its handle (start_merge); were it
+                    // missing, merging again is the safe answer.
                     None => {
                         self.start_merge(st, l);
                         return;
