@@ -37,7 +37,8 @@ impl LocalSlurm {
         let mut c = self.command("sbatch");
         c.args(["--parsable", "--nodes=1", "--ntasks-per-node=2", "-o"]).arg(log);
         c.arg("deploy/slurm/retro.sbatch").arg(plan);
-        c.env("RETRO_BIN", coordinator().parent().unwrap()).env("RETRO_STATE", state);
+        // worker() fails, saying why, where a partial `cargo test` did not build it.
+        c.env("RETRO_BIN", worker().parent().unwrap()).env("RETRO_STATE", state);
         if let Some(f) = fault {
             c.env("RETRO_FAULT", f);
         }
