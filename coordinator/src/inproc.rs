@@ -17,7 +17,8 @@ impl CoordinatorLink for InProcessLink {
     async fn join(&self, req: JoinRequest) -> Result<JoinReply, LinkError> {
         crate::service::check_join(&req, &self.scheduler.spec.plan_hash)
             .map_err(|e| LinkError::Rejected(e.message().to_string()))?;
-        self.scheduler.join(req).map_err(|e| LinkError::Rejected(e.to_string()))
+        let scheduler = self.scheduler.clone();
+        crate::offload::blocking(move || scheduler.join(req)).await.map_err(|e| LinkError::Rejected(e.to_string()))
     }
 
     async fn pull(&self, req: PullRequest) -> Result<PullReply, LinkError> {
@@ -32,7 +33,10 @@ impl CoordinatorLink for InProcessLink {
                     return Err(LinkError::Rejected("upload ended early".into()));
                 }
                 let head = BlockUpload { compressed: Vec::new(), ..b };
-                let n = self.scheduler.accept_upload(&head, got).map_err(|e| LinkError::Rejected(e.to_string()))?;
+                let scheduler = self.scheduler.clone();
+                let n = crate::offload::blocking(move || scheduler.accept_upload(&head, got))
+                    .await
+                    .map_err(|e| LinkError::Rejected(e.to_string()))?;
                 return Ok(UploadReply { blocks: n });
             }
             got.push(b);

@@ -403,7 +403,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     if opts.handle_signals {
         listen_for_stop(scheduler.clone(), signal_tx)?;
     }
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (stop_tx, shutdown) = crate::service::Shutdown::new();
     let mut worker_task = None;
     let mut server_task = None;
     if embedded {
@@ -429,26 +429,18 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         if let Some(f) = opts.on_listen {
             f(bound);
         }
-        let mut rx = stop_rx.clone();
-        let s = scheduler.clone();
-        let token = opts.token.clone();
-        let tls = opts.tls.clone();
-        server_task = Some(tokio::spawn(async move {
-            crate::service::serve(s, token, tls, listener, async move {
-                let _ = rx.changed().await;
-            })
-            .await
-        }));
+        let serve = crate::service::ServeOptions {
+            listener,
+            tls: opts.tls.clone(),
+            token: opts.token.clone(),
+            status: None, // served below, for embedded runs too
+        };
+        server_task = Some(tokio::spawn(crate::service::serve(scheduler.clone(), serve, shutdown.clone())));
     }
-    let mut stopped = stop_rx.clone();
-    crate::status::spawn_until(scheduler.clone(), opts.status_listen, async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
-    })
-    .await?;
+    crate::status::spawn_until(scheduler.clone(), opts.status_listen, shutdown.clone().fired()).await?;
     // The heartbeat sweep, as level and task jobs run it.
-    let stopped = stop_rx.clone();
     let s = scheduler.clone();
-    crate::service::every_second_until(move || *stopped.borrow(), move || s.check_heartbeats());
+    crate::service::every_second(shutdown, move || s.check_heartbeats());
     let mut phase = scheduler.phase();
     let outcome = loop {
         let p = phase.borrow_and_update().clone();

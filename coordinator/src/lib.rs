@@ -7,6 +7,7 @@
 //! - [`service`] / [`inproc`]: the gRPC services (one join for every kind of job) and
 //!   the in-process link of the scheduler.
 //! - [`merge`]: uploaded blocks to tablebase files.
+//! - [`offload`]: blocking work (locks across disk writes, file I/O) off the runtime's threads.
 //! - [`job`]: running a plan, embedded or as a cluster.
 //! - [`workdirs`]: the output and checkpoint directories a run may use, and whose they are.
 //! - [`status`]: `/healthz`, `/status` and `/metrics` over HTTP, for every kind of job.
@@ -25,6 +26,7 @@ pub mod inproc;
 pub mod job;
 pub mod manifest;
 pub mod merge;
+pub mod offload;
 pub mod peg;
 pub mod plan;
 pub mod progress;

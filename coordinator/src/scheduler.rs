@@ -13,6 +13,7 @@
 use crate::CoordinatorError;
 use crate::manifest::{Fence, Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
+use crate::service::Answer;
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
 use retro_common::spec::JobSpec;
@@ -23,7 +24,7 @@ use retro_proto::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, watch};
 
@@ -148,6 +149,34 @@ struct State {
     unsaved_rounds: bool,
     /// The merge of [`Phase::Merge`], running.
     merging: Option<std::thread::JoinHandle<Result<TablebaseEntry, CoordinatorError>>>,
+    /// Counts the changes to `manifest` that must reach the disk before
+    /// anyone hears of them ([`State::must_save`]); `durable` is the count
+    /// the manifest file holds. While they differ no task goes out and the
+    /// phase is not published: [`Scheduler::settle`] writes the file outside
+    /// the lock, then lets them go.
+    version: u64,
+    /// The `version` known to be on disk.
+    durable: u64,
+    /// Directories to remove once the manifest that no longer needs them is
+    /// on disk (the staging of a written or restarted layer).
+    remove_when_saved: Vec<PathBuf>,
+    /// The checkpointed round (layer, round) whose manifest `version` (the
+    /// first number) is not on disk yet: once it is, `settle` says so if the
+    /// job stops there, or checks the `after-commit` fault point.
+    checkpointed: Option<(u64, u32, u32)>,
+}
+
+impl State {
+    /// The manifest changed in a way a restarted coordinator must see: it is
+    /// written before the change is published or any task goes out.
+    fn must_save(&mut self) {
+        self.version += 1;
+    }
+
+    /// Every change to the manifest is on disk.
+    fn saved(&self) -> bool {
+        self.version == self.durable
+    }
 }
 
 /// The phase message of a job stopped on request at a checkpoint.
@@ -200,6 +229,10 @@ pub struct Scheduler {
     /// The order the layers run in ([`layer_order`]).
     layer_order: Vec<usize>,
     state: Mutex<State>,
+    /// Serialises writes of the manifest file and holds the `version` it has,
+    /// so that a writer that lost the race never puts an older one back. Never
+    /// held together with `state`.
+    manifest_file: Mutex<u64>,
     /// Wakes the pulls held by [`Scheduler::pull`]; shared with the merge thread.
     changed: Arc<Notify>,
     phase_tx: watch::Sender<Phase>,
@@ -245,6 +278,10 @@ impl Scheduler {
             stopped: false,
             unsaved_rounds: false,
             merging: None,
+            version: 0,
+            durable: 0,
+            remove_when_saved: Vec::new(),
+            checkpointed: None,
         };
         let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
         if st.manifest.workers.len() >= expected_workers {
@@ -264,6 +301,7 @@ impl Scheduler {
             checkpoint_every: None,
             layer_order: layer_order(&questions, false),
             state: Mutex::new(st),
+            manifest_file: Mutex::new(0),
             changed: Arc::new(Notify::new()),
             phase_tx,
         }
@@ -289,7 +327,7 @@ impl Scheduler {
 
     /// The job's progress for `/status`.
     pub fn status(&self) -> crate::status::JobStatus {
-        use crate::status::{JobStatus, LayerStatus};
+        use crate::status::{JobDetail, JobStatus, LayerStatus};
         let st = self.state.lock().expect("state lock");
         let m = &st.manifest;
         let phase = match &st.phase {
@@ -320,20 +358,17 @@ impl Scheduler {
             })
             .collect();
         let layers_left = layers.iter().filter(|l| !l.solved).count();
+        let detail = JobDetail::Retrograde { positions: self.layout.positions, layers, layers_left };
         let mut status =
-            JobStatus::new(retro_games::JobKind::Retrograde, &m.job, &m.plan_hash, phase, self.expected_workers)
-                .with_roster(&st.roster, |id| {
-                    let address = st.slots.get(id).map(|s| s.address.clone()).unwrap_or_default();
-                    (m.workers.get(id).cloned().unwrap_or_default(), address)
-                });
+            JobStatus::new(detail, &m.job, &m.plan_hash, phase, self.expected_workers).with_roster(&st.roster, |id| {
+                let address = st.slots.get(id).map(|s| s.address.clone()).unwrap_or_default();
+                (m.workers.get(id).cloned().unwrap_or_default(), address)
+            });
         for w in &mut status.workers {
             if let Some(slot) = st.slots.get(&w.member.id) {
                 (w.traffic, w.last_round_traffic) = (slot.traffic, slot.last_traffic);
             }
         }
-        status.positions = self.layout.positions;
-        status.layers = layers;
-        status.layers_left = layers_left;
         status.estimated_seconds_left = crate::progress::seconds_left(&m.layers);
         status
     }
@@ -355,7 +390,8 @@ impl Scheduler {
         // a lost one), so this is a safe point already.
         let idle = matches!(st.phase, Phase::Joining | Phase::Init(_) | Phase::Generate(..) | Phase::Export(_))
             && st.assignments.is_empty()
-            && !st.unsaved_rounds;
+            && !st.unsaved_rounds
+            && st.saved();
         if idle {
             self.stop_here(&mut st);
         }
@@ -408,6 +444,7 @@ impl Scheduler {
             )));
         }
         let mut st = self.state.lock().expect("state lock");
+        let version = st.version;
         if let Some(by) = st.manifest.replaced.get(&req.worker_id) {
             return Err(JoinError::Replace(format!(
                 "worker {} was lost and replaced by worker {by}; its data directory is no longer part of job {}: \
@@ -460,11 +497,10 @@ impl Scheduler {
             fence.data_id = req.data_id.clone();
         }
         // The generation given must survive this process before the worker
-        // stores it: a coordinator started again must admit it.
-        if st.phase != Phase::Joining
-            && let Err(e) = st.manifest.save(&self.manifest_path)
-        {
-            return Err(JoinError::Replace(format!("cannot record the join of worker {id}: {e}")));
+        // stores it: a coordinator started again must admit it (the reply
+        // waits for `settle` below).
+        if st.phase != Phase::Joining {
+            st.must_save();
         }
         let epoch = st.roster.admit(&id);
         // A worker that joins again keeps its traffic counts.
@@ -487,15 +523,16 @@ impl Scheduler {
         );
         if st.phase == Phase::Joining && st.manifest.workers.len() == self.expected_workers {
             self.assign_shards(&mut st);
-            if let Err(e) = st.manifest.save(&self.manifest_path) {
-                st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
-            } else {
-                st.phase = resume_phase(&st.manifest, &self.layer_order);
-            }
+            st.must_save();
+            st.phase = resume_phase(&st.manifest, &self.layer_order);
             st.step_started = Instant::now();
             st.layer_started = Instant::now();
         }
+        let (st, saved) = self.settle(st, version);
         self.publish(&st);
+        if let Err(e) = saved {
+            return Err(JoinError::Replace(format!("cannot record the join of worker {id}: {e}")));
+        }
         let plan_json = serde_json::to_string(&self.spec).expect("spec serializes");
         Ok(JoinReply {
             worker_id: id,
@@ -545,9 +582,8 @@ impl Scheduler {
         st.roster.remove(lost);
         st.assignments.remove(lost);
         let restarted = self.restart_layer_in_progress(st);
-        if let Err(e) = st.manifest.save(&self.manifest_path) {
-            return Err(JoinError::Replace(format!("cannot record the replacement: {e}")));
-        }
+        // On disk before the new worker hears its id (`join` settles).
+        st.must_save();
         match restarted {
             Some((question, attempt, rounds)) => tracing::warn!(
                 "worker {id} replaces worker {lost} (lost for good) and takes its shards {shards:?}; layer {question} \
@@ -580,7 +616,7 @@ impl Scheduler {
         rec.seeded = false;
         rec.rounds.clear();
         let (question, attempt) = (rec.question.clone(), rec.attempt);
-        let _ = std::fs::remove_dir_all(merge::staging_dir(self, l as u32));
+        st.remove_when_saved.push(merge::staging_dir(self, l as u32));
         if st.phase != Phase::Joining {
             self.next_step(st, Phase::Init(l as u32));
             st.generate_reports.clear();
@@ -614,24 +650,32 @@ impl Scheduler {
 
     /// Handles one pull: records the report, advances the job, returns a task.
     /// A pull with nothing to do is held up to [`LONG_POLL`].
-    pub async fn pull(&self, req: PullRequest) -> PullReply {
-        let deadline = Instant::now() + LONG_POLL;
+    /// The lock, and the manifest writes it leads to, are taken on a
+    /// blocking thread, never on the runtime's.
+    pub async fn pull(self: &Arc<Self>, req: PullRequest) -> PullReply {
         let mut req = req;
-        loop {
-            let notified = self.changed.notified();
-            let task = self.pull_once(&req);
-            let kind = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait);
-            // A busy worker waits for its own task locally; only idle pulls are held.
-            if kind != TaskKind::Wait || req.busy_task_id != 0 || Instant::now() >= deadline {
-                return PullReply { task: Some(task) };
-            }
+        let ask = || {
+            let (me, asked) = (self.clone(), req.clone());
+            // The report counts once; the pulls after it only look.
             req.report = None;
-            let _ = tokio::time::timeout(deadline.saturating_duration_since(Instant::now()), notified).await;
-        }
+            async move {
+                let busy = asked.busy_task_id != 0;
+                let task = crate::offload::blocking(move || me.pull_once(&asked)).await;
+                // A busy worker waits for its own task locally; only idle pulls are held.
+                let wait = TaskKind::try_from(task.kind).unwrap_or(TaskKind::Wait) == TaskKind::Wait;
+                Ok::<_, std::convert::Infallible>(if wait && !busy { Answer::Later(task) } else { Answer::Now(task) })
+            }
+        };
+        let task = match crate::service::long_poll(&self.changed, LONG_POLL, LONG_POLL, ask).await {
+            Ok(task) => task,
+            Err(never) => match never {},
+        };
+        PullReply { task: Some(task) }
     }
 
     fn pull_once(&self, req: &PullRequest) -> Task {
         let mut st = self.state.lock().expect("state lock");
+        let version = st.version;
         if req.coordinator_epoch != self.coordinator_epoch {
             return Task { kind: TaskKind::Reregister as i32, ..Default::default() };
         }
@@ -643,15 +687,84 @@ impl Scheduler {
         // The latest join's session pulls: the generation it was given is
         // stored in its directory, and from now on the worker's.
         if st.manifest.fences.get_mut(&req.worker_id).is_some_and(|f| f.confirm()) && st.phase != Phase::Joining {
-            self.save(&mut st);
+            st.must_save();
         }
         if let Some(rep) = &req.report {
             self.accept_report(&mut st, &req.worker_id, rep.clone());
         }
         self.advance(&mut st);
+        let (mut st, _) = self.settle(st, version);
         let task = self.task_for(&mut st, &req.worker_id, req.busy_task_id);
         self.publish(&st);
         task
+    }
+
+    /// Writes the manifest when the lock holder changed it in a way that
+    /// waits for the disk ([`State::must_save`]; `version` is the count it
+    /// found when it took the lock), with the lock released meanwhile:
+    /// another worker's pull, a heartbeat or `/status` is answered while the
+    /// file is written and synced (and told to wait if it needs what is being
+    /// saved). Then removes what the saved manifest no longer needs. Returns
+    /// the lock again, and whether the write failed (the job has then failed).
+    fn settle<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        version: u64,
+    ) -> (MutexGuard<'a, State>, Result<(), String>) {
+        let mut outcome = Ok(());
+        let mut wrote = false;
+        // Only the caller's own changes are its to wait for.
+        let target = if st.version > version { st.version } else { 0 };
+        while st.durable < target {
+            let (manifest, version) = (st.manifest.clone(), st.version);
+            let remove = std::mem::take(&mut st.remove_when_saved);
+            drop(st);
+            let written = {
+                let mut on_disk = self.manifest_file.lock().expect("manifest file lock");
+                // A later snapshot, written by another thread meanwhile,
+                // holds this change too.
+                if *on_disk < version {
+                    manifest.save(&self.manifest_path).map(|()| *on_disk = version).map_err(|e| e.to_string())
+                } else {
+                    Ok(())
+                }
+            };
+            if written.is_ok() {
+                for dir in &remove {
+                    let _ = std::fs::remove_dir_all(dir);
+                }
+            }
+            st = self.state.lock().expect("state lock");
+            match written {
+                Ok(()) => {
+                    st.durable = st.durable.max(version);
+                    wrote = true;
+                    if let Some((v, l, r)) = st.checkpointed
+                        && v <= st.durable
+                    {
+                        st.checkpointed = None;
+                        if st.stopped {
+                            tracing::info!("layer {l} round {r} is durable: stopping as asked");
+                        } else {
+                            Fault::check(&self.fault, "after-commit", l, r);
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Nothing more is written: the job ends here, failed,
+                    // not stopped at a checkpoint.
+                    st.durable = st.version;
+                    st.stopped = false;
+                    st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
+                    outcome = Err(e);
+                }
+            }
+        }
+        if wrote {
+            // Pulls told to wait for the save hear it is done.
+            self.changed.notify_waiters();
+        }
+        (st, outcome)
     }
 
     fn accept_report(&self, st: &mut State, worker: &str, rep: RoundReport) {
@@ -701,6 +814,10 @@ impl Scheduler {
             Phase::Apply(l, r) => (TaskKind::Apply, l, r),
             Phase::Export(l) => (TaskKind::Export, l, 0),
         };
+        // The step's manifest is not on disk yet (`settle` is writing it).
+        if !st.saved() {
+            return wait;
+        }
         if let Some(a) = st.assignments.get(worker)
             && (a.done || a.task_id == busy)
         {
@@ -766,14 +883,6 @@ impl Scheduler {
         st.step_started = Instant::now();
     }
 
-    fn save(&self, st: &mut State) -> bool {
-        if let Err(e) = st.manifest.save(&self.manifest_path) {
-            st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
-            return false;
-        }
-        true
-    }
-
     /// Starts writing layer `l`'s tablebase on a thread of its own: reading
     /// every staged upload and writing the file takes minutes at stage 2, and
     /// under the lock every worker's pull and `/status` would wait for it.
@@ -816,11 +925,9 @@ impl Scheduler {
                 return;
             }
         }
-        if !self.save(st) {
-            return;
-        }
+        st.must_save();
         st.unsaved_rounds = false;
-        let _ = std::fs::remove_dir_all(merge::staging_dir(self, l));
+        st.remove_when_saved.push(merge::staging_dir(self, l));
         let next = resume_phase(&st.manifest, &self.layer_order);
         if st.stop_requested && next != Phase::Finish {
             tracing::info!("layer {l}'s tablebase is written: stopping as asked");
@@ -893,8 +1000,8 @@ impl Scheduler {
                     // memory only (see `WorkerCore::init`): the manifest on
                     // disk keeps the layer uninitialised until its first
                     // checkpoint, so a restart before then runs the init again.
-                    if self.checkpoint_every.is_none() && !self.save(st) {
-                        return;
+                    if self.checkpoint_every.is_none() {
+                        st.must_save();
                     }
                     st.last_checkpoint = Instant::now();
                     st.epoch_durability = 0.0;
@@ -952,18 +1059,18 @@ impl Scheduler {
                     st.epoch_durability += st.reports.values().map(|rep| rep.durability_seconds).sum::<f64>();
                     st.unsaved_rounds = !st.checkpoint_now;
                     if st.checkpoint_now {
-                        if !self.save(st) {
-                            return;
-                        }
+                        st.must_save();
                         st.last_checkpoint = Instant::now();
                         st.checkpoint_cost = std::mem::take(&mut st.epoch_durability);
+                        st.checkpointed = Some((st.version, l, r));
                         if st.stop_requested {
-                            tracing::info!("layer {l} round {r} is durable: stopping as asked");
+                            // Published only once `settle` has it on disk.
                             self.stop_here(st);
                             return;
                         }
+                    } else {
+                        Fault::check(&self.fault, "after-commit", l, r);
                     }
-                    Fault::check(&self.fault, "after-commit", l, r);
                     self.next_step(st, if solved { Phase::Export(l) } else { Phase::Generate(l, r + 1) });
                 }
                 Phase::Export(l) => {
@@ -1086,6 +1193,9 @@ pub use retro_engine::tablebase::layer_file_name as tablebase_file_name;
 pub fn entry(file: String, bytes: u64, sha256: String) -> TablebaseEntry {
     TablebaseEntry { file, bytes, sha256 }
 }
+
+#[cfg(test)]
+mod harness;
 
 #[cfg(test)]
 mod tests {
@@ -1258,6 +1368,72 @@ mod tests {
             assert!(Instant::now() < deadline, "the merge's outcome never reached the job");
             std::thread::sleep(Duration::from_millis(20));
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The manifest used to be written and synced under the lock: a slow
+    /// disk held up every worker's pull and `/status`. Here the manifest's
+    /// temporary file is a FIFO nobody reads yet, so one worker's save blocks
+    /// on it for as long as the test likes: another worker's pull must still
+    /// be answered (told to wait, not handed a task the unsaved manifest
+    /// leads to), and the save's failure, once it comes, must end the job.
+    #[test]
+    fn another_workers_pull_is_answered_while_the_manifest_is_written() {
+        let dir = std::env::temp_dir().join(format!("sched-save-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = Arc::new(scheduler(&dir));
+        let epochs: BTreeMap<String, u64> = (0..3)
+            .map(|_| {
+                let r = register(&s, "", "").unwrap();
+                (r.worker_id, r.epoch)
+            })
+            .collect();
+        let request = |w: &str, busy: u64| PullRequest {
+            worker_id: w.into(),
+            epoch: epochs[w],
+            coordinator_epoch: s.coordinator_epoch,
+            busy_task_id: busy,
+            ..Default::default()
+        };
+        // Two workers confirm their generation (a save each, to a plain file)
+        // and take their init tasks.
+        let mut busy = BTreeMap::new();
+        for w in ["w2", "w3"] {
+            let task = s.pull_once(&request(w, 0));
+            assert_eq!(TaskKind::try_from(task.kind).unwrap(), TaskKind::Init, "{w}");
+            busy.insert(w, task.task_id);
+        }
+        let fifo = retro_engine::durable::tmp_path(&s.manifest_path);
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        // w1's first pull confirms its generation: that save now blocks.
+        let (tx, blocked) = std::sync::mpsc::channel();
+        let first = {
+            let (s, req) = (s.clone(), request("w1", 0));
+            std::thread::spawn(move || tx.send(s.pull_once(&req)).unwrap())
+        };
+        assert!(blocked.recv_timeout(Duration::from_millis(300)).is_err(), "w1's pull waits for its save");
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let (s, req) = (s.clone(), request("w2", busy["w2"]));
+            std::thread::spawn(move || tx.send((s.pull_once(&req), s.status().phase)).unwrap());
+        }
+        let (task, phase) = rx.recv_timeout(Duration::from_secs(10)).expect("a pull answered while a save runs");
+        assert_eq!(TaskKind::try_from(task.kind).unwrap(), TaskKind::Wait);
+        assert!(phase.starts_with("init layer"), "{phase}");
+        // The save's file is read (a FIFO cannot be synced): the save fails,
+        // and w1 and then everyone hear that the job ended.
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::io::Read::read_to_end(&mut std::fs::File::open(fifo).unwrap(), &mut Vec::new()).unwrap()
+        });
+        let task = blocked.recv_timeout(Duration::from_secs(10)).expect("the save ends");
+        first.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(TaskKind::try_from(task.kind).unwrap(), TaskKind::Abort);
+        assert!(task.message.contains("cannot write the manifest"), "{}", task.message);
+        let task = s.pull_once(&request("w3", busy["w3"]));
+        assert_eq!(TaskKind::try_from(task.kind).unwrap(), TaskKind::Abort);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -5,13 +5,27 @@
 
 use crate::CoordinatorError;
 use crate::scheduler::Scheduler;
-use retro_common::auth::check_token;
 use retro_proto::cluster_server::{Cluster, ClusterServer};
 use retro_proto::coordinator_server::{Coordinator, CoordinatorServer};
 use retro_proto::{BlockUpload, JoinReply, JoinRequest, PullReply, PullRequest, UploadReply};
 use std::future::Future;
 use std::sync::Arc;
 use tonic::{Request, Response, Status, Streaming};
+
+/// A generated gRPC server (`$server::new($service)`) as every service of
+/// the cluster is served: messages up to [`retro_proto::MAX_MESSAGE_BYTES`]
+/// both ways, every call checked for the cluster token.
+macro_rules! grpc_service {
+    ($server:ident, $service:expr, $token:expr) => {
+        tonic::service::interceptor::InterceptedService::new(
+            $server::new($service)
+                .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
+            retro_common::auth::check_token($token),
+        )
+    };
+}
+pub(crate) use grpc_service;
 
 /// A job that workers join: retrograde, level and task jobs alike.
 pub trait Joinable: Send + Sync + 'static {
@@ -67,7 +81,9 @@ impl<J: Joinable> Cluster for ClusterService<J> {
     async fn join(&self, request: Request<JoinRequest>) -> Result<Response<JoinReply>, Status> {
         let peer = request.remote_addr().map(|a| a.to_string()).unwrap_or_else(|| "a worker".into());
         let req = request.into_inner();
-        match check_join(&req, &self.0.plan_hash()).and_then(|()| self.0.join(req)) {
+        // A join may write the job's manifest (under the job's lock).
+        let job = self.0.clone();
+        match crate::offload::blocking(move || check_join(&req, &job.plan_hash()).and_then(|()| job.join(req))).await {
             Ok(r) => Ok(Response::new(r)),
             Err(e) => {
                 // The refused worker hears why; the operator watching the
@@ -82,10 +98,7 @@ impl<J: Joinable> Cluster for ClusterService<J> {
 /// The `Cluster` service over `job`, behind the token check: the routes a
 /// job starts from, adding its own service (also behind the check).
 pub fn cluster_routes<J: Joinable>(job: Arc<J>, token: Option<String>) -> tonic::service::Routes {
-    let cluster = ClusterServer::new(ClusterService(job))
-        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    tonic::service::Routes::new(tonic::service::interceptor::InterceptedService::new(cluster, check_token(token)))
+    tonic::service::Routes::new(grpc_service!(ClusterServer, ClusterService(job), token))
 }
 
 /// The gRPC face of the scheduler.
@@ -113,9 +126,10 @@ impl Coordinator for CoordinatorService {
                     return Err(Status::data_loss("upload ended early"));
                 }
                 let head = first.take().expect("set above");
-                let n = self
-                    .scheduler
-                    .accept_upload(&head, blocks)
+                // Staged on disk, off the runtime's threads.
+                let scheduler = self.scheduler.clone();
+                let n = crate::offload::blocking(move || scheduler.accept_upload(&head, blocks))
+                    .await
                     .map_err(|e| Status::failed_precondition(e.to_string()))?;
                 return Ok(Response::new(UploadReply { blocks: n }));
             }
@@ -141,20 +155,18 @@ impl std::fmt::Debug for ServerTls {
     }
 }
 
-/// Serves the Coordinator service on `listener` until `shutdown` completes,
-/// over TLS when `tls` is given.
+/// Serves the retrograde job's Coordinator service (and `Cluster.Join`) as
+/// `serve` says until `shutdown` fires (its status page is served apart, for
+/// embedded runs too).
 pub async fn serve(
     scheduler: Arc<Scheduler>,
-    token: Option<String>,
-    tls: Option<ServerTls>,
-    listener: tokio::net::TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    serve: ServeOptions,
+    shutdown: Shutdown,
 ) -> Result<(), tonic::transport::Error> {
-    let svc = CoordinatorServer::new(CoordinatorService { scheduler: scheduler.clone() })
-        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(svc, check_token(token.clone()));
-    serve_routes(cluster_routes(scheduler, token).add_service(svc), tls, listener, shutdown).await
+    let svc =
+        grpc_service!(CoordinatorServer, CoordinatorService { scheduler: scheduler.clone() }, serve.token.clone());
+    serve_routes(cluster_routes(scheduler, serve.token).add_service(svc), serve.tls, serve.listener, shutdown.fired())
+        .await
 }
 
 /// Serves `routes` (services already wrapped in the token check) on
@@ -188,69 +200,148 @@ pub fn guarded_grpc(listener: tokio::net::TcpListener) -> retro_common::net::Gua
     GuardedListener::new(listener, "gRPC port", ConnectionLimits::for_listener(GRPC_IDLE))
 }
 
+/// How a job's workers reach it, the same for every kind of job: the bound
+/// gRPC listener, TLS, the cluster token, and the status page's address.
+pub struct ServeOptions {
+    /// The gRPC port, bound (so a busy port is an error before the job starts).
+    pub listener: tokio::net::TcpListener,
+    /// Serve over TLS with this identity.
+    pub tls: Option<ServerTls>,
+    /// The cluster token every call must carry.
+    pub token: Option<String>,
+    /// Serve `/healthz`, `/status` and `/metrics` here.
+    pub status: Option<std::net::SocketAddr>,
+}
+
+/// What a level or task job's `run` is given beside its plan: the workers
+/// it waits for, its checkpoint directory, and how they reach it.
+pub struct ClusterJob {
+    /// Remote workers the job waits for.
+    pub workers: usize,
+    /// The job's checkpoint directory.
+    pub checkpoints: std::path::PathBuf,
+    /// The listener and the rest of what serving needs.
+    pub serve: ServeOptions,
+}
+
+/// The end of a job's service: one signal for everything that serves the
+/// job (the gRPC server, the status page, the heartbeat sweep), fired once.
+#[derive(Clone)]
+pub struct Shutdown(tokio::sync::watch::Receiver<bool>);
+
+impl Shutdown {
+    /// A signal not fired yet, and what fires it (`send(true)`, or dropping it).
+    pub fn new() -> (tokio::sync::watch::Sender<bool>, Shutdown) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, Shutdown(rx))
+    }
+
+    /// Resolves once the signal fired (or whoever held it is gone).
+    pub async fn fired(mut self) {
+        let _ = self.0.wait_for(|over| *over).await;
+    }
+}
+
+/// Runs `tick` every second in the background until `shutdown` fires: the
+/// heartbeat sweep of every kind of job, so that a silent worker is found
+/// lost (and its work handed to another) even when nobody calls.
+pub fn every_second(shutdown: Shutdown, tick: impl Fn() + Send + 'static) {
+    tokio::spawn(async move {
+        let over = shutdown.fired();
+        tokio::pin!(over);
+        let mut clock = tokio::time::interval(std::time::Duration::from_secs(1));
+        clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        clock.tick().await; // the first tick is now
+        loop {
+            tokio::select! {
+                () = &mut over => return,
+                _ = clock.tick() => tick(),
+            }
+        }
+    });
+}
+
+/// What a long-poll's question answers: something to send now, or only
+/// the answer for "nothing yet", sent if nothing comes before the deadline.
+pub enum Answer<T> {
+    /// Send this now.
+    Now(T),
+    /// Nothing yet; this is what to send at the deadline.
+    Later(T),
+}
+
+/// Answers a long-poll, the one loop every kind of job holds its idle
+/// workers in: asks `ask` now, again each time `changed` fires and at least
+/// every `tick` (a question that looks at heartbeats must be asked now and
+/// then even when nothing changes), until it answers [`Answer::Now`] or
+/// `hold` has passed, then sends the last answer.
+pub async fn long_poll<T, E, Q>(
+    changed: &tokio::sync::Notify,
+    hold: std::time::Duration,
+    tick: std::time::Duration,
+    mut ask: impl FnMut() -> Q,
+) -> Result<T, E>
+where
+    Q: Future<Output = Result<Answer<T>, E>>,
+{
+    let deadline = tokio::time::Instant::now() + hold;
+    loop {
+        // Made before asking: a change between the answer and the wait
+        // still wakes it.
+        let notified = changed.notified();
+        match ask().await? {
+            Answer::Now(answer) => return Ok(answer),
+            Answer::Later(answer) if tokio::time::Instant::now() >= deadline => return Ok(answer),
+            Answer::Later(_) => {}
+        }
+        let wake = deadline.min(tokio::time::Instant::now() + tick);
+        let _ = tokio::time::timeout_at(wake, notified).await;
+    }
+}
+
 /// A level or task job as its service runs it: joinable, with a status, a
 /// heartbeat sweep, and an end it decides itself (the retrograde job's end is
 /// the scheduler's phase, watched by `job::run`).
 pub trait ServedJob: Joinable + crate::status::StatusSource {
     /// Whether the job is over (finished or failed).
     fn over(&self) -> bool;
+    /// Fires whenever the job's state changes, its end included.
+    fn changed(&self) -> &tokio::sync::Notify;
     /// Finds the workers silent past the heartbeat timeout and does what the
     /// kind of job does with them.
     fn sweep(&self);
 }
 
-/// Runs a level or task job's service: its status on `status` (if any), the
-/// heartbeat sweep every second, and `routes` on `listener` until the job is
-/// over. The one runtime both kinds share.
+/// Resolves once `job` is over: checked at every change of its state.
+async fn ended<J: ServedJob>(job: &J) {
+    loop {
+        let notified = job.changed().notified();
+        if job.over() {
+            return;
+        }
+        notified.await;
+    }
+}
+
+/// Runs a level or task job's service: its status page (if asked for), the
+/// heartbeat sweep every second, and `routes` until the job is over, then
+/// one more second so workers long-polling for their next step hear that it
+/// is over. The one runtime both kinds share.
 pub async fn run_served<J: ServedJob>(
     job: Arc<J>,
     routes: tonic::service::Routes,
-    tls: Option<ServerTls>,
-    listener: tokio::net::TcpListener,
-    status: Option<std::net::SocketAddr>,
+    serve: ServeOptions,
 ) -> Result<(), CoordinatorError> {
-    let over = |j: Arc<J>| move || j.over();
-    crate::status::spawn_until(job.clone(), status, polled_until(over(job.clone()))).await?;
-    every_second_until(over(job.clone()), {
+    let (fire, shutdown) = Shutdown::new();
+    crate::status::spawn_until(job.clone(), serve.status, shutdown.clone().fired()).await?;
+    every_second(shutdown, {
         let job = job.clone();
         move || job.sweep()
     });
-    serve_until(routes, tls, listener, over(job)).await
-}
-
-/// Runs `tick` every second in the background until `over()` turns true:
-/// the heartbeat sweep of the level and task jobs, so that a silent worker
-/// is found lost (and its unit handed to another) even when nobody calls.
-pub fn every_second_until(over: impl Fn() -> bool + Send + 'static, tick: impl Fn() + Send + 'static) {
-    tokio::spawn(async move {
-        while !over() {
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            tick();
-        }
-    });
-}
-
-/// Serves `routes` like [`serve_routes`] until `over()` turns true (checked
-/// every 200 ms), then one more second so workers long-polling for their next
-/// step hear that the job is over, then stops. For jobs whose end the service
-/// itself decides (level and task jobs).
-pub async fn serve_until(
-    routes: tonic::service::Routes,
-    tls: Option<ServerTls>,
-    listener: tokio::net::TcpListener,
-    over: impl Fn() -> bool + Send + 'static,
-) -> Result<(), CoordinatorError> {
-    let shutdown = async move {
-        polled_until(over).await;
+    let over = async move {
+        ended(&*job).await;
+        let _ = fire.send(true);
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     };
-    Ok(serve_routes(routes, tls, listener, shutdown).await?)
-}
-
-/// Resolves once `over()` turns true, checked every 200 ms: the end of a job
-/// whose service decides it (level and task jobs).
-pub async fn polled_until(over: impl Fn() -> bool) {
-    while !over() {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    Ok(serve_routes(routes, serve.tls, serve.listener, over).await?)
 }

@@ -2,8 +2,8 @@
 //! HTTP beside the gRPC port (`coordinator --status ADDR`): a job's progress
 //! for a person or a monitor, without a gRPC client. Read-only. Every kind of
 //! job (retrograde layers, breadth-first levels, task lists) describes itself
-//! in one [`JobStatus`] through [`StatusSource`]; the sections that belong to
-//! one kind are empty for the others.
+//! in one [`JobStatus`] through [`StatusSource`]: the fields every kind has,
+//! and the [`JobDetail`] of its own kind, tagged by `kind`.
 
 use crate::CoordinatorError;
 use retro_common::roster::{MemberView, Roster};
@@ -100,13 +100,49 @@ pub struct TaskStatus {
     pub units_held: u64,
 }
 
+/// What one kind of job adds to the status. In the JSON its fields sit
+/// beside the common ones, with `kind` (`retrograde`, `levels` or `tasks`)
+/// saying which.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum JobDetail {
+    /// Retrograde layers.
+    Retrograde {
+        /// Positions per layer.
+        positions: u64,
+        /// Per layer.
+        layers: Vec<LayerStatus>,
+        /// Layers not yet solved.
+        layers_left: usize,
+    },
+    /// Breadth-first levels.
+    Levels {
+        /// Every level merged so far.
+        levels: Vec<LevelStatus>,
+    },
+    /// Independent tasks.
+    Tasks {
+        /// The queue.
+        tasks: TaskStatus,
+    },
+}
+
+impl JobDetail {
+    /// The kind of job this is the detail of.
+    pub fn kind(&self) -> JobKind {
+        match self {
+            JobDetail::Retrograde { .. } => JobKind::Retrograde,
+            JobDetail::Levels { .. } => JobKind::Levels,
+            JobDetail::Tasks { .. } => JobKind::Tasks,
+        }
+    }
+}
+
 /// The whole status document.
 #[derive(Clone, Debug, Serialize)]
 pub struct JobStatus {
     /// Job name.
     pub job: String,
-    /// The kind of job: `retrograde`, `levels` or `tasks`.
-    pub kind: JobKind,
     /// Plan hash.
     pub plan_hash: String,
     /// Phase, e.g. `apply layer 0 round 12`, `expand level 7`, `running`.
@@ -119,18 +155,9 @@ pub struct JobStatus {
     pub worker_joins: u64,
     /// Times a worker was presumed lost since this coordinator started.
     pub worker_losses: u64,
-    /// Retrograde jobs: positions per layer (0 for other kinds).
-    pub positions: u64,
-    /// Retrograde jobs: per layer.
-    pub layers: Vec<LayerStatus>,
-    /// Retrograde jobs: layers not yet solved.
-    pub layers_left: usize,
-    /// Level jobs: every level merged so far.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub levels: Vec<LevelStatus>,
-    /// Task jobs: the queue.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tasks: Option<TaskStatus>,
+    /// What the kind of job adds, with its `kind`.
+    #[serde(flatten)]
+    pub detail: JobDetail,
     /// A rough time left in seconds (retrograde: the mean time of the solved
     /// layers times the layers left, refined by the trend of the current
     /// layer's rounds; tasks: the rate of results so far). None until there
@@ -139,25 +166,25 @@ pub struct JobStatus {
 }
 
 impl JobStatus {
-    /// A status of `kind` with the fields every kind fills, and the
-    /// sections of the other kinds empty.
-    pub fn new(kind: JobKind, job: &str, plan_hash: &str, phase: String, expected_workers: usize) -> JobStatus {
+    /// A status with the fields every kind fills and `detail`; no workers
+    /// yet ([`JobStatus::with_roster`]) and no estimate.
+    pub fn new(detail: JobDetail, job: &str, plan_hash: &str, phase: String, expected_workers: usize) -> JobStatus {
         JobStatus {
             job: job.to_string(),
-            kind,
             plan_hash: plan_hash.to_string(),
             phase,
             expected_workers,
             workers: Vec::new(),
             worker_joins: 0,
             worker_losses: 0,
-            positions: 0,
-            layers: Vec::new(),
-            layers_left: 0,
-            levels: Vec::new(),
-            tasks: None,
+            detail,
             estimated_seconds_left: None,
         }
+    }
+
+    /// The kind of job.
+    pub fn kind(&self) -> JobKind {
+        self.detail.kind()
     }
 
     /// Fills the workers, joins and losses from `roster`, `extra` giving the
@@ -259,8 +286,16 @@ fn label(v: &str) -> String {
 pub fn metrics_text(st: &JobStatus) -> String {
     let job = label(&st.job);
     let mut out = String::new();
+    let (positions, layers, layers_left, levels, tasks) = match &st.detail {
+        JobDetail::Retrograde { positions, layers, layers_left } => {
+            (Some(*positions), layers.as_slice(), Some(*layers_left), &[][..], None)
+        }
+        JobDetail::Levels { levels } => (None, &[][..], None, levels.as_slice(), None),
+        JobDetail::Tasks { tasks } => (None, &[][..], None, &[][..], Some(tasks)),
+    };
+    let retrograde_job = st.kind() == JobKind::Retrograde;
     let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
-        if samples.is_empty() && st.kind != JobKind::Retrograde {
+        if samples.is_empty() && !retrograde_job {
             return; // another kind's family
         }
         out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
@@ -269,10 +304,10 @@ pub fn metrics_text(st: &JobStatus) -> String {
         }
     };
     let one = |v: f64| vec![(String::new(), v)];
-    let retrograde = |v: f64| if st.kind == JobKind::Retrograde { one(v) } else { Vec::new() };
-    family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(st.positions as f64));
+    let retrograde = |v: Option<u64>| v.map(|v| one(v as f64)).unwrap_or_default();
+    family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(positions));
     let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<(String, f64)> {
-        st.layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
+        layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
     };
     family(
         "retro_layer_committed_round",
@@ -315,7 +350,7 @@ pub fn metrics_text(st: &JobStatus) -> String {
         one(st.worker_losses as f64),
     );
     let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<(String, f64)> {
-        if st.kind != JobKind::Retrograde {
+        if !retrograde_job {
             return Vec::new();
         }
         st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.member.id)), f(&w.traffic) as f64)).collect()
@@ -334,14 +369,14 @@ pub fn metrics_text(st: &JobStatus) -> String {
         "Payload bytes received from other workers.",
         per_worker(&|t| t.bytes_received),
     );
-    family("retro_layers_left", "gauge", "Layers not yet solved.", retrograde(st.layers_left as f64));
+    family("retro_layers_left", "gauge", "Layers not yet solved.", retrograde(layers_left.map(|n| n as u64)));
     family(
         "retro_level_positions",
         "gauge",
         "Positions in the level, up to the start's symmetry.",
-        st.levels.iter().map(|l| (format!(",level=\"{}\"", l.level), l.positions as f64)).collect(),
+        levels.iter().map(|l| (format!(",level=\"{}\"", l.level), l.positions as f64)).collect(),
     );
-    let tasks = |f: &dyn Fn(&TaskStatus) -> u64| st.tasks.as_ref().map(|t| one(f(t) as f64)).unwrap_or_default();
+    let tasks = |f: &dyn Fn(&TaskStatus) -> u64| tasks.map(|t| one(f(t) as f64)).unwrap_or_default();
     family("retro_task_results", "gauge", "Results the task job computes.", tasks(&|t| t.results));
     family("retro_task_results_done", "gauge", "Results checkpointed so far.", tasks(&|t| t.results_done));
     family("retro_task_units_queued", "gauge", "Units waiting for a worker.", tasks(&|t| t.units_queued));
@@ -360,16 +395,7 @@ mod tests {
 
     #[test]
     fn metrics_are_prometheus_text_with_escaped_labels() {
-        let mut st = JobStatus::new(JobKind::Retrograde, "st\"age", "h", "apply".into(), 2);
-        st.positions = 1662;
-        st.workers = vec![WorkerStatus {
-            member: MemberView { id: "w1".into(), seconds_since_seen: 0.5, lost: false },
-            shards: vec![0],
-            address: "a".into(),
-            traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
-            last_round_traffic: Traffic::default(),
-        }];
-        st.layers = vec![LayerStatus {
+        let layers = vec![LayerStatus {
             question: "solo(A)".into(),
             committed_round: Some(4),
             solved: false,
@@ -377,7 +403,15 @@ mod tests {
             seconds: 1.5,
             last_round_rate: None,
         }];
-        st.layers_left = 3;
+        let detail = JobDetail::Retrograde { positions: 1662, layers, layers_left: 3 };
+        let mut st = JobStatus::new(detail, "st\"age", "h", "apply".into(), 2);
+        st.workers = vec![WorkerStatus {
+            member: MemberView { id: "w1".into(), seconds_since_seen: 0.5, lost: false },
+            shards: vec![0],
+            address: "a".into(),
+            traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
+            last_round_traffic: Traffic::default(),
+        }];
         let text = metrics_text(&st);
         for line in [
             "retro_positions{job=\"st\\\"age\"} 1662",
@@ -398,21 +432,22 @@ mod tests {
         }
     }
 
-    use super::{JobStatus, LayerStatus, LevelStatus, TaskStatus, Traffic, WorkerStatus, metrics_text};
+    use super::{JobDetail, JobStatus, LayerStatus, LevelStatus, TaskStatus, Traffic, WorkerStatus, metrics_text};
     use retro_common::roster::MemberView;
-    use retro_games::JobKind;
 
     #[test]
     fn metrics_of_level_and_task_jobs_leave_out_the_retrograde_families() {
-        let mut levels = JobStatus::new(JobKind::Levels, "peg", "h", "expand level 1".into(), 2);
-        levels.levels = vec![LevelStatus { level: 0, positions: 1 }, LevelStatus { level: 1, positions: 1 }];
+        let detail = JobDetail::Levels {
+            levels: vec![LevelStatus { level: 0, positions: 1 }, LevelStatus { level: 1, positions: 1 }],
+        };
+        let levels = JobStatus::new(detail, "peg", "h", "expand level 1".into(), 2);
         let text = metrics_text(&levels);
         assert!(text.lines().any(|l| l == "retro_level_positions{job=\"peg\",level=\"1\"} 1"), "{text}");
         assert!(text.lines().any(|l| l == "retro_workers_expected{job=\"peg\"} 2"), "{text}");
         assert!(!text.contains("retro_positions") && !text.contains("retro_layer_"), "{text}");
         assert!(!text.contains("retro_task_"), "{text}");
-        let mut tasks = JobStatus::new(JobKind::Tasks, "sylver", "h", "running".into(), 1);
-        tasks.tasks = Some(TaskStatus { results: 10, results_done: 4, units_queued: 2, units_held: 1 });
+        let queue = TaskStatus { results: 10, results_done: 4, units_queued: 2, units_held: 1 };
+        let tasks = JobStatus::new(JobDetail::Tasks { tasks: queue }, "sylver", "h", "running".into(), 1);
         let text = metrics_text(&tasks);
         for line in ["retro_task_results{job=\"sylver\"} 10", "retro_task_units_held{job=\"sylver\"} 1"] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 use tonic::{Request, Response, Status};
 
-use crate::service::{Joinable, ServerTls};
-use crate::status::{JobStatus, StatusSource, TaskStatus};
+use crate::service::{Answer, ClusterJob, Joinable, long_poll};
+use crate::status::{JobDetail, JobStatus, StatusSource, TaskStatus};
 use crate::sylver_job::{ClassUnit, RowResult, RowStore, RunOptions, SylverPlan};
 use retro_results::sylver::table::Summary;
 
@@ -73,14 +73,14 @@ impl StatusSource for TaskJobState {
             None if s.roster.len() < self.expect && s.leases.is_empty() => "joining".to_string(),
             None => "running".to_string(),
         };
-        let mut st = JobStatus::new(retro_games::JobKind::Tasks, &self.plan.name, &self.plan_hash, phase, self.expect)
-            .with_roster(&s.roster, |_| (Vec::new(), String::new()));
-        st.tasks = Some(TaskStatus {
+        let tasks = TaskStatus {
             results: total as u64,
             results_done: done as u64,
             units_queued: s.queue.len() as u64,
             units_held: s.leases.len() as u64,
-        });
+        };
+        let mut st = JobStatus::new(JobDetail::Tasks { tasks }, &self.plan.name, &self.plan_hash, phase, self.expect)
+            .with_roster(&s.roster, |_| (Vec::new(), String::new()));
         // The rate of results since this process started; rows differ in
         // cost by orders of magnitude, so this is rough.
         let new = done.saturating_sub(self.done_at_start);
@@ -164,12 +164,82 @@ impl TaskJobState {
 }
 
 impl crate::service::ServedJob for TaskJobState {
+    fn changed(&self) -> &Notify {
+        &self.changed
+    }
+
     fn over(&self) -> bool {
         TaskJobState::is_over(&self.lock())
     }
 
     fn sweep(&self) {
         self.sweep_locked(&mut self.lock());
+    }
+}
+
+impl TaskJobState {
+    /// A class for `worker` if there is one (and every awaited worker has
+    /// joined), the end if the job is over, else nothing yet.
+    fn grant(&self, worker: &str) -> Result<Answer<TaskGrant>, Status> {
+        let mut s = self.lock();
+        self.heard(&mut s, worker)?;
+        if TaskJobState::is_over(&s) {
+            return Ok(Answer::Now(TaskGrant { kind: TaskGrantKind::TaskFinish as i32, ..Default::default() }));
+        }
+        self.reclaim(&mut s, worker);
+        let gathered = s.roster.len() >= self.expect;
+        let Some(unit) = s.queue.pop_if(|_| gathered) else {
+            return Ok(Answer::Later(TaskGrant { kind: TaskGrantKind::TaskWait as i32, ..Default::default() }));
+        };
+        let json = serde_json::to_string(&unit).map_err(|e| Status::internal(e.to_string()))?;
+        tracing::info!("class m = {} ({} rows) to worker {worker}", unit.m, unit.ns.len());
+        let m = unit.m;
+        s.leases.insert(m, Lease { worker: worker.to_string(), unit });
+        Ok(Answer::Now(TaskGrant { kind: TaskGrantKind::TaskUnit as i32, unit: m, unit_json: json }))
+    }
+
+    /// Takes a worker's report: a row it solved (checked, then written to
+    /// the checkpoints) and whether it still holds its class. Blocking work:
+    /// run by [`TaskService::report`] on a blocking thread.
+    fn report(&self, req: TaskReport) -> Result<TaskAck, Status> {
+        let row: Option<RowResult> = if req.result_json.is_empty() {
+            None
+        } else {
+            let row: RowResult = serde_json::from_str(&req.result_json)
+                .map_err(|e| Status::invalid_argument(format!("result is not a Sylver row: {e}")))?;
+            if row.m != req.unit {
+                return Err(Status::invalid_argument(format!(
+                    "row {{{}, {}}} is not in class {}",
+                    row.m, row.n, req.unit
+                )));
+            }
+            Some(row)
+        };
+        let mut s = self.lock();
+        self.heard(&mut s, &req.worker_id)?;
+        if let Some(row) = row {
+            s.progress.check(&self.plan, &row).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            // A correct answer counts whoever holds the class now: rows do not
+            // depend on who solved them.
+            if let Err(e) = s.progress.record(row) {
+                return Err(self.fail(&mut s, e.to_string()));
+            }
+            if TaskJobState::is_over(&s) {
+                self.changed.notify_waiters();
+            }
+        }
+        let st = &mut *s;
+        let held = match st.leases.get_mut(&req.unit) {
+            Some(l) if l.worker == req.worker_id => {
+                let all_done = l.unit.ns.iter().all(|&n| st.progress.has(req.unit, n));
+                if all_done {
+                    st.leases.remove(&req.unit);
+                }
+                !all_done
+            }
+            _ => false,
+        };
+        Ok(TaskAck { keep_going: held && !TaskJobState::is_over(&s) })
     }
 }
 
@@ -208,83 +278,18 @@ impl Tasks for TaskService {
     async fn take(&self, req: Request<TaskTake>) -> Result<Response<TaskGrant>, Status> {
         let j = &self.0;
         let worker = req.into_inner().worker_id;
-        let deadline = tokio::time::Instant::now() + LONG_POLL;
-        loop {
-            let notified = j.changed.notified();
-            {
-                let mut s = j.lock();
-                j.heard(&mut s, &worker)?;
-                if TaskJobState::is_over(&s) {
-                    return Ok(Response::new(TaskGrant {
-                        kind: TaskGrantKind::TaskFinish as i32,
-                        ..Default::default()
-                    }));
-                }
-                j.reclaim(&mut s, &worker);
-                let gathered = s.roster.len() >= j.expect;
-                if let Some(unit) = s.queue.pop_if(|_| gathered) {
-                    let json = serde_json::to_string(&unit).map_err(|e| Status::internal(e.to_string()))?;
-                    tracing::info!("class m = {} ({} rows) to worker {worker}", unit.m, unit.ns.len());
-                    let m = unit.m;
-                    s.leases.insert(m, Lease { worker: worker.clone(), unit });
-                    return Ok(Response::new(TaskGrant {
-                        kind: TaskGrantKind::TaskUnit as i32,
-                        unit: m,
-                        unit_json: json,
-                    }));
-                }
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return Ok(Response::new(TaskGrant { kind: TaskGrantKind::TaskWait as i32, ..Default::default() }));
-            }
-            // Wake at least every second: a silent worker's class is taken
-            // back only when someone looks.
-            let wake = deadline.min(tokio::time::Instant::now() + Duration::from_secs(1));
-            let _ = tokio::time::timeout_at(wake, notified).await;
-        }
+        // Asked at least every second: a silent worker's class is taken back
+        // only when someone looks.
+        let grant = || std::future::ready(j.grant(&worker));
+        Ok(Response::new(long_poll(&j.changed, LONG_POLL, Duration::from_secs(1), grant).await?))
     }
 
     async fn report(&self, req: Request<TaskReport>) -> Result<Response<TaskAck>, Status> {
-        let j = &self.0;
-        let req = req.into_inner();
-        let row: Option<RowResult> = if req.result_json.is_empty() {
-            None
-        } else {
-            let row: RowResult = serde_json::from_str(&req.result_json)
-                .map_err(|e| Status::invalid_argument(format!("result is not a Sylver row: {e}")))?;
-            if row.m != req.unit {
-                return Err(Status::invalid_argument(format!(
-                    "row {{{}, {}}} is not in class {}",
-                    row.m, row.n, req.unit
-                )));
-            }
-            Some(row)
-        };
-        let mut s = j.lock();
-        j.heard(&mut s, &req.worker_id)?;
-        if let Some(row) = row {
-            s.progress.check(&j.plan, &row).map_err(|e| Status::invalid_argument(e.to_string()))?;
-            // A correct answer counts whoever holds the class now: rows do not
-            // depend on who solved them.
-            if let Err(e) = s.progress.record(row) {
-                return Err(j.fail(&mut s, e.to_string()));
-            }
-            if TaskJobState::is_over(&s) {
-                j.changed.notify_waiters();
-            }
-        }
-        let st = &mut *s;
-        let held = match st.leases.get_mut(&req.unit) {
-            Some(l) if l.worker == req.worker_id => {
-                let all_done = l.unit.ns.iter().all(|&n| st.progress.has(req.unit, n));
-                if all_done {
-                    st.leases.remove(&req.unit);
-                }
-                !all_done
-            }
-            _ => false,
-        };
-        Ok(Response::new(TaskAck { keep_going: held && !TaskJobState::is_over(&s) }))
+        // A row is written to the checkpoints under the job's lock: off the
+        // runtime's threads.
+        let (job, req) = (self.0.clone(), req.into_inner());
+        let ack = crate::offload::blocking(move || job.report(req)).await?;
+        Ok(Response::new(ack))
     }
 }
 
@@ -295,24 +300,21 @@ pub fn plan_hash(plan: &SylverPlan) -> String {
     Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Serves the table of `plan` to remote workers on `listener` until every row
-/// is checkpointed, then writes `table.tsv` and `summary.json` into `output`.
-/// No class is handed out before `expect` workers have joined. With `status`,
-/// serves `/healthz`, `/status` and `/metrics` there.
+/// Serves the table of `plan` to `job.workers` remote workers (no class is
+/// handed out before that many have joined) until every row is
+/// checkpointed in `job.checkpoints`, then writes `table.tsv` and
+/// `summary.json` into `output`.
 /// Runs on `runtime` and returns when done: the caller is not async (see
 /// [`crate::job::run_on`] for why).
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     runtime: &tokio::runtime::Runtime,
     plan: &SylverPlan,
-    expect: usize,
     output: &Path,
-    checkpoints: &Path,
     opts: &RunOptions,
-    listener: tokio::net::TcpListener,
-    tls: Option<ServerTls>,
-    status: Option<std::net::SocketAddr>,
+    job: ClusterJob,
 ) -> Result<Summary, CoordinatorError> {
+    let ClusterJob { workers: expect, checkpoints, serve } = job;
+    let checkpoints = checkpoints.as_path();
     let progress = RowStore::open(plan, checkpoints, opts)?;
     let done_at_start = progress.done();
     let queue = progress.pending_units(plan);
@@ -338,16 +340,10 @@ pub fn run(
         started: Instant::now(),
         done_at_start,
     });
-    let svc = TasksServer::new(TaskService(state.clone()))
-        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(
-        svc,
-        retro_common::auth::check_token(plan.cluster.token()),
-    );
-    let routes = crate::service::cluster_routes(state.clone(), plan.cluster.token()).add_service(svc);
+    let svc = crate::service::grpc_service!(TasksServer, TaskService(state.clone()), serve.token.clone());
+    let routes = crate::service::cluster_routes(state.clone(), serve.token.clone()).add_service(svc);
     // Only the serving needs the runtime.
-    runtime.block_on(crate::service::run_served(state.clone(), routes, tls, listener, status))?;
+    runtime.block_on(crate::service::run_served(state.clone(), routes, serve))?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(CoordinatorError::Job(e.clone())),

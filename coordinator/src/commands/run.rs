@@ -6,6 +6,7 @@ use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
 use retro_coordinator::plan::AnyPlan;
 use retro_coordinator::plan::{ClusterSection, Plan};
+use retro_coordinator::service::{ClusterJob, ServeOptions};
 use retro_coordinator::workdirs;
 use retro_games::GameKind;
 use std::net::SocketAddr;
@@ -103,6 +104,18 @@ fn bind_listener(
     Ok(listener)
 }
 
+/// How the workers of a level or task job reach it: the listener bound
+/// (`--listen` or the plan's), the plan's TLS identity, the token (env
+/// `RETRO_TOKEN` or the plan's) and `--status`.
+fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) -> Result<ServeOptions, String> {
+    Ok(ServeOptions {
+        listener: bind_listener(runtime, args.listen, cluster)?,
+        tls: server_tls(cluster)?,
+        token: cluster.token(),
+        status: args.status,
+    })
+}
+
 /// Why a run ended without its results: a failure (exit status 1), or a
 /// stop asked for by a signal, at a checkpoint ([`job::EXIT_STOPPED`]).
 #[derive(Debug)]
@@ -192,28 +205,19 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
 fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
     use retro_coordinator::sylver_job;
     let cluster = args.cluster(plan.cluster.workers);
-    let output = args.output.unwrap_or_else(|| plan.output.clone());
-    let checkpoints = args.checkpoints.unwrap_or_else(|| plan.checkpoints.clone());
+    let output = args.output.clone().unwrap_or_else(|| plan.output.clone());
+    let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
     let _claimed =
         workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
     let summary = if cluster {
-        let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
-        let tls = server_tls(&plan.cluster)?;
-        let expect = args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1);
+        let job = ClusterJob {
+            workers: args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1),
+            checkpoints: checkpoints.clone(),
+            serve: serve_options(runtime, &args, &plan.cluster)?,
+        };
         let opts = sylver_job::RunOptions::default();
-        retro_coordinator::sylver_cluster::run(
-            runtime,
-            &plan,
-            expect,
-            &output,
-            &checkpoints,
-            &opts,
-            listener,
-            tls,
-            args.status,
-        )
-        .map_err(|e| e.to_string())?
+        retro_coordinator::sylver_cluster::run(runtime, &plan, &output, &opts, job).map_err(|e| e.to_string())?
     } else {
         embedded_has_no_status(args.status)?;
         sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default()).map_err(|e| e.to_string())?
@@ -265,12 +269,13 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
         if expect == 0 {
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
-        let listener = bind_listener(runtime, args.listen, &plan.cluster)?;
         let (_, _, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
-        let tls = server_tls(&plan.cluster)?;
-        let token = plan.token();
-        peg::cluster::run(runtime, plan, start, expect, checkpoints.clone(), listener, token, tls, args.status)
-            .map_err(|e| e.to_string())?;
+        let job = ClusterJob {
+            workers: expect,
+            checkpoints: checkpoints.clone(),
+            serve: serve_options(runtime, args, &plan.cluster)?,
+        };
+        peg::cluster::run(runtime, plan, start, job).map_err(|e| e.to_string())?;
     }
     let summary = peg::run_ledger(plan, &output, &checkpoints).map_err(|e| e.to_string())?;
     if args.json {

@@ -15,8 +15,8 @@
 use super::levels::LevelsIdentity;
 use crate::CoordinatorError;
 use crate::plan::Plan;
-use crate::service::Joinable;
-use crate::status::{JobStatus, LevelStatus, StatusSource};
+use crate::service::{Answer, ClusterJob, Joinable, long_poll};
+use crate::status::{JobDetail, JobStatus, LevelStatus, StatusSource};
 use prost::Message;
 use retro_common::fault::Fault;
 use retro_common::roster::{Heard, Roster};
@@ -235,6 +235,39 @@ impl LevelJobState {
         Ok(())
     }
 
+    /// Takes a worker's `Next` call as its heartbeat and its report of the
+    /// step it finished, which may move the job on (writing the manifest,
+    /// emptying relay files): run on a blocking thread ([`LevelService::next`]).
+    fn report(&self, req: &LevelNext) -> Result<(), Status> {
+        let mut s = self.lock();
+        let index = self.index_of(&s, &req.worker_id)?;
+        self.sweep_locked(&mut s);
+        let done = LevelStepKind::try_from(req.done).unwrap_or(LevelStepKind::LevelStepUnspecified);
+        // Only a report of the current phase counts; a repeated or stale one is ignored.
+        let current = matches!((done, s.phase), (LevelStepKind::LevelStart, Phase::Start))
+            || matches!((done, s.phase), (LevelStepKind::LevelExpand, Phase::Expand(n)) if n == req.level)
+            || matches!((done, s.phase), (LevelStepKind::LevelMerge, Phase::Merge(n)) if n == req.level)
+            || matches!((done, s.phase), (LevelStepKind::LevelUpload, Phase::Upload(n)) if n == req.level);
+        if s.roster.get(&req.worker_id).is_none() {
+            tracing::info!("worker {} is back (this coordinator restarted)", req.worker_id);
+            self.arrive(&mut s, &req.worker_id);
+            return Ok(());
+        }
+        self.heard(&mut s, &req.worker_id)?;
+        if current {
+            if matches!(done, LevelStepKind::LevelMerge | LevelStepKind::LevelStart) {
+                s.keys.insert(index, req.keys);
+            }
+            s.done.insert(index);
+            if let Err(e) = self.advance(&mut s) {
+                s.error = Some(e.message().to_string());
+                self.changed.notify_waiters();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// Marks the uploaded level files complete, as an embedded run leaves them.
     fn write_levels(&self, s: &mut State, last: u32) -> Result<(), Status> {
         let identity = LevelsIdentity {
@@ -258,6 +291,94 @@ impl LevelJobState {
             }
             store::finish_level(&self.levels_dir, level as usize, &marker)
                 .map_err(|e| Status::internal(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Writes one delivered parcel into its relay file (a blocking thread's
+    /// work: [`LevelService::deliver`]); `open` holds this sender's files
+    /// being written, by shard, with the piece due next.
+    fn relay(&self, open: &mut HashMap<u32, (BufWriter<std::fs::File>, u32)>, p: LevelParcel) -> Result<(), Status> {
+        let io = |path: &Path, e: std::io::Error| Status::internal(format!("{}: {e}", path.display()));
+        let n = {
+            let mut s = self.lock();
+            let index = self.heard(&mut s, &p.worker_id)?;
+            let Phase::Expand(n) = s.phase else {
+                return Err(Status::failed_precondition("not expanding now"));
+            };
+            if p.level != n + 1 || p.shard >= self.shards || p.from_index != index {
+                return Err(Status::invalid_argument(format!(
+                    "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
+                    p.level, p.shard, p.from_index
+                )));
+            }
+            if p.piece == 0 {
+                // Not whole again until its last piece is written.
+                s.relayed.remove(&(p.shard, index));
+            }
+            n
+        };
+        let path = self.relay_file(p.shard, p.from_index);
+        if p.piece == 0 {
+            // Written from its start, and cut to what was written after
+            // the last piece: a re-delivered shard replaces what came
+            // before. Not truncated here: ext4 flushes a file truncated
+            // to nothing and written again when it is closed
+            // (`auto_da_alloc`), which made every level slower.
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(|e| io(&path, e))?;
+            open.insert(p.shard, (BufWriter::new(file), 0));
+        }
+        let Some((out, next)) = open.get_mut(&p.shard) else {
+            return Err(Status::invalid_argument(format!("shard {}: piece {} came first", p.shard, p.piece)));
+        };
+        if p.piece != *next {
+            return Err(Status::invalid_argument(format!(
+                "shard {}: piece {} arrived where piece {next} was due",
+                p.shard, p.piece
+            )));
+        }
+        *next += 1;
+        append_parcel(out, &p).map_err(|e| io(&path, e))?;
+        if p.last {
+            let (out, _) = open.remove(&p.shard).expect("just used");
+            let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
+            let written = std::io::Seek::stream_position(&mut &file).map_err(|e| io(&path, e))?;
+            file.set_len(written).map_err(|e| io(&path, e))?;
+            self.lock().relayed.insert((p.shard, p.from_index));
+        }
+        Fault::check(&self.fault, "peg-mid-expand", 0, n);
+        Ok(())
+    }
+
+    /// Checks one uploaded piece of a worker's level shard and writes it
+    /// into the level file (a blocking thread's work: [`LevelService::upload`]).
+    fn store_upload(&self, files: &mut PieceFiles<(u32, u32)>, p: LevelParcel) -> Result<(), Status> {
+        let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
+        {
+            let mut s = self.lock();
+            let index = self.heard(&mut s, &p.worker_id)?;
+            if shard_owner(p.shard, self.workers) != index || p.shard >= self.shards {
+                return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
+            }
+        }
+        let (level, k) = (p.level as usize, p.shard as usize);
+        if p.piece == 0 {
+            let dir = store::level_dir(&self.levels_dir, level);
+            std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
+        }
+        let written =
+            files.accept((p.level, p.shard), p.piece, p.last, &shard, || store::shard_file(&self.levels_dir, level, k));
+        let written = written.map_err(|e| match e {
+            LevelError::BadParcel(_) | LevelError::Corrupt { .. } => Status::invalid_argument(e.to_string()),
+            _ => Status::internal(e.to_string()),
+        })?;
+        if let Some(written) = written {
+            self.lock().uploaded.insert((p.level, p.shard), written);
         }
         Ok(())
     }
@@ -328,21 +449,19 @@ impl StatusSource for LevelJobState {
             (None, Phase::Finish) => "done".to_string(),
         };
         let index = |id: &str| s.manifest.workers.iter().position(|w| w == id).map(|i| i as u32);
-        let mut st =
-            JobStatus::new(retro_games::JobKind::Levels, &self.job, &self.plan_hash, phase, self.workers as usize)
-                .with_roster(&s.roster, |id| {
-                    let shards =
-                        index(id).map(|i| owned_shards(i, self.workers, self.shards).collect()).unwrap_or_default();
-                    (shards, String::new())
-                });
-        st.levels = s
+        let levels = s
             .manifest
             .positions
             .iter()
             .enumerate()
             .map(|(level, &positions)| LevelStatus { level: level as u32, positions })
             .collect();
-        st
+        JobStatus::new(JobDetail::Levels { levels }, &self.job, &self.plan_hash, phase, self.workers as usize)
+            .with_roster(&s.roster, |id| {
+                let shards =
+                    index(id).map(|i| owned_shards(i, self.workers, self.shards).collect()).unwrap_or_default();
+                (shards, String::new())
+            })
     }
 }
 
@@ -350,6 +469,10 @@ impl crate::service::ServedJob for LevelJobState {
     fn over(&self) -> bool {
         let s = self.lock();
         s.phase == Phase::Finish || s.error.is_some()
+    }
+
+    fn changed(&self) -> &Notify {
+        &self.changed
     }
 
     fn sweep(&self) {
@@ -418,112 +541,30 @@ impl Levels for LevelService {
     async fn next(&self, req: Request<LevelNext>) -> Result<Response<LevelStep>, Status> {
         let j = &self.0;
         let req = req.into_inner();
-        let deadline = tokio::time::Instant::now() + LONG_POLL;
-        {
+        // The report may move the job on, which writes its manifest and
+        // relay files: off the runtime's threads.
+        let report = {
+            let (j, req) = (j.clone(), req.clone());
+            move || j.report(&req)
+        };
+        crate::offload::blocking(report).await?;
+        // A worker waiting here is alive: heard at every wake.
+        let step = || {
             let mut s = j.lock();
-            let index = j.index_of(&s, &req.worker_id)?;
-            j.sweep_locked(&mut s);
-            let done = LevelStepKind::try_from(req.done).unwrap_or(LevelStepKind::LevelStepUnspecified);
-            // Only a report of the current phase counts; a repeated or stale one is ignored.
-            let current = matches!((done, s.phase), (LevelStepKind::LevelStart, Phase::Start))
-                || matches!((done, s.phase), (LevelStepKind::LevelExpand, Phase::Expand(n)) if n == req.level)
-                || matches!((done, s.phase), (LevelStepKind::LevelMerge, Phase::Merge(n)) if n == req.level)
-                || matches!((done, s.phase), (LevelStepKind::LevelUpload, Phase::Upload(n)) if n == req.level);
-            if s.roster.get(&req.worker_id).is_none() {
-                tracing::info!("worker {} is back (this coordinator restarted)", req.worker_id);
-                j.arrive(&mut s, &req.worker_id);
-            } else {
-                j.heard(&mut s, &req.worker_id)?;
-                if current {
-                    if matches!(done, LevelStepKind::LevelMerge | LevelStepKind::LevelStart) {
-                        s.keys.insert(index, req.keys);
-                    }
-                    s.done.insert(index);
-                    if let Err(e) = j.advance(&mut s) {
-                        s.error = Some(e.message().to_string());
-                        j.changed.notify_waiters();
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        loop {
-            let notified = j.changed.notified();
-            {
-                // A worker waiting here is alive: heard at every wake.
-                let mut s = j.lock();
-                let index = j.heard(&mut s, &req.worker_id)?;
-                let step = j.step(&s, index);
-                if step.kind != LevelStepKind::LevelWait as i32 || tokio::time::Instant::now() >= deadline {
-                    return Ok(Response::new(step));
-                }
-            }
-            let wake = deadline.min(tokio::time::Instant::now() + Duration::from_secs(1));
-            let _ = tokio::time::timeout_at(wake, notified).await;
-        }
+            let step = j.heard(&mut s, &req.worker_id).map(|index| j.step(&s, index));
+            std::future::ready(step.map(|step| match step.kind == LevelStepKind::LevelWait as i32 {
+                true => Answer::Later(step),
+                false => Answer::Now(step),
+            }))
+        };
+        Ok(Response::new(long_poll(&j.changed, LONG_POLL, Duration::from_secs(1), step).await?))
     }
 
     async fn deliver(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
-        let mut stream = req.into_inner();
-        let mut count = 0;
         // This sender's relay files being written: shard -> (file, next piece).
-        let mut open: HashMap<u32, (BufWriter<std::fs::File>, u32)> = HashMap::new();
-        let io = |path: &Path, e: std::io::Error| Status::internal(format!("{}: {e}", path.display()));
-        while let Some(p) = stream.message().await? {
-            let n = {
-                let mut s = self.0.lock();
-                let index = self.0.heard(&mut s, &p.worker_id)?;
-                let Phase::Expand(n) = s.phase else {
-                    return Err(Status::failed_precondition("not expanding now"));
-                };
-                if p.level != n + 1 || p.shard >= self.0.shards || p.from_index != index {
-                    return Err(Status::invalid_argument(format!(
-                        "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
-                        p.level, p.shard, p.from_index
-                    )));
-                }
-                if p.piece == 0 {
-                    // Not whole again until its last piece is written.
-                    s.relayed.remove(&(p.shard, index));
-                }
-                n
-            };
-            let path = self.0.relay_file(p.shard, p.from_index);
-            if p.piece == 0 {
-                // Written from its start, and cut to what was written after
-                // the last piece: a re-delivered shard replaces what came
-                // before. Not truncated here: ext4 flushes a file truncated
-                // to nothing and written again when it is closed
-                // (`auto_da_alloc`), which made every level slower.
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&path)
-                    .map_err(|e| io(&path, e))?;
-                open.insert(p.shard, (BufWriter::new(file), 0));
-            }
-            let Some((out, next)) = open.get_mut(&p.shard) else {
-                return Err(Status::invalid_argument(format!("shard {}: piece {} came first", p.shard, p.piece)));
-            };
-            if p.piece != *next {
-                return Err(Status::invalid_argument(format!(
-                    "shard {}: piece {} arrived where piece {next} was due",
-                    p.shard, p.piece
-                )));
-            }
-            *next += 1;
-            append_parcel(out, &p).map_err(|e| io(&path, e))?;
-            if p.last {
-                let (out, _) = open.remove(&p.shard).expect("just used");
-                let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
-                let written = std::io::Seek::stream_position(&mut &file).map_err(|e| io(&path, e))?;
-                file.set_len(written).map_err(|e| io(&path, e))?;
-                self.0.lock().relayed.insert((p.shard, p.from_index));
-            }
-            Fault::check(&self.0.fault, "peg-mid-expand", 0, n);
-            count += 1;
-        }
+        let mut open = HashMap::new();
+        let job = self.0.clone();
+        let count = crate::offload::drain(req.into_inner(), move |p| job.relay(&mut open, p)).await?;
         Ok(Response::new(LevelAck { parcels: count }))
     }
 
@@ -559,59 +600,27 @@ impl Levels for LevelService {
     }
 
     async fn upload(&self, req: Request<Streaming<LevelParcel>>) -> Result<Response<LevelAck>, Status> {
-        let mut stream = req.into_inner();
-        let mut count = 0;
         // Level files being written from this worker's pieces, by (level, shard).
         let mut files = PieceFiles::new(true);
-        while let Some(p) = stream.message().await? {
-            let shard =
-                decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
-            {
-                let mut s = self.0.lock();
-                let index = self.0.heard(&mut s, &p.worker_id)?;
-                if shard_owner(p.shard, self.0.workers) != index || p.shard >= self.0.shards {
-                    return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
-                }
-            }
-            let (level, k) = (p.level as usize, p.shard as usize);
-            if p.piece == 0 {
-                let dir = store::level_dir(&self.0.levels_dir, level);
-                std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
-            }
-            let written = files.accept((p.level, p.shard), p.piece, p.last, &shard, || {
-                store::shard_file(&self.0.levels_dir, level, k)
-            });
-            let written = written.map_err(|e| match e {
-                LevelError::BadParcel(_) | LevelError::Corrupt { .. } => Status::invalid_argument(e.to_string()),
-                _ => Status::internal(e.to_string()),
-            })?;
-            if let Some(written) = written {
-                self.0.lock().uploaded.insert((p.level, p.shard), written);
-            }
-            count += 1;
-        }
+        let job = self.0.clone();
+        let count = crate::offload::drain(req.into_inner(), move |p| job.store_upload(&mut files, p)).await?;
         Ok(Response::new(LevelAck { parcels: count }))
     }
 }
 
-/// Runs the level job of `plan` on `workers` remote workers: serves the
-/// Levels service on `listener` until the workers have uploaded every level
-/// into `checkpoints/levels`, then returns (the caller computes the ledger).
-/// With `status`, serves `/healthz`, `/status` and `/metrics` there.
+/// Runs the level job of `plan` from `start` on `job.workers` remote
+/// workers: serves the Levels service until the workers have uploaded every
+/// level into `job.checkpoints/levels`, then returns (the caller computes the
+/// ledger).
 /// Runs on `runtime` and returns when done: the caller is not async (see
 /// [`crate::job::run_on`] for why).
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     runtime: &tokio::runtime::Runtime,
     plan: &Plan,
     start: Pegs,
-    workers: usize,
-    checkpoints: PathBuf,
-    listener: tokio::net::TcpListener,
-    token: Option<String>,
-    tls: Option<crate::service::ServerTls>,
-    status: Option<std::net::SocketAddr>,
+    job: ClusterJob,
 ) -> Result<(), CoordinatorError> {
+    let ClusterJob { workers, checkpoints, serve } = job;
     std::fs::create_dir_all(&checkpoints)
         .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
     let manifest_path = checkpoints.join("levels-cluster.json");
@@ -667,13 +676,10 @@ pub fn run(
         changed: Notify::new(),
         fault: Fault::from_env(),
     });
-    let svc = LevelsServer::new(LevelService(state.clone()))
-        .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES);
-    let svc = tonic::service::interceptor::InterceptedService::new(svc, retro_common::auth::check_token(token.clone()));
-    let routes = crate::service::cluster_routes(state.clone(), token).add_service(svc);
+    let svc = crate::service::grpc_service!(LevelsServer, LevelService(state.clone()), serve.token.clone());
+    let routes = crate::service::cluster_routes(state.clone(), serve.token.clone()).add_service(svc);
     // Only the serving needs the runtime.
-    runtime.block_on(crate::service::run_served(state.clone(), routes, tls, listener, status))?;
+    runtime.block_on(crate::service::run_served(state.clone(), routes, serve))?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(CoordinatorError::Job(e.clone())),
