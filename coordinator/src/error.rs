@@ -4,11 +4,11 @@
 
 use crate::manifest::ManifestError;
 use crate::plan::PlanError;
-use retro_common::CommonError;
-use retro_common::spec::SpecError;
 use retro_engine::durable::DurableError;
 use retro_engine::levels::LevelError;
 use retro_engine::tablebase::TablebaseError;
+use retro_node::NodeError;
+use retro_node::spec::SpecError;
 use retro_probe::ProbeError;
 use retro_results::ResultsError;
 
@@ -23,7 +23,7 @@ pub enum CoordinatorError {
     Manifest(#[from] ManifestError),
     /// A directory is locked by another process, or the machine is too small.
     #[error(transparent)]
-    Common(#[from] CommonError),
+    Node(#[from] NodeError),
     /// The job names something this build cannot run.
     #[error(transparent)]
     Spec(#[from] SpecError),

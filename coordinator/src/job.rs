@@ -8,11 +8,11 @@ use crate::inproc::InProcessLink;
 use crate::manifest::Manifest;
 use crate::plan::{GamePlan, Plan};
 use crate::scheduler::{Phase, Scheduler};
-use retro_common::spec::JobSpec;
 use retro_engine::durable::write_atomic;
 use retro_engine::rankset::RankSet;
 use retro_games::GameKind;
 use retro_games::RetroGame;
+use retro_node::spec::JobSpec;
 use retro_results::cc2::summary::{self as twoplayer, TwoPlayerSummary};
 use retro_results::cc3::ranked::{self, RankedSummary};
 use retro_results::cc3::seeds;
@@ -99,7 +99,7 @@ pub struct RunOptions {
 /// Exit status of a run that stopped on request at a checkpoint (BSD's
 /// EX_TEMPFAIL: run it again to resume); the Hetzner units count it as a
 /// clean stop.
-pub use retro_common::EXIT_STOPPED;
+pub use retro_node::EXIT_STOPPED;
 
 /// Exit status after a second stop signal: stopped at once (128 + SIGINT, as
 /// shells report an interrupted command).
@@ -239,7 +239,7 @@ pub fn job_spec(plan: &Plan) -> JobSpec {
 /// about 3.2 GB. A two-player summary reads one layer packed. The tablebases
 /// go to disk, allowed a sixteenth of a byte a position each. Embedded, the
 /// worker's layers run here too.
-pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_common::resources::Needs {
+pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_node::resources::Needs {
     let layers = spec.questions.len() as u64;
     // The three-player search's two parked bitsets (a third of the positions
     // each) wait beside the tablebases.
@@ -249,10 +249,10 @@ pub fn coordinator_needs(spec: &JobSpec, stored: u64, embedded: bool) -> retro_c
         GameKind::Cc3 if !spec.objective.is_first_winner() => (stored / 4 + stored / 8, 0),
         _ => (stored / 8 + layers * (stored / 32), stored / 12),
     };
-    let own = retro_common::resources::Needs { memory: analysis, disk: layers * (stored / 16) + parked };
+    let own = retro_node::resources::Needs { memory: analysis, disk: layers * (stored / 16) + parked };
     if embedded {
-        let worker = retro_common::resources::Needs::retrograde(stored, true);
-        retro_common::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
+        let worker = retro_node::resources::Needs::retrograde(stored, true);
+        retro_node::resources::Needs { memory: own.memory.max(worker.memory), disk: own.disk + worker.disk }
     } else {
         own
     }
@@ -319,21 +319,21 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     } else {
         let needs = coordinator_needs(&spec, layout.positions, embedded);
         let what = format!("job {} ({})", spec.name, if embedded { "embedded" } else { "the coordinator's share" });
-        let have = retro_common::resources::Available::measure(&opts.checkpoints);
+        let have = retro_node::resources::Available::measure(&opts.checkpoints);
         tracing::info!(
             "{}",
-            retro_common::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?
+            retro_node::resources::check(&what, needs, have, &opts.checkpoints, opts.ignore_resources)?
         );
     }
     if !embedded && !solved {
         // Each worker checks its own share when its first layer starts.
         let share = layout.positions.div_ceil(opts.expect_workers.max(1) as u64);
-        let w = retro_common::resources::Needs::retrograde(share, true);
+        let w = retro_node::resources::Needs::retrograde(share, true);
         tracing::info!(
             "each of the {} workers needs about {} of memory and {} of disk for its shards",
             opts.expect_workers.max(1),
-            retro_common::resources::human_bytes(w.memory),
-            retro_common::resources::human_bytes(w.disk)
+            retro_node::resources::human_bytes(w.memory),
+            retro_node::resources::human_bytes(w.disk)
         );
     }
     let mut manifest = match loaded {
@@ -411,7 +411,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         let mut wopts = WorkerOptions::new(opts.checkpoints.join("worker"));
         wopts.threads = plan.threads();
         wopts.ignore_resources = opts.ignore_resources;
-        wopts.fault = retro_common::fault::Fault::from_env();
+        wopts.fault = retro_node::fault::Fault::from_env();
         wopts.spaced_checkpoints = !opts.checkpoint_every.is_zero();
         if seed_solo {
             let seeds =
@@ -450,7 +450,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 let out = opts.output.clone();
                 let threads = plan.threads();
                 let analysed = spec.clone();
-                let fault = retro_common::fault::Fault::from_env();
+                let fault = retro_node::fault::Fault::from_env();
                 // A thread of its own, not `spawn_blocking`: a stop abandons the
                 // analysis, and dropping the runtime waits for every blocking
                 // task, so a stopped stage-2 run went on computing the analysis
@@ -458,8 +458,8 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 // The process exits past a detached thread.
                 let (done, analysis) = tokio::sync::oneshot::channel();
                 let analyse = move || {
-                    retro_common::fault::Fault::check(&fault, "analysis", 0, 0);
-                    let (solved, memory) = (m.solved(), retro_common::resources::mem_available());
+                    retro_node::fault::Fault::check(&fault, "analysis", 0, 0);
+                    let (solved, memory) = (m.solved(), retro_node::resources::mem_available());
                     let report = match analysed.game()? {
                         retro_games::AnyGame::Cc3(game) => {
                             JobReport::Cc3(summary::compute(&game, &out, &solved, threads, memory)?)

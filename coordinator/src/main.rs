@@ -188,16 +188,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    retro_common::tune_allocator();
-    retro_common::init_logging();
-    // Each server's connection limit is a share of this (retro_common::net).
-    retro_common::net::raise_descriptor_limit();
+    retro_node::tune_allocator();
+    retro_node::init_logging();
+    // Each server's connection limit is a share of this (retro_node::net).
+    retro_node::net::raise_descriptor_limit();
     let cli = Cli::parse();
     // The job and the explorer are servers; `sylver` streams its table and
     // ends with success on a closed pipe by itself; every other command
     // prints and exits.
     if !matches!(cli.command, None | Some(Command::Serve { .. }) | Some(Command::Sylver(_))) {
-        retro_common::die_quietly_on_closed_stdout();
+        retro_node::die_quietly_on_closed_stdout();
     }
     let result: Result<(), String> = match cli.command {
         None => match commands::run::run(cli.run) {

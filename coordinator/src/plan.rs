@@ -978,9 +978,9 @@ impl Plan {
     }
 
     /// Kernel threads per worker: `cluster.threads`, or all cores when 0;
-    /// never more than [`retro_common::bounded_threads`] allows (the cores).
+    /// never more than [`retro_node::bounded_threads`] allows (the cores).
     pub fn threads(&self) -> usize {
-        retro_common::bounded_threads(self.cluster.threads as usize, "[cluster] threads")
+        retro_node::bounded_threads(self.cluster.threads as usize, "[cluster] threads")
     }
 
     /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else

@@ -14,10 +14,10 @@ use crate::CoordinatorError;
 use crate::manifest::{Fence, Manifest, RoundLog, TablebaseEntry};
 use crate::merge;
 use crate::service::Answer;
-use retro_common::fault::Fault;
-use retro_common::roster::{Heard, Roster};
-use retro_common::spec::JobSpec;
 use retro_engine::layout::Layout;
+use retro_node::fault::Fault;
+use retro_node::roster::{Heard, Roster};
+use retro_node::spec::JobSpec;
 use retro_proto::{
     BlockUpload, JobKind, JoinReply, JoinRequest, PeerInfo, PullReply, PullRequest, RoundReport, SourceCount, Task,
     TaskKind,
@@ -180,7 +180,7 @@ impl State {
 }
 
 /// The phase message of a job stopped on request at a checkpoint.
-pub const STOPPED: &str = retro_common::STOPPED_AT_CHECKPOINT;
+pub const STOPPED: &str = retro_node::STOPPED_AT_CHECKPOINT;
 
 /// An embedded run's checkpoints are at least this many times their own cost
 /// apart (the undo-log copies of the chunks the rounds after a checkpoint
@@ -542,7 +542,7 @@ impl Scheduler {
             plan_json,
             coordinator_epoch: self.coordinator_epoch,
             kind: JobKind::Retrograde as i32,
-            heartbeat_ms: retro_common::HEARTBEAT_INTERVAL.as_millis() as u32,
+            heartbeat_ms: retro_node::HEARTBEAT_INTERVAL.as_millis() as u32,
             generation,
             ..Default::default()
         })

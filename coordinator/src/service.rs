@@ -21,7 +21,7 @@ macro_rules! grpc_service {
             $server::new($service)
                 .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
-            retro_common::auth::check_token($token),
+            retro_node::auth::check_token($token),
         )
     };
 }
@@ -185,18 +185,18 @@ pub async fn serve_routes(
         builder = builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
     builder
-        .http2_keepalive_interval(Some(retro_common::KEEPALIVE_INTERVAL))
-        .http2_keepalive_timeout(Some(retro_common::KEEPALIVE_TIMEOUT))
+        .http2_keepalive_interval(Some(retro_node::KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(retro_node::KEEPALIVE_TIMEOUT))
         .add_routes(routes)
         .serve_with_incoming_shutdown(guarded_grpc(listener).incoming(), shutdown)
         .await
 }
 
 /// `listener` under the limits every gRPC port of the cluster has (idle
-/// connections closed after [`retro_common::net::GRPC_IDLE`], at most a
+/// connections closed after [`retro_node::net::GRPC_IDLE`], at most a
 /// quarter of the descriptor limit open).
-pub fn guarded_grpc(listener: tokio::net::TcpListener) -> retro_common::net::GuardedListener {
-    use retro_common::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
+pub fn guarded_grpc(listener: tokio::net::TcpListener) -> retro_node::net::GuardedListener {
+    use retro_node::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
     GuardedListener::new(listener, "gRPC port", ConnectionLimits::for_listener(GRPC_IDLE))
 }
 

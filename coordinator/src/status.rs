@@ -6,8 +6,8 @@
 //! and the [`JobDetail`] of its own kind, tagged by `kind`.
 
 use crate::CoordinatorError;
-use retro_common::roster::{MemberView, Roster};
 use retro_games::JobKind;
+use retro_node::roster::{MemberView, Roster};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -249,9 +249,9 @@ pub async fn serve_http<S: StatusSource>(
         .route("/status", get(status))
         .route("/metrics", get(metrics))
         .fallback(|| async { (StatusCode::NOT_FOUND, "try /healthz, /status or /metrics\n") });
-    use retro_common::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
+    use retro_node::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
     let listener = GuardedListener::new(listener, "status page", ConnectionLimits::for_listener(HTTP_IDLE));
-    retro_common::net::serve_http(listener, app, |io| io, shutdown).await;
+    retro_node::net::serve_http(listener, app, |io| io, shutdown).await;
 }
 
 /// Serves the status of `source` on `addr` (if any) in the background until
@@ -433,7 +433,7 @@ mod tests {
     }
 
     use super::{JobDetail, JobStatus, LayerStatus, LevelStatus, TaskStatus, Traffic, WorkerStatus, metrics_text};
-    use retro_common::roster::MemberView;
+    use retro_node::roster::MemberView;
 
     #[test]
     fn metrics_of_level_and_task_jobs_leave_out_the_retrograde_families() {

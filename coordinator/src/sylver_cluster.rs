@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use retro_common::roster::{Heard, Roster};
+use retro_node::roster::{Heard, Roster};
 use retro_proto::tasks_server::{Tasks, TasksServer};
 use retro_proto::{JobKind, JoinReply, JoinRequest, TaskAck, TaskGrant, TaskGrantKind, TaskReport, TaskTake};
 use sha2::{Digest, Sha256};
@@ -92,6 +92,41 @@ impl StatusSource for TaskJobState {
 }
 
 impl TaskJobState {
+    /// The table job of `plan` for `expect` awaited workers, its rows
+    /// resumed from what `checkpoints` holds.
+    fn open(
+        plan: &SylverPlan,
+        expect: usize,
+        checkpoints: &Path,
+        opts: &RunOptions,
+    ) -> Result<Arc<TaskJobState>, CoordinatorError> {
+        let progress = RowStore::open(plan, checkpoints, opts)?;
+        let done_at_start = progress.done();
+        let queue = progress.pending_units(plan);
+        tracing::info!(
+            "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
+            plan.name,
+            plan.rows.len(),
+            progress.done(),
+            queue.len()
+        );
+        Ok(Arc::new(TaskJobState {
+            plan: plan.clone(),
+            plan_hash: plan_hash(plan),
+            expect,
+            state: Mutex::new(State {
+                progress,
+                queue,
+                leases: BTreeMap::new(),
+                roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+                error: None,
+            }),
+            changed: Notify::new(),
+            started: Instant::now(),
+            done_at_start,
+        }))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -252,7 +287,7 @@ impl Joinable for TaskJobState {
     /// data directory's identity (from another kind of job) is ignored.
     fn join(&self, _req: JoinRequest) -> Result<JoinReply, Status> {
         let mut s = self.lock();
-        let worker_id = retro_common::roster::fresh_id("t", s.roster.joins() as usize);
+        let worker_id = retro_node::roster::fresh_id("t", s.roster.joins() as usize);
         let epoch = s.roster.admit(&worker_id);
         tracing::info!("worker {worker_id} joined ({} so far, {} awaited)", s.roster.len(), self.expect);
         self.changed.notify_waiters();
@@ -314,32 +349,7 @@ pub fn run(
     job: ClusterJob,
 ) -> Result<Summary, CoordinatorError> {
     let ClusterJob { workers: expect, checkpoints, serve } = job;
-    let checkpoints = checkpoints.as_path();
-    let progress = RowStore::open(plan, checkpoints, opts)?;
-    let done_at_start = progress.done();
-    let queue = progress.pending_units(plan);
-    tracing::info!(
-        "sylver job {}: {} rows, {} from checkpoints, {} classes for the workers",
-        plan.name,
-        plan.rows.len(),
-        progress.done(),
-        queue.len()
-    );
-    let state = Arc::new(TaskJobState {
-        plan: plan.clone(),
-        plan_hash: plan_hash(plan),
-        expect,
-        state: Mutex::new(State {
-            progress,
-            queue,
-            leases: BTreeMap::new(),
-            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
-            error: None,
-        }),
-        changed: Notify::new(),
-        started: Instant::now(),
-        done_at_start,
-    });
+    let state = TaskJobState::open(plan, expect, &checkpoints, opts)?;
     let svc = crate::service::grpc_service!(TasksServer, TaskService(state.clone()), serve.token.clone());
     let routes = crate::service::cluster_routes(state.clone(), serve.token.clone()).add_service(svc);
     // Only the serving needs the runtime.
@@ -350,3 +360,6 @@ pub fn run(
         None => s.progress.finish(plan, output),
     }
 }
+
+#[cfg(test)]
+mod harness;

@@ -37,7 +37,7 @@ use retro_games::sylver::gcd;
 use crate::plan::{ClusterSection, PlanError, Reader};
 
 pub use retro_engine::sylver::table::{
-    ClassUnit, Question, RowResult, RowStatus, SOLVER_STACK, expected_cost, solve_class,
+    ClassUnit, RowResult, RowStatus, SOLVER_STACK, SylverQuestion, expected_cost, solve_class,
 };
 use retro_results::sylver::table::{Summary, summarize, table_tsv};
 
@@ -58,7 +58,7 @@ pub struct SylverPlan {
     /// Job name.
     pub name: String,
     /// The question every row answers.
-    pub question: Question,
+    pub question: SylverQuestion,
     /// The rows `(m, n)`, ascending.
     pub rows: Vec<(u64, u64)>,
     /// Memo positions per class before a row is capped.
@@ -121,8 +121,8 @@ impl SylverPlan {
             return Err(r.invalid("job.game", format!("must be \"sylver\" in a Sylver plan, got \"{game}\"")));
         }
         let question = match r.string("job", "question")?.as_deref() {
-            None | Some("winning") => Question::Winning,
-            Some("t_wins") => Question::TWins,
+            None | Some("winning") => SylverQuestion::Winning,
+            Some("t_wins") => SylverQuestion::TWins,
             Some(other) => {
                 return Err(r.invalid("job.question", format!("must be \"winning\" or \"t_wins\", got {other:?}")));
             }
@@ -139,7 +139,7 @@ impl SylverPlan {
             for m in lo..=hi {
                 for n in m + 1..=n_max {
                     // {2, 3} has t = 1: naming t is naming 1, not a question.
-                    if gcd(m, n) == 1 && !(question == Question::TWins && (m, n) == (2, 3)) {
+                    if gcd(m, n) == 1 && !(question == SylverQuestion::TWins && (m, n) == (2, 3)) {
                         rows.insert((m, n));
                     }
                 }
@@ -151,7 +151,7 @@ impl SylverPlan {
             if m < 2 || m == n || gcd(m, n) != 1 {
                 return Err(r.invalid(&field, format!("needs two coprime numbers >= 2, got [{}, {}]", p[0], p[1])));
             }
-            if question == Question::TWins && (m, n) == (2, 3) {
+            if question == SylverQuestion::TWins && (m, n) == (2, 3) {
                 return Err(r.invalid(&field, "{2, 3} has t = 1: naming t is naming 1"));
             }
             rows.insert((m, n));
@@ -176,7 +176,7 @@ impl SylverPlan {
         // Each thread holds a class's memo (up to `cap` positions): never more
         // threads than cores.
         let threads =
-            retro_common::bounded_threads(r.int("job", "threads", 0, 1024)?.unwrap_or(1) as usize, "job.threads");
+            retro_node::bounded_threads(r.int("job", "threads", 0, 1024)?.unwrap_or(1) as usize, "job.threads");
         let dir_of = |key: &str, base: &str| -> Result<PathBuf, PlanError> {
             match r.string("output", key)? {
                 Some(d) if d.is_empty() => Err(r.invalid(&format!("output.{key}"), "must not be empty")),
@@ -332,8 +332,8 @@ impl RowStore {
             row.seconds,
             match (row.question, row.status) {
                 (_, RowStatus::Capped) => String::new(),
-                (Question::Winning, _) => format!(", winning {:?}", row.winning),
-                (Question::TWins, _) => format!(", t wins: {}", row.t_wins.unwrap_or(false)),
+                (SylverQuestion::Winning, _) => format!(", winning {:?}", row.winning),
+                (SylverQuestion::TWins, _) => format!(", t wins: {}", row.t_wins.unwrap_or(false)),
             },
             self.results.len() + 1,
             self.wanted.len()

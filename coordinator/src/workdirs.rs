@@ -14,8 +14,8 @@
 //!   checkpoints have theirs).
 
 use crate::CoordinatorError;
-use retro_common::lock::DirLock;
 use retro_engine::durable::write_atomic;
+use retro_node::lock::DirLock;
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
 
@@ -130,7 +130,7 @@ pub fn check_apart(output: &Path, checkpoints: &Path) -> Result<(), CoordinatorE
 
 /// Reads a small JSON file, `None` when it is absent or cannot tell an owner.
 fn read_owner(path: &Path) -> Option<Owner> {
-    let text = retro_common::input::read_text_limited(path, OWNER_READ_LIMIT, "summary").ok()?;
+    let text = retro_node::input::read_text_limited(path, OWNER_READ_LIMIT, "summary").ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some(Owner {
         job: v.get("job")?.as_str()?.to_owned(),
@@ -150,7 +150,7 @@ pub fn owner_of(output: &Path) -> Option<Owner> {
 /// not stay beside the new ones; nothing else is touched.
 fn remove_results(output: &Path) -> Result<(), CoordinatorError> {
     let summary = output.join("summary.json");
-    let listed: Vec<String> = retro_common::input::read_text_limited(&summary, OWNER_READ_LIMIT, "summary")
+    let listed: Vec<String> = retro_node::input::read_text_limited(&summary, OWNER_READ_LIMIT, "summary")
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .and_then(|v| v.get("tablebases").and_then(|t| t.as_array()).cloned())
@@ -181,7 +181,7 @@ pub fn claim(output: &Path, checkpoints: &Path) -> Result<Claimed, CoordinatorEr
     crate::job::ensure_dir(checkpoints, "checkpoint")?;
     let checkpoint_lock = DirLock::acquire(checkpoints)?;
     let output_lock = DirLock::acquire(output).map_err(|e| match e {
-        retro_common::CommonError::Locked { holder, .. } => CoordinatorError::Io(format!(
+        retro_node::NodeError::Locked { holder, .. } => CoordinatorError::Io(format!(
             "the output directory {} is in use by another run{}; two jobs writing one output would replace each \
              other's results: wait for it to end, or give this run its own --output DIR",
             output.display(),

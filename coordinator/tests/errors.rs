@@ -436,7 +436,7 @@ fn unbounded_settings_are_bounded_or_refused() {
     let out = run(c, Duration::from_secs(60));
     assert_clear_failure(&out, "not enough memory");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--ignore-resources"));
-    assert!(retro_common::resources::allocated_bytes(&dir.join("huge-ck")) < 1 << 20, "nothing big was created");
+    assert!(retro_node::resources::allocated_bytes(&dir.join("huge-ck")) < 1 << 20, "nothing big was created");
 }
 
 /// Messages that used to mislead now say what is wrong.

@@ -5,7 +5,7 @@ mod common;
 use common::TempDir;
 use std::path::PathBuf;
 
-use retro_coordinator::sylver_job::{Question, RowStatus, RunOptions, SylverPlan, run};
+use retro_coordinator::sylver_job::{RowStatus, RunOptions, SylverPlan, SylverQuestion, run};
 use retro_results::sylver::position::position_report;
 
 fn plan(body: &str) -> Result<SylverPlan, String> {
@@ -47,7 +47,7 @@ fn plan_fields_are_checked() {
 #[test]
 fn twins_plan_has_the_articles_pairs() {
     let p = SylverPlan::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plans/sylver-twins.toml")).unwrap();
-    assert_eq!(p.question, Question::TWins);
+    assert_eq!(p.question, SylverQuestion::TWins);
     assert_eq!(p.rows.len() + 1, 528);
     let t = SylverPlan::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../plans/sylver-table.toml")).unwrap();
     let coprime = (4..40u64).flat_map(|m| (m + 1..=40).map(move |n| (m, n))).filter(|&(m, n)| gcd(m, n) == 1).count();

@@ -142,15 +142,15 @@ impl Cc3Explorer {
             let name = format!("solo({})", PLAYER_NAMES[x]);
             let others = format!("{} and {}", PLAYER_NAMES[(x + 1) % 3], PLAYER_NAMES[(x + 2) % 3]);
             match a.solo[x] {
-                VALUE_WIN => wanted.push((name, "win", PLAYER_NAMES[x].to_string(), Question::solo(x, VALUE_WIN))),
-                VALUE_LOSS => wanted.push((name, "loss", others, Question::solo(x, VALUE_LOSS))),
+                VALUE_WIN => wanted.push((name, "win", PLAYER_NAMES[x].to_string(), LayerQuery::solo(x, VALUE_WIN))),
+                VALUE_LOSS => wanted.push((name, "loss", others, LayerQuery::solo(x, VALUE_LOSS))),
                 _ => {}
             }
         }
         for (i, &(x, y)) in ENABLE_PAIRS.iter().enumerate() {
             if a.enable[x][y] {
                 let who = format!("{} and {}", PLAYER_NAMES[x], PLAYER_NAMES[y]);
-                wanted.push((format!("enable({})", ENABLE_NAMES[i]), "forced", who, Question::enable(x, y)));
+                wanted.push((format!("enable({})", ENABLE_NAMES[i]), "forced", who, LayerQuery::enable(x, y)));
             }
         }
         let mut out = Vec::new();
@@ -190,7 +190,7 @@ impl Cc3Explorer {
 /// One question at a position, as a forcing game: which layer and rotation
 /// hold it, who forces, and the value that means forced.
 #[derive(Clone, Copy)]
-struct Question {
+struct LayerQuery {
     /// Index into [`analysis::COMPUTED_LAYERS`].
     layer: usize,
     /// The rotation (index into the rotation ranks) where the layer holds it.
@@ -205,27 +205,27 @@ struct Question {
 /// player A (see [`analysis::answers_with`]).
 const ROTATION_OF: [usize; 3] = [0, 2, 1];
 
-impl Question {
-    fn solo(x: usize, target: u8) -> Question {
+impl LayerQuery {
+    fn solo(x: usize, target: u8) -> LayerQuery {
         let mut max = [false; 3];
         max[x] = true;
-        Question { layer: 0, rotation: ROTATION_OF[x], max, target }
+        LayerQuery { layer: 0, rotation: ROTATION_OF[x], max, target }
     }
 
-    fn enable(x: usize, y: usize) -> Question {
+    fn enable(x: usize, y: usize) -> LayerQuery {
         let mut max = [false; 3];
         max[x] = true;
         max[y] = true;
         // enable(X>X+1) is the enable(A>B) layer, enable(X>X+2) enable(A>C).
         let layer = if y == (x + 1) % 3 { 1 } else { 2 };
-        Question { layer, rotation: ROTATION_OF[x], max, target: VALUE_WIN }
+        LayerQuery { layer, rotation: ROTATION_OF[x], max, target: VALUE_WIN }
     }
 }
 
 /// A question's tablebase values as a [`Forcing`] game.
 struct QuestionGame<'a> {
     prober: &'a mut Prober,
-    q: Question,
+    q: LayerQuery,
 }
 
 impl Forcing for QuestionGame<'_> {

@@ -258,9 +258,9 @@ async fn serve_state(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ExplorerError> {
-    use retro_common::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
+    use retro_node::net::{ConnectionLimits, GuardedListener, HTTP_IDLE};
     let listener = GuardedListener::new(listener, "explorer", ConnectionLimits::for_listener(HTTP_IDLE));
-    retro_common::net::serve_http(listener, api::router(state), wire::JsonErrors::new, shutdown).await;
+    retro_node::net::serve_http(listener, api::router(state), wire::JsonErrors::new, shutdown).await;
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 //! an empty body and closes the connection (414 for a request target over
 //! 65,534 bytes; 431 for a head over about 400 KiB or with more than 100
 //! headers; 400 for a malformed request line or header). The server
-//! (`retro_common::net::serve_http`) wraps every accepted connection in [`JsonErrors`], which recognises such an
+//! (`retro_node::net::serve_http`) wraps every accepted connection in [`JsonErrors`], which recognises such an
 //! answer as hyper writes it (a status of 400 or more with `content-length:
 //! 0`, which no route of the explorer sends) and writes the same status with a
 //! JSON body `{"error": "..."}` instead, like every other error of the API.

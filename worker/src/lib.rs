@@ -2,7 +2,7 @@
 //! its memory-mapped shards, exchanges update batches with its peers and
 //! checkpoints after every round.
 //!
-//! - `spec`, `lock`, `fault`, `resources` (from retro-common): the job as the
+//! - `spec`, `lock`, `fault`, `resources` (from retro-node): the job as the
 //!   coordinator describes it, the directory lock, fault points, resource checks.
 //! - [`store`]: the on-disk state of one layer (shard files, manifest, undo
 //!   logs, inboxes) and its crash recovery.
@@ -23,9 +23,9 @@ pub mod steps;
 pub mod store;
 pub mod tasks;
 
-// What the coordinator shares with the worker lives in retro-common; the
+// What the coordinator shares with the worker lives in retro-node; the
 // worker's modules name it through these paths.
-pub(crate) use retro_common::{
+pub(crate) use retro_node::{
     HEARTBEAT_INTERVAL, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_BACKOFF, fault, lock, resources, spec,
 };
 

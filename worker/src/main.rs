@@ -1,7 +1,7 @@
 //! `worker --connect host:50051`: joins a coordinator's job and works until it is done.
 
 use clap::Parser;
-use retro_common::fault::Fault;
+use retro_node::fault::Fault;
 use retro_worker::join::join_and_run_on;
 use retro_worker::link::GrpcLink;
 use retro_worker::run::WorkerOptions;
@@ -71,10 +71,10 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    retro_common::tune_allocator();
-    retro_common::init_logging();
-    // Each server's connection limit is a share of this (retro_common::net).
-    retro_common::net::raise_descriptor_limit();
+    retro_node::tune_allocator();
+    retro_node::init_logging();
+    // Each server's connection limit is a share of this (retro_node::net).
+    retro_node::net::raise_descriptor_limit();
     let args = Args::parse();
     // The link is made inside the runtime (its channel spawns a task), and
     // the job runs on it through the library: see `join_and_run_on`.
@@ -113,7 +113,7 @@ fn main() -> std::process::ExitCode {
     opts.advertise = args.advertise;
     opts.coordinator = Some(args.connect.clone());
     if let Some(t) = args.threads {
-        opts.threads = retro_common::bounded_threads(t, "--threads");
+        opts.threads = retro_node::bounded_threads(t, "--threads");
     }
     opts.plan_hash = args.plan_hash;
     opts.replace = args.replace;
@@ -143,13 +143,13 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::FAILURE;
     }
     match join_and_run_on(&runtime, link, opts) {
-        Err(retro_worker::run::WorkerError::Aborted(why)) if why == retro_common::STOPPED_AT_CHECKPOINT => {
+        Err(retro_worker::run::WorkerError::Aborted(why)) if why == retro_node::STOPPED_AT_CHECKPOINT => {
             eprintln!(
                 "the coordinator stopped the job at a checkpoint; when it runs again, start this worker again with \
                  --data {} to resume",
                 data.display()
             );
-            std::process::ExitCode::from(retro_common::EXIT_STOPPED)
+            std::process::ExitCode::from(retro_node::EXIT_STOPPED)
         }
         outcome => exit_code(outcome.map_err(|e| e.to_string())),
     }
@@ -175,7 +175,7 @@ fn stop_on_signals(runtime: &tokio::runtime::Runtime, data: &std::path::Path) ->
              to resume",
             data.display()
         );
-        std::process::exit(retro_common::EXIT_STOPPED.into());
+        std::process::exit(retro_node::EXIT_STOPPED.into());
     });
     Ok(())
 }

@@ -9,7 +9,7 @@
 //! worker id has been seen), and the streams of one inbox file are written
 //! one after the other, never into the same temporary file at once.
 
-use crate::steps::Progress;
+use crate::steps::Watermark;
 use crate::store;
 use retro_engine::batch::{InboxWriter, batch_crc};
 use retro_proto::peer_server::Peer;
@@ -25,8 +25,8 @@ pub struct PeerService {
     pub data: PathBuf,
     /// The job name batches must carry.
     pub job: String,
-    /// Progress, to drop batches of rounds already committed here.
-    pub progress: Arc<Mutex<Progress>>,
+    /// The watermark, to drop batches of rounds already committed here.
+    pub progress: Arc<Mutex<Watermark>>,
     /// The newest generation seen from each sender, and one lock per inbox
     /// file being written.
     pub fence: SenderFence,

@@ -6,7 +6,7 @@ use crate::join::join_with_retry;
 use crate::link::{ClientTls, CoordinatorLink, LinkError, PeerStream};
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
-use crate::steps::{Progress, TaskError, TaskOutcome, WorkerCore};
+use crate::steps::{TaskError, TaskOutcome, Watermark, WorkerCore};
 use crate::store::{self, Identity};
 use crate::{HEARTBEAT_INTERVAL, MAX_BACKOFF};
 use retro_proto::{
@@ -111,7 +111,7 @@ pub enum WorkerError {
     Task(#[from] TaskError),
     /// The data directory is locked by another process, or unusable.
     #[error(transparent)]
-    Common(#[from] retro_common::CommonError),
+    Common(#[from] retro_node::NodeError),
     /// A level file or parcel of a level job failed.
     #[error(transparent)]
     Levels(#[from] retro_engine::levels::LevelError),
@@ -419,7 +419,7 @@ pub async fn run_joined<L: CoordinatorLink>(
     reply: JoinReply,
     _lock: crate::lock::DirLock,
 ) -> Result<(), WorkerError> {
-    let progress = Arc::new(Mutex::new(Progress::default()));
+    let progress = Arc::new(Mutex::new(Watermark::default()));
     let PeerEndpoint { listener, address: peer_address } = peer;
     if let Some(lost) = &opts.replace
         && let Some(existing) = store::read_identity(&opts.data)?
@@ -489,9 +489,9 @@ pub async fn run_joined<L: CoordinatorLink>(
             let server = tonic::service::interceptor::InterceptedService::new(
                 retro_proto::peer_server::PeerServer::new(svc)
                     .max_decoding_message_size(retro_proto::MAX_MESSAGE_BYTES),
-                retro_common::auth::check_token(token),
+                retro_node::auth::check_token(token),
             );
-            use retro_common::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
+            use retro_node::net::{ConnectionLimits, GRPC_IDLE, GuardedListener};
             let incoming =
                 GuardedListener::new(listener, "peer port", ConnectionLimits::for_listener(GRPC_IDLE)).incoming();
             let _ = builder

@@ -47,9 +47,10 @@ pub enum TaskError {
     PeerUnreachable(String),
 }
 
-/// What a worker's peer service needs to know to drop stale batches.
+/// How far this worker is (layer, committed round, attempt): what its peer
+/// service needs to know to drop stale batches, those at or below it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Progress {
+pub struct Watermark {
     /// Layer being solved, if any.
     pub layer: Option<u32>,
     /// Its committed round.
@@ -203,7 +204,7 @@ pub struct WorkerCore {
     /// Fault injection point.
     pub fault: Option<Fault>,
     /// Shared with the peer service.
-    pub progress: Arc<Mutex<Progress>>,
+    pub progress: Arc<Mutex<Watermark>>,
     /// Start a layer even when the machine lacks the memory or disk it needs
     /// (`--ignore-resources`; see [`crate::resources`]).
     pub ignore_resources: bool,
@@ -227,7 +228,7 @@ impl WorkerCore {
         worker_id: String,
         threads: usize,
         fault: Option<Fault>,
-        progress: Arc<Mutex<Progress>>,
+        progress: Arc<Mutex<Watermark>>,
     ) -> Result<WorkerCore, TaskError> {
         let game = spec.game()?;
         let layout = spec.layout(game.position_count());
@@ -254,13 +255,13 @@ impl WorkerCore {
         let mut p = self.progress.lock().expect("progress lock");
         match &self.layer {
             Some(l) => {
-                *p = Progress {
+                *p = Watermark {
                     layer: Some(l.state.layer),
                     committed: l.state.committed_round,
                     attempt: l.state.attempt,
                 }
             }
-            None => *p = Progress::default(),
+            None => *p = Watermark::default(),
         }
     }
 

@@ -10,7 +10,7 @@ pub fn run(
     threads: Option<usize>,
     json: bool,
 ) -> Result<(), String> {
-    let threads = retro_common::bounded_threads(threads.unwrap_or(0), "--threads");
+    let threads = retro_node::bounded_threads(threads.unwrap_or(0), "--threads");
     let r = retro_engine::bench::run(order, samples, slice, records, threads).map_err(|e| e.to_string())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);

@@ -3,7 +3,7 @@
 
 /// Runs `check` on the summary at `path`.
 pub fn run(path: &std::path::Path) -> Result<(), String> {
-    use retro_common::input::{MAX_JSON_BYTES, read_text_limited};
+    use retro_node::input::{MAX_JSON_BYTES, read_text_limited};
     let text = read_text_limited(path, MAX_JSON_BYTES, "summary")?;
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: not a summary.json: {e}", path.display()))?;

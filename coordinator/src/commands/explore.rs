@@ -18,7 +18,7 @@ pub fn run(
     let plan = not_peg(load_plan(&plan)?)?;
     let threads = match threads {
         Some(0) => return Err("--threads must be at least 1".into()),
-        Some(t) => retro_common::bounded_threads(t, "--threads"),
+        Some(t) => retro_node::bounded_threads(t, "--threads"),
         None => plan.threads(),
     };
     let retro_coordinator::plan::GamePlan::Cc3 { order, objective } = plan.job.game else {

@@ -14,7 +14,7 @@ pub fn run(
     threads: Option<usize>,
     json: bool,
 ) -> Result<(), String> {
-    let threads = retro_common::bounded_threads(threads.unwrap_or(0), "--threads");
+    let threads = retro_node::bounded_threads(threads.unwrap_or(0), "--threads");
     if sample == Some(0) {
         return Err("--sample must draw at least one position".into());
     }

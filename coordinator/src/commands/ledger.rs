@@ -4,7 +4,7 @@ use std::path::Path;
 
 /// Prints the ledger of the summary at `summary`.
 pub fn run(summary: &Path) -> Result<(), String> {
-    use retro_common::input::{MAX_JSON_BYTES, read_text_limited};
+    use retro_node::input::{MAX_JSON_BYTES, read_text_limited};
     let text = read_text_limited(summary, MAX_JSON_BYTES, "summary").map_err(|e| {
         if summary.exists() {
             e

@@ -106,7 +106,7 @@ fn two_player_text(r: &cc2::Report, moves: &[cc2::Move]) -> String {
 /// batch; the exit status says whether any failed.
 fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(), String> {
     let (mut answered, mut failed) = (0u64, 0u64);
-    use retro_common::input::{BoundedLines, Line, MAX_LINE_BYTES};
+    use retro_node::input::{BoundedLines, Line, MAX_LINE_BYTES};
     for (number, line) in BoundedLines::new(input, MAX_LINE_BYTES).enumerate() {
         let number = number + 1;
         let line = line.map_err(|e| format!("reading stdin, line {number}: {e}"))?;

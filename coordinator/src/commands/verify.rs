@@ -18,8 +18,7 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
     // job copied over this name; the recorded digests can.
     let summary_path = dir.join("summary.json");
     let recorded = if summary_path.exists() {
-        let text =
-            retro_common::input::read_text_limited(&summary_path, retro_common::input::MAX_JSON_BYTES, "summary")?;
+        let text = retro_node::input::read_text_limited(&summary_path, retro_node::input::MAX_JSON_BYTES, "summary")?;
         Some(
             serde_json::from_str::<serde_json::Value>(&text)
                 .map_err(|e| format!("{}: not a summary.json: {e}", summary_path.display()))?,

@@ -18,14 +18,14 @@ use crate::plan::Plan;
 use crate::service::{Answer, ClusterJob, Joinable, long_poll};
 use crate::status::{JobDetail, JobStatus, LevelStatus, StatusSource};
 use prost::Message;
-use retro_common::fault::Fault;
-use retro_common::roster::{Heard, Roster};
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::pieces::PieceFiles;
 use retro_engine::levels::store::{self, LevelMarker};
 use retro_engine::levels::{LevelError, decode_shard, owned_shards, shard_owner};
 use retro_games::peg::Pegs;
 use retro_games::peg::symmetry::Group;
+use retro_node::fault::Fault;
+use retro_node::roster::{Heard, Roster};
 use retro_proto::levels_server::{Levels, LevelsServer};
 use retro_proto::{
     JobKind, JoinReply, JoinRequest, LevelAck, LevelCollect, LevelNext, LevelParcel, LevelPlace, LevelStep,
@@ -277,6 +277,13 @@ impl LevelJobState {
             // The workers fold by the start's stabiliser (`Folded::of_start`).
             symmetries: Group::stabiliser(self.start).mask(),
         };
+        // Every piece first: a worker that reports its uploads done without
+        // them is named for what it left out, before anything is written.
+        if let Some((level, k)) =
+            (0..=last).flat_map(|l| (0..self.shards).map(move |k| (l, k))).find(|key| !s.uploaded.contains_key(key))
+        {
+            return Err(Status::internal(format!("level {level} shard {k} was never uploaded")));
+        }
         write_checked_json(&self.levels_dir.join("levels.json"), &identity)
             .map_err(|e| Status::internal(e.to_string()))?;
         for level in 0..=last {
@@ -502,7 +509,7 @@ impl Joinable for LevelJobState {
                 req.worker_id
             )));
         } else if s.manifest.workers.len() < self.workers as usize {
-            let id = retro_common::roster::fresh_id("w", s.manifest.workers.len());
+            let id = retro_node::roster::fresh_id("w", s.manifest.workers.len());
             s.manifest.workers.push(id.clone());
             self.save(&s)?;
             id
@@ -621,61 +628,9 @@ pub fn run(
     job: ClusterJob,
 ) -> Result<(), CoordinatorError> {
     let ClusterJob { workers, checkpoints, serve } = job;
-    std::fs::create_dir_all(&checkpoints)
-        .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
-    let manifest_path = checkpoints.join("levels-cluster.json");
-    let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
-    if manifest.plan_hash.is_empty() {
-        manifest.plan_hash = plan.hash();
-    } else if manifest.plan_hash != plan.hash() {
-        return Err(CoordinatorError::Job(format!(
-            "{} belongs to another plan; use another checkpoint directory",
-            checkpoints.display()
-        )));
-    }
-    if manifest.workers.len() > workers {
-        return Err(CoordinatorError::Job(format!(
-            "this job was started with {} workers; run it with the same number",
-            manifest.workers.len()
-        )));
-    }
-    if let Some(last) = manifest.written {
-        tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
+    let Some(state) = LevelJobState::open(plan, start, workers, &checkpoints)? else {
         return Ok(());
-    }
-    if let Some(n) = manifest.committed {
-        tracing::info!("resuming after level {n}; waiting for the workers to come back");
-    }
-    // Parcels relayed by an earlier process are delivered again from its last committed level.
-    let relay = checkpoints.join("relay");
-    store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
-    std::fs::create_dir_all(&relay)
-        .map_err(|e| CoordinatorError::Io(format!("cannot create {}: {e}", relay.display())))?;
-    let state = Arc::new(LevelJobState {
-        job: plan.job.name.clone(),
-        plan_hash: plan.hash(),
-        board: super::plan_start(plan)?.0.kind().name().into(),
-        start,
-        shards: plan.shards.count,
-        workers: workers as u32,
-        memory_bytes: plan.memory_bytes(),
-        manifest_path,
-        levels_dir: checkpoints.join("levels"),
-        relay_dir: relay,
-        state: Mutex::new(State {
-            manifest,
-            phase: Phase::Joining,
-            done: BTreeSet::new(),
-            roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
-            keys: BTreeMap::new(),
-            uploaded: BTreeMap::new(),
-            last_level: None,
-            relayed: BTreeSet::new(),
-            error: None,
-        }),
-        changed: Notify::new(),
-        fault: Fault::from_env(),
-    });
+    };
     let svc = crate::service::grpc_service!(LevelsServer, LevelService(state.clone()), serve.token.clone());
     let routes = crate::service::cluster_routes(state.clone(), serve.token.clone()).add_service(svc);
     // Only the serving needs the runtime.
@@ -686,3 +641,74 @@ pub fn run(
         None => Ok(()),
     }
 }
+
+impl LevelJobState {
+    /// The level job of `plan` from `start` for `workers` workers, resumed
+    /// from what `checkpoints` holds; `None` when an earlier run already
+    /// wrote every level (the ledger is all that is left).
+    fn open(
+        plan: &Plan,
+        start: Pegs,
+        workers: usize,
+        checkpoints: &Path,
+    ) -> Result<Option<Arc<LevelJobState>>, CoordinatorError> {
+        std::fs::create_dir_all(checkpoints)
+            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
+        let manifest_path = checkpoints.join("levels-cluster.json");
+        let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
+        if manifest.plan_hash.is_empty() {
+            manifest.plan_hash = plan.hash();
+        } else if manifest.plan_hash != plan.hash() {
+            return Err(CoordinatorError::Job(format!(
+                "{} belongs to another plan; use another checkpoint directory",
+                checkpoints.display()
+            )));
+        }
+        if manifest.workers.len() > workers {
+            return Err(CoordinatorError::Job(format!(
+                "this job was started with {} workers; run it with the same number",
+                manifest.workers.len()
+            )));
+        }
+        if let Some(last) = manifest.written {
+            tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
+            return Ok(None);
+        }
+        if let Some(n) = manifest.committed {
+            tracing::info!("resuming after level {n}; waiting for the workers to come back");
+        }
+        // Parcels relayed by an earlier process are delivered again from its last committed level.
+        let relay = checkpoints.join("relay");
+        store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+        std::fs::create_dir_all(&relay)
+            .map_err(|e| CoordinatorError::Io(format!("cannot create {}: {e}", relay.display())))?;
+        Ok(Some(Arc::new(LevelJobState {
+            job: plan.job.name.clone(),
+            plan_hash: plan.hash(),
+            board: super::plan_start(plan)?.0.kind().name().into(),
+            start,
+            shards: plan.shards.count,
+            workers: workers as u32,
+            memory_bytes: plan.memory_bytes(),
+            manifest_path,
+            levels_dir: checkpoints.join("levels"),
+            relay_dir: relay,
+            state: Mutex::new(State {
+                manifest,
+                phase: Phase::Joining,
+                done: BTreeSet::new(),
+                roster: Roster::new(Duration::from_secs(plan.cluster.heartbeat_timeout_secs)),
+                keys: BTreeMap::new(),
+                uploaded: BTreeMap::new(),
+                last_level: None,
+                relayed: BTreeSet::new(),
+                error: None,
+            }),
+            changed: Notify::new(),
+            fault: Fault::from_env(),
+        })))
+    }
+}
+
+#[cfg(test)]
+mod harness;

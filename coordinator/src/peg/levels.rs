@@ -6,13 +6,13 @@
 //! memory bound is expanded on disk, through spill files.
 
 use crate::CoordinatorError;
-use retro_common::fault::Fault;
 use retro_engine::durable::{read_checked_json, write_checked_json};
 use retro_engine::levels::disk;
 use retro_engine::levels::spill::SpillOptions;
 use retro_engine::levels::store::{self, LevelMarker, StoredLevel};
 use retro_engine::levels::{self, Level};
 use retro_games::peg::{Folded, Pegs};
+use retro_node::fault::Fault;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;

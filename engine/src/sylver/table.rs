@@ -18,7 +18,7 @@ pub const SOLVER_STACK: usize = 256 << 20;
 /// What each row answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Question {
+pub enum SylverQuestion {
     /// Every winning move of `{m, n}`.
     Winning,
     /// Whether naming `t` wins from `{m, n}`.
@@ -37,7 +37,7 @@ pub struct ClassUnit {
     /// class packs its positions the same way whichever rows remain.
     pub n_max: u64,
     /// The question.
-    pub question: Question,
+    pub question: SylverQuestion,
     /// Memo cap.
     pub cap: u64,
 }
@@ -63,7 +63,7 @@ pub struct RowResult {
     /// Frobenius number of `{m, n}`.
     pub t: u64,
     /// The question answered.
-    pub question: Question,
+    pub question: SylverQuestion,
     /// Winning moves of `{m, n}` (question `winning`, solved rows).
     pub winning: Vec<u64>,
     /// Whether naming `t` wins (question `t_wins`, solved rows).
@@ -126,8 +126,8 @@ pub fn solve_class(unit: &ClassUnit, mut done: impl FnMut(RowResult) -> bool) {
                 Apery::from_numbers(&[unit.m, n]).map_err(|_| SolveError::BadM { m: unit.m }).and_then(|a| match unit
                     .question
                 {
-                    Question::Winning => solver.winning_moves(&a).map(|w| row.winning = w),
-                    Question::TWins => solver.value(&a.named(t)).map(|v| row.t_wins = Some(!v)),
+                    SylverQuestion::Winning => solver.winning_moves(&a).map(|w| row.winning = w),
+                    SylverQuestion::TWins => solver.value(&a.named(t)).map(|v| row.t_wins = Some(!v)),
                 });
             row.seconds = started.elapsed().as_secs_f64();
             row.positions = solver.positions() - before;

@@ -153,7 +153,7 @@ const CHUNK_RANKS: u64 = 1 << 20;
 
 /// Logs `what`'s progress each time `done` crosses a multiple of 5 % of
 /// `total`, once `quiet` has passed (so that short passes stay silent).
-struct Progress {
+struct ProgressLog {
     what: String,
     unit: &'static str,
     total: u64,
@@ -162,9 +162,9 @@ struct Progress {
     quiet: Duration,
 }
 
-impl Progress {
-    fn new(what: String, unit: &'static str, total: u64, quiet: Duration) -> Progress {
-        Progress { what, unit, total, done: AtomicU64::new(0), started: Instant::now(), quiet }
+impl ProgressLog {
+    fn new(what: String, unit: &'static str, total: u64, quiet: Duration) -> ProgressLog {
+        ProgressLog { what, unit, total, done: AtomicU64::new(0), started: Instant::now(), quiet }
     }
 
     fn add(&self, n: u64) {
@@ -297,7 +297,7 @@ pub(crate) fn orbit_values_pass<S: Merge>(
     let end = range.end.min(ranker.placements() as u64);
     let range = range.start.min(end)..end;
     let next = AtomicU64::new(range.start);
-    let progress = Progress::new(what.into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
+    let progress = ProgressLog::new(what.into(), "positions", 3 * (range.end - range.start), Duration::ZERO);
     let goal = star.goal_mask;
     let work = || {
         let mut acc = S::default();
@@ -842,7 +842,7 @@ impl<'g> Bfs<'g> {
             found
         };
         let batch_cap = self.batch;
-        let progress = Progress::new(
+        let progress = ProgressLog::new(
             format!("explore: depth {} ({})", self.depth, if expand { "top-down" } else { "categories" }),
             "frontier positions",
             self.frontier_len,
@@ -995,7 +995,7 @@ impl<'g> Bfs<'g> {
         };
         let chunk_at = AtomicUsize::new(range.start);
         let end = range.end.min(chunks);
-        let progress = Progress::new(
+        let progress = ProgressLog::new(
             format!("explore: depth {} (bottom-up)", self.depth),
             "positions",
             (end.saturating_sub(range.start) * CHUNK_WORDS * 64) as u64,

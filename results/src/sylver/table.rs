@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use retro_engine::sylver::table::{Question, RowResult, RowStatus};
+use retro_engine::sylver::table::{RowResult, RowStatus, SylverQuestion};
 use retro_games::GameKind;
 use retro_games::sylver::parse_numbers;
 use serde::Serialize;
@@ -33,7 +33,7 @@ pub struct Summary {
     /// Always `sylver`.
     pub game: GameKind,
     /// The question.
-    pub question: Question,
+    pub question: SylverQuestion,
     /// Memo cap per class.
     pub cap: u64,
     /// Rows solved / capped.
@@ -104,17 +104,22 @@ fn article_twins_bound(m: u64) -> Option<u64> {
 /// The summary of job `job`'s rows (each with `true` when it came from a
 /// checkpoint of an earlier run), every solved row compared with the
 /// published value where there is one.
-pub fn summarize(job: &str, question: Question, cap: u64, results: BTreeMap<(u64, u64), (RowResult, bool)>) -> Summary {
+pub fn summarize(
+    job: &str,
+    question: SylverQuestion,
+    cap: u64,
+    results: BTreeMap<(u64, u64), (RowResult, bool)>,
+) -> Summary {
     let (winning, twins) = published();
     let rows: Vec<SummaryRow> = results
         .into_values()
         .map(|(r, resumed)| {
             let reference = match (r.status, r.question) {
                 (RowStatus::Capped, _) => None,
-                (_, Question::Winning) => {
+                (_, SylverQuestion::Winning) => {
                     winning.get(&(r.m, r.n)).map(|w| if *w == r.winning { "match" } else { "mismatch" })
                 }
-                (_, Question::TWins) => article_twins_bound(r.m)
+                (_, SylverQuestion::TWins) => article_twins_bound(r.m)
                     .filter(|&b| r.n <= b)
                     .map(|_| if r.t_wins == Some(twins.contains(&(r.m, r.n))) { "match" } else { "mismatch" }),
             };
@@ -141,8 +146,8 @@ pub fn table_tsv(s: &Summary) -> String {
         let x = &r.result;
         let answer = match (x.status, x.question) {
             (RowStatus::Capped, _) => "-".to_owned(),
-            (_, Question::Winning) => x.winning.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
-            (_, Question::TWins) => if x.t_wins == Some(true) { "t wins" } else { "t loses" }.to_owned(),
+            (_, SylverQuestion::Winning) => x.winning.iter().map(u64::to_string).collect::<Vec<_>>().join(" "),
+            (_, SylverQuestion::TWins) => if x.t_wins == Some(true) { "t wins" } else { "t loses" }.to_owned(),
         };
         let status = if x.status == RowStatus::Solved { "solved" } else { "capped" };
         out += &format!(

@@ -5,7 +5,7 @@
 //! error instead. The kernel drops the lock when the process dies, also on
 //! SIGKILL, so a crashed run never leaves a stale lock behind.
 
-use crate::CommonError;
+use crate::NodeError;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
@@ -21,10 +21,10 @@ pub struct DirLock {
 
 impl DirLock {
     /// Takes the lock of `dir` (created if missing) or says who holds it.
-    pub fn acquire(dir: &Path) -> Result<DirLock, CommonError> {
-        fn io(doing: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CommonError {
+    pub fn acquire(dir: &Path) -> Result<DirLock, NodeError> {
+        fn io(doing: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> NodeError {
             let path = path.to_path_buf();
-            move |source| CommonError::Io { doing, path, source }
+            move |source| NodeError::Io { doing, path, source }
         }
         std::fs::create_dir_all(dir).map_err(io("create", dir))?;
         let path = dir.join("LOCK");
@@ -43,7 +43,7 @@ impl DirLock {
             let _ = file.read_to_string(&mut holder);
             let holder = holder.trim();
             return Err(if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                CommonError::Locked { dir: dir.to_path_buf(), holder: (!holder.is_empty()).then(|| holder.to_string()) }
+                NodeError::Locked { dir: dir.to_path_buf(), holder: (!holder.is_empty()).then(|| holder.to_string()) }
             } else {
                 io("lock", &path)(err)
             });

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// A failure of a shared part: the directory lock, the resource check, a job spec.
 #[derive(Debug, thiserror::Error)]
-pub enum CommonError {
+pub enum NodeError {
     /// Another live process holds the directory's lock.
     #[error(
         "{} is in use by another process{}; stop it first (two processes on one state directory would overwrite \

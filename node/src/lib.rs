@@ -1,5 +1,5 @@
-//! What the coordinator and the worker share, so that neither depends on the
-//! other for it: the job as the coordinator hands it out ([`spec`]), the
+//! What every process of the cluster needs, coordinator and worker alike (so
+//! that neither depends on the other for it): the job as the coordinator hands it out ([`spec`]), the
 //! cluster token ([`auth`]), the timing of heartbeats, back-off and
 //! keepalives, the one-process-per-directory lock ([`lock`]), fault points for
 //! recovery tests ([`fault`]), the memory and disk check ([`resources`]), the
@@ -16,7 +16,7 @@ pub mod resources;
 pub mod roster;
 pub mod spec;
 
-pub use error::CommonError;
+pub use error::NodeError;
 
 /// How often a busy worker pulls (the pull is its heartbeat).
 pub const HEARTBEAT_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1000);

@@ -69,13 +69,7 @@ pub fn human_bytes(b: u64) -> String {
 /// Compares `needs` with `have`: `Ok` with a line for the log, or an error
 /// that names both figures and the override. `what` names the work, `dir`
 /// where its files go.
-pub fn check(
-    what: &str,
-    needs: Needs,
-    have: Available,
-    dir: &Path,
-    ignore: bool,
-) -> Result<String, crate::CommonError> {
+pub fn check(what: &str, needs: Needs, have: Available, dir: &Path, ignore: bool) -> Result<String, crate::NodeError> {
     let gb = human_bytes;
     let shown = |b: Option<u64>| b.map_or("unknown".to_string(), gb);
     let line = format!(
@@ -106,7 +100,7 @@ pub fn check(
         tracing::warn!("{what}: not enough {} (--ignore-resources: running anyway)", short.join(" or "));
         return Ok(line);
     }
-    Err(crate::CommonError::Resources { what: what.to_string(), short: short.join(" or ") })
+    Err(crate::NodeError::Resources { what: what.to_string(), short: short.join(" or ") })
 }
 
 /// `MemAvailable` from /proc/meminfo, in bytes.
