@@ -187,7 +187,7 @@ pub const STOPPED: &str = retro_node::STOPPED_AT_CHECKPOINT;
 /// touch, and its flush), so that durability takes at most about 5 % of the
 /// run whatever `--checkpoint-secs` says: at stage 2 a heavy round touches
 /// the whole 14.8 GB state, and a checkpoint every five minutes cost about
-/// 50 s each time (docs/BENCHMARKS.md).
+/// 50 s each time (docs/benchmarks/log.md, 2026-12-04).
 pub const DURABILITY_SPACING: f64 = 20.0;
 
 /// Whether a round `since` after the last checkpoint should be made durable,
@@ -638,7 +638,7 @@ impl Scheduler {
         // the predecessor work, gathers in a few parts of the rank space, and
         // which parts moves from round to round; interleaved shards give every
         // worker a share of each round instead of leaving some idle while one
-        // works (measured on cc2 7 x 7 x 3, two workers: docs/BENCHMARKS.md).
+        // works (measured on cc2 7 x 7 x 3, two workers: docs/benchmarks/log.md, 2026-12-01).
         for s in 0..shards {
             let owner = &ids[(s % n) as usize];
             st.manifest.workers.get_mut(owner).expect("listed").push(s as u32);

@@ -43,7 +43,7 @@ const NO_SPAN: Range<u64> = u64::MAX..0;
 /// block. At stage 2 a flush holds under one record per block, so each
 /// record's block comes from memory: fetched two records early, its loads
 /// overlap the work on the records before it (`coordinator bench` at a
-/// flush's density, docs/BENCHMARKS.md).
+/// flush's density, docs/benchmarks/log.md, 2026-12-04).
 const PREFETCH_RECORDS_AHEAD: usize = 2;
 
 /// Regions taken at once from the apply step's shared work counter.

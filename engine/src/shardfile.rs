@@ -22,7 +22,7 @@ pub enum Mapping {
     /// written between checkpoints: at stage 2 a heavy round changes the whole 14.8 GB state,
     /// and with a shared mapping the kernel wrote it back about once a round
     /// (2.1 TB over a run) and held the round's stores behind its dirty-page
-    /// limit (docs/BENCHMARKS.md).
+    /// limit (docs/benchmarks/log.md, 2026-12-05).
     Private,
 }
 

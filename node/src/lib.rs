@@ -57,7 +57,7 @@ pub fn die_quietly_on_closed_stdout() {
 /// round buffers (a few MB to hundreds of MB, allocated and freed every
 /// flush) stay in its arenas: on cc2 7 x 7 x 3 the anonymous part of the
 /// resident set was 57-65 MB during the rounds with the default and 28-32 MB
-/// with this (docs/BENCHMARKS.md), at no measurable cost in time. Both
+/// with this (docs/benchmarks/log.md, 2026-12-02), at no measurable cost in time. Both
 /// binaries call it first; elsewhere than glibc it does nothing.
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

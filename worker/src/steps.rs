@@ -137,8 +137,9 @@ pub const MIN_BUFFERED_RECORDS: usize = 1 << 20;
 /// [`MIN_BUFFERED_RECORDS`] and [`MAX_BUFFERED_RECORDS`]. What a flush gains
 /// is records per region, so a small state needs fewer records for the
 /// same reuse: on cc2 7 x 7 x 3 (141 M positions) 2 M records instead of
-/// 8 M cost no measurable time and 50 MB less memory, and 1.1 M instead of
-/// 2.2 M another 17 MB (docs/BENCHMARKS.md).
+/// 8 M cost no measurable time and 50 MB less memory (docs/benchmarks/log.md,
+/// 2026-12-02, the mirror fold), and 1.1 M instead of 2.2 M about 11 MiB more
+/// (28-32 MiB anonymous down to 17-21: the same log, 2026-12-02).
 pub fn buffered_records_limit(positions: u64) -> usize {
     ((positions / 128) as usize).clamp(MIN_BUFFERED_RECORDS, MAX_BUFFERED_RECORDS)
 }

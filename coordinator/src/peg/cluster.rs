@@ -44,6 +44,140 @@ use tonic::{Request, Response, Status, Streaming};
 /// How long a `Next` call waits for the step to change before answering WAIT.
 const LONG_POLL: Duration = Duration::from_secs(10);
 
+/// Why the level job refused a call or stopped: what the job's logic
+/// returns, turned into a gRPC status only at the service boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum LevelJobError {
+    /// A worker id the job does not have.
+    #[error("unknown worker id {0:?}; join first")]
+    UnknownWorker(String),
+    /// A worker whose data directory belongs to another plan.
+    #[error(
+        "the worker's data directory belongs to plan {data}, this coordinator runs plan {plan}; use another --data \
+         directory"
+    )]
+    OtherPlan {
+        /// The plan hash of the worker's data.
+        data: String,
+        /// This job's plan hash.
+        plan: String,
+    },
+    /// A worker id from another job.
+    #[error("worker id {0:?} is not part of this job; start it with an empty --data directory")]
+    NotOurs(String),
+    /// A join beyond the job's number of workers.
+    #[error("the job already has its {0} workers")]
+    Full(u32),
+    /// A parcel delivered while no level is expanded.
+    #[error("not expanding now")]
+    NotExpanding,
+    /// A parcel for another level, shard or sender than the step allows.
+    #[error("parcel for level {level} shard {shard} from {from} does not fit step EXPAND({expanding})")]
+    Misfit {
+        /// The parcel's level.
+        level: u32,
+        /// Its shard.
+        shard: u32,
+        /// The sender it names.
+        from: u32,
+        /// The level being expanded.
+        expanding: u32,
+    },
+    /// A piece of a shard before its first.
+    #[error("shard {shard}: piece {piece} came first")]
+    PieceFirst {
+        /// The shard.
+        shard: u32,
+        /// The piece that came.
+        piece: u32,
+    },
+    /// A piece out of order.
+    #[error("shard {shard}: piece {piece} arrived where piece {due} was due")]
+    PieceOutOfOrder {
+        /// The shard.
+        shard: u32,
+        /// The piece that came.
+        piece: u32,
+        /// The piece due.
+        due: u32,
+    },
+    /// A collect for a level not being merged.
+    #[error("level {0} is not being merged")]
+    NotMerging(u32),
+    /// A sender's parcels for a shard that never came whole.
+    #[error("level {level} shard {shard}: worker {from}'s parcels were never delivered whole")]
+    NotDelivered {
+        /// The level merged.
+        level: u32,
+        /// The shard.
+        shard: u32,
+        /// The sender.
+        from: u32,
+    },
+    /// An upload of a shard the worker does not own.
+    #[error("worker {worker} does not own shard {shard}")]
+    NotOwner {
+        /// The worker's index.
+        worker: u32,
+        /// The shard.
+        shard: u32,
+    },
+    /// A level shard the workers reported uploaded and did not.
+    #[error("level {level} shard {shard} was never uploaded")]
+    NotUploaded {
+        /// The level.
+        level: u32,
+        /// The shard.
+        shard: u32,
+    },
+    /// A parcel or upload whose contents are damaged.
+    #[error("{0}")]
+    BadParcel(LevelError),
+    /// The level files could not be written.
+    #[error("{0}")]
+    Store(LevelError),
+    /// The manifest could not be written.
+    #[error("{0}")]
+    Manifest(#[from] retro_engine::durable::DurableError),
+    /// A relay or level file could not be written or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl LevelJobError {
+    /// An I/O error on `path`.
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LevelJobError + '_ {
+        move |source| LevelJobError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+impl From<LevelJobError> for Status {
+    fn from(e: LevelJobError) -> Status {
+        use LevelJobError as E;
+        let message = e.to_string();
+        match e {
+            E::UnknownWorker(_) => Status::permission_denied(message),
+            // Not resource_exhausted for `Full`: workers retry that code, and this does not pass.
+            E::OtherPlan { .. } | E::NotOurs(_) | E::Full(_) | E::NotExpanding | E::NotMerging(_) => {
+                Status::failed_precondition(message)
+            }
+            E::Misfit { .. }
+            | E::PieceFirst { .. }
+            | E::PieceOutOfOrder { .. }
+            | E::NotOwner { .. }
+            | E::BadParcel(_) => Status::invalid_argument(message),
+            E::NotDelivered { .. } | E::NotUploaded { .. } | E::Store(_) | E::Manifest(_) | E::Io { .. } => {
+                Status::internal(message)
+            }
+        }
+    }
+}
+
 /// The durable part of the coordinator's state.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Manifest {
@@ -119,7 +253,7 @@ impl LevelJobState {
     }
 
     /// The index of worker `id`, counting the call as its heartbeat.
-    fn heard(&self, s: &mut State, id: &str) -> Result<u32, Status> {
+    fn heard(&self, s: &mut State, id: &str) -> Result<u32, LevelJobError> {
         let index = self.index_of(s, id)?;
         if s.roster.heard(id, None) == Heard::Back {
             tracing::info!("worker {id} is back");
@@ -127,13 +261,13 @@ impl LevelJobState {
         Ok(index)
     }
 
-    fn index_of(&self, s: &State, id: &str) -> Result<u32, Status> {
+    fn index_of(&self, s: &State, id: &str) -> Result<u32, LevelJobError> {
         s.manifest
             .workers
             .iter()
             .position(|w| w == id)
             .map(|i| i as u32)
-            .ok_or_else(|| Status::permission_denied(format!("unknown worker id {id:?}; join first")))
+            .ok_or_else(|| LevelJobError::UnknownWorker(id.to_string()))
     }
 
     fn step(&self, s: &State, index: u32) -> LevelStep {
@@ -149,8 +283,8 @@ impl LevelJobState {
         LevelStep { kind: kind as i32, level }
     }
 
-    fn save(&self, s: &State) -> Result<(), Status> {
-        write_checked_json(&self.manifest_path, &s.manifest).map_err(|e| Status::internal(e.to_string()))
+    fn save(&self, s: &State) -> Result<(), LevelJobError> {
+        Ok(write_checked_json(&self.manifest_path, &s.manifest)?)
     }
 
     /// Counts worker `id` as here (a new epoch in the roster); the job leaves
@@ -186,7 +320,7 @@ impl LevelJobState {
     }
 
     /// Moves on when every worker has reported the current phase.
-    fn advance(&self, s: &mut State) -> Result<(), Status> {
+    fn advance(&self, s: &mut State) -> Result<(), LevelJobError> {
         if s.done.len() < self.workers as usize {
             return Ok(());
         }
@@ -209,7 +343,7 @@ impl LevelJobState {
                 for (shard, from) in std::mem::take(&mut s.relayed) {
                     let path = self.relay_file(shard, from);
                     let empty = std::fs::OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(0));
-                    empty.map_err(|e| Status::internal(format!("{}: {e}", path.display())))?;
+                    empty.map_err(LevelJobError::io(&path))?;
                 }
                 if total == 0 {
                     s.last_level = Some(m - 1);
@@ -227,7 +361,7 @@ impl LevelJobState {
                 self.write_levels(s, last)?;
                 s.manifest.written = Some(last);
                 self.save(s)?;
-                store::remove_dir_if_present(&self.relay_dir).map_err(|e| Status::internal(e.to_string()))?;
+                store::remove_dir_if_present(&self.relay_dir).map_err(LevelJobError::Store)?;
                 Phase::Finish
             }
         };
@@ -238,7 +372,7 @@ impl LevelJobState {
     /// Takes a worker's `Next` call as its heartbeat and its report of the
     /// step it finished, which may move the job on (writing the manifest,
     /// emptying relay files): run on a blocking thread ([`LevelService::next`]).
-    fn report(&self, req: &LevelNext) -> Result<(), Status> {
+    fn report(&self, req: &LevelNext) -> Result<(), LevelJobError> {
         let mut s = self.lock();
         let index = self.index_of(&s, &req.worker_id)?;
         self.sweep_locked(&mut s);
@@ -260,7 +394,7 @@ impl LevelJobState {
             }
             s.done.insert(index);
             if let Err(e) = self.advance(&mut s) {
-                s.error = Some(e.message().to_string());
+                s.error = Some(e.to_string());
                 self.changed.notify_waiters();
                 return Err(e);
             }
@@ -269,7 +403,7 @@ impl LevelJobState {
     }
 
     /// Marks the uploaded level files complete, as an embedded run leaves them.
-    fn write_levels(&self, s: &mut State, last: u32) -> Result<(), Status> {
+    fn write_levels(&self, s: &mut State, last: u32) -> Result<(), LevelJobError> {
         let identity = LevelsIdentity {
             board: self.board.clone(),
             start: self.start,
@@ -282,22 +416,18 @@ impl LevelJobState {
         if let Some((level, k)) =
             (0..=last).flat_map(|l| (0..self.shards).map(move |k| (l, k))).find(|key| !s.uploaded.contains_key(key))
         {
-            return Err(Status::internal(format!("level {level} shard {k} was never uploaded")));
+            return Err(LevelJobError::NotUploaded { level, shard: k });
         }
-        write_checked_json(&self.levels_dir.join("levels.json"), &identity)
-            .map_err(|e| Status::internal(e.to_string()))?;
+        write_checked_json(&self.levels_dir.join("levels.json"), &identity)?;
         for level in 0..=last {
             let mut marker = LevelMarker::default();
             for k in 0..self.shards {
-                let (keys, bytes) = s
-                    .uploaded
-                    .remove(&(level, k))
-                    .ok_or_else(|| Status::internal(format!("level {level} shard {k} was never uploaded")))?;
+                let (keys, bytes) =
+                    s.uploaded.remove(&(level, k)).ok_or(LevelJobError::NotUploaded { level, shard: k })?;
                 marker.keys.push(keys);
                 marker.bytes.push(bytes);
             }
-            store::finish_level(&self.levels_dir, level as usize, &marker)
-                .map_err(|e| Status::internal(e.to_string()))?;
+            store::finish_level(&self.levels_dir, level as usize, &marker).map_err(LevelJobError::Store)?;
         }
         Ok(())
     }
@@ -305,19 +435,19 @@ impl LevelJobState {
     /// Writes one delivered parcel into its relay file (a blocking thread's
     /// work: [`LevelService::deliver`]); `open` holds this sender's files
     /// being written, by shard, with the piece due next.
-    fn relay(&self, open: &mut HashMap<u32, (BufWriter<std::fs::File>, u32)>, p: LevelParcel) -> Result<(), Status> {
-        let io = |path: &Path, e: std::io::Error| Status::internal(format!("{}: {e}", path.display()));
+    fn relay(
+        &self,
+        open: &mut HashMap<u32, (BufWriter<std::fs::File>, u32)>,
+        p: LevelParcel,
+    ) -> Result<(), LevelJobError> {
         let n = {
             let mut s = self.lock();
             let index = self.heard(&mut s, &p.worker_id)?;
             let Phase::Expand(n) = s.phase else {
-                return Err(Status::failed_precondition("not expanding now"));
+                return Err(LevelJobError::NotExpanding);
             };
             if p.level != n + 1 || p.shard >= self.shards || p.from_index != index {
-                return Err(Status::invalid_argument(format!(
-                    "parcel for level {} shard {} from {} does not fit step EXPAND({n})",
-                    p.level, p.shard, p.from_index
-                )));
+                return Err(LevelJobError::Misfit { level: p.level, shard: p.shard, from: p.from_index, expanding: n });
             }
             if p.piece == 0 {
                 // Not whole again until its last piece is written.
@@ -337,25 +467,22 @@ impl LevelJobState {
                 .create(true)
                 .truncate(false)
                 .open(&path)
-                .map_err(|e| io(&path, e))?;
+                .map_err(LevelJobError::io(&path))?;
             open.insert(p.shard, (BufWriter::new(file), 0));
         }
         let Some((out, next)) = open.get_mut(&p.shard) else {
-            return Err(Status::invalid_argument(format!("shard {}: piece {} came first", p.shard, p.piece)));
+            return Err(LevelJobError::PieceFirst { shard: p.shard, piece: p.piece });
         };
         if p.piece != *next {
-            return Err(Status::invalid_argument(format!(
-                "shard {}: piece {} arrived where piece {next} was due",
-                p.shard, p.piece
-            )));
+            return Err(LevelJobError::PieceOutOfOrder { shard: p.shard, piece: p.piece, due: *next });
         }
         *next += 1;
-        append_parcel(out, &p).map_err(|e| io(&path, e))?;
+        append_parcel(out, &p).map_err(LevelJobError::io(&path))?;
         if p.last {
             let (out, _) = open.remove(&p.shard).expect("just used");
-            let file = out.into_inner().map_err(|e| io(&path, e.into_error()))?;
-            let written = std::io::Seek::stream_position(&mut &file).map_err(|e| io(&path, e))?;
-            file.set_len(written).map_err(|e| io(&path, e))?;
+            let file = out.into_inner().map_err(|e| LevelJobError::io(&path)(e.into_error()))?;
+            let written = std::io::Seek::stream_position(&mut &file).map_err(LevelJobError::io(&path))?;
+            file.set_len(written).map_err(LevelJobError::io(&path))?;
             self.lock().relayed.insert((p.shard, p.from_index));
         }
         Fault::check(&self.fault, "peg-mid-expand", 0, n);
@@ -364,25 +491,25 @@ impl LevelJobState {
 
     /// Checks one uploaded piece of a worker's level shard and writes it
     /// into the level file (a blocking thread's work: [`LevelService::upload`]).
-    fn store_upload(&self, files: &mut PieceFiles<(u32, u32)>, p: LevelParcel) -> Result<(), Status> {
-        let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(|e| Status::invalid_argument(e.to_string()))?;
+    fn store_upload(&self, files: &mut PieceFiles<(u32, u32)>, p: LevelParcel) -> Result<(), LevelJobError> {
+        let shard = decode_shard(p.entries, p.crc32, &p.zstd).map_err(LevelJobError::BadParcel)?;
         {
             let mut s = self.lock();
             let index = self.heard(&mut s, &p.worker_id)?;
             if shard_owner(p.shard, self.workers) != index || p.shard >= self.shards {
-                return Err(Status::invalid_argument(format!("worker {index} does not own shard {}", p.shard)));
+                return Err(LevelJobError::NotOwner { worker: index, shard: p.shard });
             }
         }
         let (level, k) = (p.level as usize, p.shard as usize);
         if p.piece == 0 {
             let dir = store::level_dir(&self.levels_dir, level);
-            std::fs::create_dir_all(&dir).map_err(|e| Status::internal(format!("{}: {e}", dir.display())))?;
+            std::fs::create_dir_all(&dir).map_err(LevelJobError::io(&dir))?;
         }
         let written =
             files.accept((p.level, p.shard), p.piece, p.last, &shard, || store::shard_file(&self.levels_dir, level, k));
         let written = written.map_err(|e| match e {
-            LevelError::BadParcel(_) | LevelError::Corrupt { .. } => Status::invalid_argument(e.to_string()),
-            _ => Status::internal(e.to_string()),
+            LevelError::BadParcel(_) | LevelError::Corrupt { .. } => LevelJobError::BadParcel(e),
+            _ => LevelJobError::Store(e),
         })?;
         if let Some(written) = written {
             self.lock().uploaded.insert((p.level, p.shard), written);
@@ -494,28 +621,20 @@ impl Joinable for LevelJobState {
 
     fn join(&self, req: JoinRequest) -> Result<JoinReply, Status> {
         if !req.data_plan_hash.is_empty() && req.data_plan_hash != self.plan_hash {
-            return Err(Status::failed_precondition(format!(
-                "the worker's data directory belongs to plan {}, this coordinator runs plan {}; use another --data \
-                 directory",
-                req.data_plan_hash, self.plan_hash
-            )));
+            return Err(LevelJobError::OtherPlan { data: req.data_plan_hash, plan: self.plan_hash.clone() }.into());
         }
         let mut s = self.lock();
         let id = if s.manifest.workers.contains(&req.worker_id) {
             req.worker_id
         } else if !req.worker_id.is_empty() {
-            return Err(Status::failed_precondition(format!(
-                "worker id {:?} is not part of this job; start it with an empty --data directory",
-                req.worker_id
-            )));
+            return Err(LevelJobError::NotOurs(req.worker_id).into());
         } else if s.manifest.workers.len() < self.workers as usize {
             let id = retro_node::roster::fresh_id("w", s.manifest.workers.len());
             s.manifest.workers.push(id.clone());
             self.save(&s)?;
             id
         } else {
-            // Not resource_exhausted: workers retry that code, and this does not pass.
-            return Err(Status::failed_precondition(format!("the job already has its {} workers", self.workers)));
+            return Err(LevelJobError::Full(self.workers).into());
         };
         tracing::info!("worker {id} joined ({} of {})", s.manifest.workers.len(), self.workers);
         let index = self.index_of(&s, &id)?;
@@ -571,7 +690,7 @@ impl Levels for LevelService {
         // This sender's relay files being written: shard -> (file, next piece).
         let mut open = HashMap::new();
         let job = self.0.clone();
-        let count = crate::offload::drain(req.into_inner(), move |p| job.relay(&mut open, p)).await?;
+        let count = crate::offload::drain(req.into_inner(), move |p| Ok(job.relay(&mut open, p)?)).await?;
         Ok(Response::new(LevelAck { parcels: count }))
     }
 
@@ -583,17 +702,14 @@ impl Levels for LevelService {
             let mut s = self.0.lock();
             let index = self.0.heard(&mut s, &req.worker_id)?;
             if s.phase != Phase::Merge(req.level) {
-                return Err(Status::failed_precondition(format!("level {} is not being merged", req.level)));
+                return Err(LevelJobError::NotMerging(req.level).into());
             }
             let mut files = Vec::new();
             for shard in owned_shards(index, self.0.workers, self.0.shards) {
                 for from in 0..self.0.workers {
                     let path = self.0.relay_file(shard, from);
                     if !s.relayed.contains(&(shard, from)) {
-                        return Err(Status::internal(format!(
-                            "level {} shard {shard}: worker {from}'s parcels were never delivered whole",
-                            req.level
-                        )));
+                        return Err(LevelJobError::NotDelivered { level: req.level, shard, from }.into());
                     }
                     files.push(path);
                 }
@@ -610,7 +726,7 @@ impl Levels for LevelService {
         // Level files being written from this worker's pieces, by (level, shard).
         let mut files = PieceFiles::new(true);
         let job = self.0.clone();
-        let count = crate::offload::drain(req.into_inner(), move |p| job.store_upload(&mut files, p)).await?;
+        let count = crate::offload::drain(req.into_inner(), move |p| Ok(job.store_upload(&mut files, p)?)).await?;
         Ok(Response::new(LevelAck { parcels: count }))
     }
 }

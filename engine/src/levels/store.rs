@@ -169,7 +169,7 @@ mod tests {
 /// An enum rather than a boxed iterator: the ledger reads every entry of
 /// every level through it, and a virtual call per entry keeps the slice
 /// walk behind it from being inlined into the ledger's loop (part of the
-/// English ledger's slowdown after issue 18, docs/BENCHMARKS.md).
+/// English ledger's slowdown after issue 18, docs/benchmarks/log.md, 2026-12-03).
 pub enum Entries<'a> {
     /// A shard held in memory.
     Memory(std::iter::Zip<std::slice::Iter<'a, u64>, std::slice::Iter<'a, u128>>),

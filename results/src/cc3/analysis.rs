@@ -390,7 +390,7 @@ fn atomic_words(words: &mut [u64]) -> &[AtomicU64] {
 /// stage 2 since the bottom-up step decodes block by block: 258 ns a frontier
 /// position top-down (depth 15) against 51 ns an unvisited position
 /// bottom-up (depth 16) on an Intel Xeon, 3.3-3.6 M/s against 18-56 M/s on
-/// an AMD EPYC; with 5, depth 15 goes bottom-up (docs/BENCHMARKS.md).
+/// an AMD EPYC; with 5, depth 15 goes bottom-up (docs/benchmarks/log.md, 2026-12-05 and 2026-11-30).
 const PUSH_COST: u64 = 5;
 const PULL_COST: u64 = 1;
 

@@ -56,7 +56,7 @@ impl Harness {
     /// Worker `i` reports step `done` of `level` finished, with `keys`.
     fn report(&self, i: usize, done: LevelStepKind, level: u32, keys: u64) -> Result<(), Status> {
         let req = LevelNext { worker_id: self.ids[i].clone(), done: done as i32, level, keys };
-        self.job.report(&req)
+        Ok(self.job.report(&req)?)
     }
 
     /// Both workers report the step now, worker `i` with `keys[i]`.
@@ -169,7 +169,8 @@ fn a_stale_repeated_or_strangers_report_is_ignored_or_refused() {
     assert!(h.job.lock().done.is_empty());
     // A worker the job does not know must join first.
     let e = h.job.report(&LevelNext { worker_id: "w9".into(), done: Start as i32, level: 0, keys: 0 }).unwrap_err();
-    assert_eq!(e.code(), tonic::Code::PermissionDenied, "{e:?}");
+    assert!(matches!(e, LevelJobError::UnknownWorker(ref id) if id == "w9"), "{e:?}");
+    assert_eq!(Status::from(e).code(), tonic::Code::PermissionDenied);
 }
 
 #[test]
@@ -177,7 +178,8 @@ fn a_parcel_that_does_not_fit_the_step_is_refused() {
     let h = Harness::new("parcels");
     let mut open = HashMap::new();
     let e = h.job.relay(&mut open, h.parcel(0, 1, 0, 0, true)).unwrap_err();
-    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "not expanding yet: {e:?}");
+    assert!(matches!(e, LevelJobError::NotExpanding), "not expanding yet: {e:?}");
+    assert_eq!(Status::from(e).code(), tonic::Code::FailedPrecondition);
     h.both(Start, 0, [1, 0]);
     for (p, why) in [
         (h.parcel(0, 2, 0, 0, true), "a level that is not being made"),
@@ -185,12 +187,13 @@ fn a_parcel_that_does_not_fit_the_step_is_refused() {
         (LevelParcel { from_index: 1, ..h.parcel(0, 1, 0, 0, true) }, "another worker's name"),
         (h.parcel(0, 1, 1, 1, true), "a piece before the first"),
     ] {
-        let e = h.job.relay(&mut open, p).unwrap_err();
+        let e = Status::from(h.job.relay(&mut open, p).unwrap_err());
         assert_eq!(e.code(), tonic::Code::InvalidArgument, "{why}: {e:?}");
     }
     h.job.relay(&mut open, h.parcel(0, 1, 2, 0, false)).unwrap();
     let e = h.job.relay(&mut open, h.parcel(0, 1, 2, 2, true)).unwrap_err();
-    assert!(e.message().contains("piece 2 arrived where piece 1 was due"), "{}", e.message());
+    assert!(matches!(e, LevelJobError::PieceOutOfOrder { shard: 2, piece: 2, due: 1 }), "{e:?}");
+    assert!(e.to_string().contains("piece 2 arrived where piece 1 was due"), "{e}");
     // A shard not delivered whole is not relayed: the merge would refuse it.
     assert!(!h.job.lock().relayed.contains(&(2, 0)));
 }
