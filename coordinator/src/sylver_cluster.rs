@@ -31,6 +31,57 @@ use retro_results::sylver::table::Summary;
 /// How long a `Take` waits for a unit before answering WAIT.
 const LONG_POLL: Duration = Duration::from_secs(10);
 
+/// Why the task job refused a call or stopped: what its logic returns,
+/// turned into a gRPC status only at the service boundary.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskJobError {
+    /// A worker id this coordinator does not know (it restarted, say): the
+    /// worker joins again.
+    #[error("unknown worker id {0:?}; join first")]
+    UnknownWorker(String),
+    /// A report whose result is not a row.
+    #[error("result is not a Sylver row: {0}")]
+    NotARow(serde_json::Error),
+    /// A row reported under another class than its own.
+    #[error("row {{{m}, {n}}} is not in class {class}")]
+    OtherClass {
+        /// The row's m.
+        m: u64,
+        /// The row's n.
+        n: u64,
+        /// The class the report names.
+        class: u64,
+    },
+    /// A row the job does not ask for, or answered under another question or cap.
+    #[error("{0}")]
+    Refused(CoordinatorError),
+    /// A row that could not be checkpointed: the job ends.
+    #[error("{0}")]
+    Checkpoint(CoordinatorError),
+    /// A class that could not be written out for its worker.
+    #[error("class {m}: {error}")]
+    Unit {
+        /// The class.
+        m: u64,
+        /// The encoder's error.
+        error: serde_json::Error,
+    },
+}
+
+impl From<TaskJobError> for Status {
+    fn from(e: TaskJobError) -> Status {
+        let message = e.to_string();
+        match e {
+            // NOT_FOUND tells a worker to join again.
+            TaskJobError::UnknownWorker(_) => Status::not_found(message),
+            TaskJobError::NotARow(_) | TaskJobError::OtherClass { .. } | TaskJobError::Refused(_) => {
+                Status::invalid_argument(message)
+            }
+            TaskJobError::Checkpoint(_) | TaskJobError::Unit { .. } => Status::internal(message),
+        }
+    }
+}
+
 /// A class a worker holds.
 struct Lease {
     worker: String,
@@ -132,17 +183,14 @@ impl TaskJobState {
     }
 
     /// Counts a call from `worker` as its heartbeat.
-    fn heard(&self, s: &mut State, worker: &str) -> Result<(), Status> {
+    fn heard(&self, s: &mut State, worker: &str) -> Result<(), TaskJobError> {
         match s.roster.heard(worker, None) {
             Heard::Current => Ok(()),
             Heard::Back => {
                 tracing::info!("worker {worker} is back");
                 Ok(())
             }
-            // NOT_FOUND tells a worker to join again (the coordinator restarted).
-            Heard::Stale | Heard::Unknown => {
-                Err(Status::not_found(format!("unknown worker id {worker:?}; join first")))
-            }
+            Heard::Stale | Heard::Unknown => Err(TaskJobError::UnknownWorker(worker.to_string())),
         }
     }
 
@@ -186,11 +234,11 @@ impl TaskJobState {
         }
     }
 
-    fn fail(&self, s: &mut State, e: String) -> Status {
+    fn fail(&self, s: &mut State, e: CoordinatorError) -> TaskJobError {
         tracing::error!("{e}");
-        s.error = Some(e.clone());
+        s.error = Some(e.to_string());
         self.changed.notify_waiters();
-        Status::internal(e)
+        TaskJobError::Checkpoint(e)
     }
 
     fn is_over(s: &State) -> bool {
@@ -215,7 +263,7 @@ impl crate::service::ServedJob for TaskJobState {
 impl TaskJobState {
     /// A class for `worker` if there is one (and every awaited worker has
     /// joined), the end if the job is over, else nothing yet.
-    fn grant(&self, worker: &str) -> Result<Answer<TaskGrant>, Status> {
+    fn grant(&self, worker: &str) -> Result<Answer<TaskGrant>, TaskJobError> {
         let mut s = self.lock();
         self.heard(&mut s, worker)?;
         if TaskJobState::is_over(&s) {
@@ -226,7 +274,7 @@ impl TaskJobState {
         let Some(unit) = s.queue.pop_if(|_| gathered) else {
             return Ok(Answer::Later(TaskGrant { kind: TaskGrantKind::TaskWait as i32, ..Default::default() }));
         };
-        let json = serde_json::to_string(&unit).map_err(|e| Status::internal(e.to_string()))?;
+        let json = serde_json::to_string(&unit).map_err(|error| TaskJobError::Unit { m: unit.m, error })?;
         tracing::info!("class m = {} ({} rows) to worker {worker}", unit.m, unit.ns.len());
         let m = unit.m;
         s.leases.insert(m, Lease { worker: worker.to_string(), unit });
@@ -236,28 +284,24 @@ impl TaskJobState {
     /// Takes a worker's report: a row it solved (checked, then written to
     /// the checkpoints) and whether it still holds its class. Blocking work:
     /// run by [`TaskService::report`] on a blocking thread.
-    fn report(&self, req: TaskReport) -> Result<TaskAck, Status> {
+    fn report(&self, req: TaskReport) -> Result<TaskAck, TaskJobError> {
         let row: Option<RowResult> = if req.result_json.is_empty() {
             None
         } else {
-            let row: RowResult = serde_json::from_str(&req.result_json)
-                .map_err(|e| Status::invalid_argument(format!("result is not a Sylver row: {e}")))?;
+            let row: RowResult = serde_json::from_str(&req.result_json).map_err(TaskJobError::NotARow)?;
             if row.m != req.unit {
-                return Err(Status::invalid_argument(format!(
-                    "row {{{}, {}}} is not in class {}",
-                    row.m, row.n, req.unit
-                )));
+                return Err(TaskJobError::OtherClass { m: row.m, n: row.n, class: req.unit });
             }
             Some(row)
         };
         let mut s = self.lock();
         self.heard(&mut s, &req.worker_id)?;
         if let Some(row) = row {
-            s.progress.check(&self.plan, &row).map_err(|e| Status::invalid_argument(e.to_string()))?;
+            s.progress.check(&self.plan, &row).map_err(TaskJobError::Refused)?;
             // A correct answer counts whoever holds the class now: rows do not
             // depend on who solved them.
             if let Err(e) = s.progress.record(row) {
-                return Err(self.fail(&mut s, e.to_string()));
+                return Err(self.fail(&mut s, e));
             }
             if TaskJobState::is_over(&s) {
                 self.changed.notify_waiters();

@@ -54,7 +54,7 @@ impl Harness {
     }
 
     /// `w` reports `row` of class `unit` (or only that it still works on it).
-    fn report(&self, w: &str, unit: u64, row: Option<&RowResult>) -> Result<TaskAck, Status> {
+    fn report(&self, w: &str, unit: u64, row: Option<&RowResult>) -> Result<TaskAck, TaskJobError> {
         let result_json = row.map(|r| serde_json::to_string(r).unwrap()).unwrap_or_default();
         self.job.report(TaskReport { worker_id: w.into(), unit, result_json })
     }
@@ -166,21 +166,25 @@ fn a_row_that_is_not_the_jobs_and_a_stranger_are_refused() {
     let row = solve(&class).remove(0);
     let refused = |row: RowResult, unit: u64, why: &str| {
         let e = h.report(&a, unit, Some(&row)).unwrap_err();
-        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{why}: {e:?}");
+        assert_eq!(Status::from(e).code(), tonic::Code::InvalidArgument, "{why}");
     };
+    let e = h.report(&a, class.m + 1, Some(&row)).unwrap_err();
+    assert!(matches!(e, TaskJobError::OtherClass { m, class: c, .. } if m == class.m && c == class.m + 1), "{e:?}");
     refused(row.clone(), class.m + 1, "a row of another class than the one named");
     refused(RowResult { n: 14, ..row.clone() }, class.m, "a row the job does not have");
     refused(RowResult { cap: row.cap + 1, ..row.clone() }, class.m, "a row solved under another cap");
     let e = h.job.report(TaskReport { worker_id: a.clone(), unit: class.m, result_json: "{".into() }).unwrap_err();
-    assert_eq!(e.code(), tonic::Code::InvalidArgument, "not a row at all: {e:?}");
+    assert!(matches!(e, TaskJobError::NotARow(_)), "not a row at all: {e:?}");
     // None of them was checkpointed; the real row is.
     assert_eq!(h.job.lock().progress.done(), 0);
     h.report(&a, class.m, Some(&row)).unwrap();
     assert_eq!(h.job.lock().progress.done(), 1);
     // A worker this coordinator does not know (it restarted, say) must join.
     let e = h.report("t9-stranger", class.m, None).unwrap_err();
-    assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
-    assert_eq!(h.job.grant("t9-stranger").err().map(|e| e.code()), Some(tonic::Code::NotFound));
+    assert!(matches!(e, TaskJobError::UnknownWorker(ref id) if id == "t9-stranger"), "{e:?}");
+    assert_eq!(Status::from(e).code(), tonic::Code::NotFound, "the code that makes a worker join again");
+    let e = h.job.grant("t9-stranger").err().map(Status::from);
+    assert_eq!(e.map(|e| e.code()), Some(tonic::Code::NotFound));
 }
 
 #[test]
