@@ -1216,6 +1216,22 @@ mod tests {
         Scheduler::new(spec, layout, manifest, 3, HEARTBEAT_TIMEOUT, path, dir.join("staging"), dir.join("tb"))
     }
 
+    /// A fresh directory for test `name` and its scheduler with its three
+    /// workers joined (their epochs by id).
+    fn joined(name: &str) -> (std::path::PathBuf, Arc<Scheduler>, BTreeMap<String, u64>) {
+        let dir = std::env::temp_dir().join(format!("sched-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let s = Arc::new(scheduler(&dir));
+        let epochs = (0..3)
+            .map(|_| {
+                let r = register(&s, "", "").unwrap();
+                (r.worker_id, r.epoch)
+            })
+            .collect();
+        (dir, s, epochs)
+    }
+
     #[test]
     fn checkpoints_are_spaced_by_their_cost_beyond_the_interval_asked_for() {
         let secs = Duration::from_secs;
@@ -1314,16 +1330,7 @@ mod tests {
     /// reach the job.
     #[test]
     fn another_workers_pull_is_answered_while_a_merge_runs() {
-        let dir = std::env::temp_dir().join(format!("sched-merge-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let s = Arc::new(scheduler(&dir));
-        let epochs: BTreeMap<String, u64> = (0..3)
-            .map(|_| {
-                let r = register(&s, "", "").unwrap();
-                (r.worker_id, r.epoch)
-            })
-            .collect();
+        let (dir, s, epochs) = joined("merge");
         let l = layer_order(&s.spec.questions, false)[0] as u32;
         let staged = merge::staging_dir(&s, l);
         std::fs::create_dir_all(&staged).unwrap();
@@ -1379,16 +1386,7 @@ mod tests {
     /// leads to), and the save's failure, once it comes, must end the job.
     #[test]
     fn another_workers_pull_is_answered_while_the_manifest_is_written() {
-        let dir = std::env::temp_dir().join(format!("sched-save-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let s = Arc::new(scheduler(&dir));
-        let epochs: BTreeMap<String, u64> = (0..3)
-            .map(|_| {
-                let r = register(&s, "", "").unwrap();
-                (r.worker_id, r.epoch)
-            })
-            .collect();
+        let (dir, s, epochs) = joined("save");
         let request = |w: &str, busy: u64| PullRequest {
             worker_id: w.into(),
             epoch: epochs[w],
