@@ -6,7 +6,13 @@
 /// Runs `work` on a blocking thread and returns its result; a panic in it
 /// goes on in the caller, as if `work` had run there.
 pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    rejoin(tokio::task::spawn_blocking(work).await)
+}
+
+/// The result of a blocking task; its panic goes on in the caller. (Blocking
+/// tasks are never cancelled, so a join error is a panic.)
+fn rejoin<T>(joined: Result<T, tokio::task::JoinError>) -> T {
+    joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
 /// Hands the messages of a client stream, in order, to `sink` on a blocking
@@ -36,7 +42,9 @@ pub async fn drain<T: Send + 'static>(
     }
     .await;
     drop(tx);
-    let n = taken.await.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+    // Spawned at once, not through `blocking` (lazy until polled): the sink
+    // must run while the stream is read, or the channel fills and stalls.
+    let n = rejoin(taken.await)?;
     read?;
     Ok(n)
 }

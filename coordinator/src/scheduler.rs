@@ -164,6 +164,9 @@ struct State {
     /// first number) is not on disk yet: once it is, `settle` says so if the
     /// job stops there, or checks the `after-commit` fault point.
     checkpointed: Option<(u64, u32, u32)>,
+    /// Why a manifest write failed: nothing more is written, and every
+    /// caller still waiting for its change to reach the disk hears it.
+    save_failed: Option<String>,
 }
 
 impl State {
@@ -282,6 +285,7 @@ impl Scheduler {
             durable: 0,
             remove_when_saved: Vec::new(),
             checkpointed: None,
+            save_failed: None,
         };
         let questions: Vec<String> = st.manifest.layers.iter().map(|r| r.question.clone()).collect();
         if st.manifest.workers.len() >= expected_workers {
@@ -711,11 +715,13 @@ impl Scheduler {
         mut st: MutexGuard<'a, State>,
         version: u64,
     ) -> (MutexGuard<'a, State>, Result<(), String>) {
-        let mut outcome = Ok(());
-        let mut wrote = false;
         // Only the caller's own changes are its to wait for.
-        let target = if st.version > version { st.version } else { 0 };
-        while st.durable < target {
+        if st.version == version {
+            return (st, Ok(()));
+        }
+        let target = st.version;
+        let mut wrote = false;
+        while st.durable < target && st.save_failed.is_none() {
             let (manifest, version) = (st.manifest.clone(), st.version);
             let remove = std::mem::take(&mut st.remove_when_saved);
             drop(st);
@@ -753,10 +759,9 @@ impl Scheduler {
                 Err(e) => {
                     // Nothing more is written: the job ends here, failed,
                     // not stopped at a checkpoint.
-                    st.durable = st.version;
                     st.stopped = false;
                     st.phase = Phase::Failed(format!("cannot write the manifest: {e}"));
-                    outcome = Err(e);
+                    st.save_failed = Some(e);
                 }
             }
         }
@@ -764,6 +769,12 @@ impl Scheduler {
             // Pulls told to wait for the save hear it is done.
             self.changed.notify_waiters();
         }
+        // A change not on disk because a write failed, this caller's or
+        // another's: the caller must not answer as if it were durable.
+        let outcome = match &st.save_failed {
+            Some(e) if st.durable < target => Err(e.clone()),
+            _ => Ok(()),
+        };
         (st, outcome)
     }
 
