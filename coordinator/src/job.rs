@@ -173,7 +173,7 @@ pub fn ensure_dir(dir: &Path, what: &str) -> Result<(), CoordinatorError> {
 fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), CoordinatorError> {
     let mut ids = manifest.workers.keys();
     let (Some(id), None) = (ids.next(), ids.next()) else { return Ok(()) };
-    let known = retro_worker::join::data_identity(data).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    let known = retro_worker::join::data_identity(data)?;
     if known.is_some() {
         return Ok(());
     }
@@ -184,7 +184,7 @@ fn adopt_embedded_worker(manifest: &Manifest, data: &Path) -> Result<(), Coordin
         plan_hash: manifest.plan_hash.clone(),
         generation: manifest.fences.get(id).map_or(0, |f| f.confirmed),
     };
-    retro_worker::store::write_identity(data, &identity).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+    retro_worker::store::write_identity(data, &identity)?;
     tracing::warn!(
         "{} had no identity (a run stopped between its join and its first write?); it is the embedded worker {id} \
          of the manifest again",
@@ -359,12 +359,7 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     }
     let expected = if embedded { 1 } else { opts.expect_workers.max(1) };
     if manifest.workers.len() > expected {
-        return Err(CoordinatorError::Job(format!(
-            "{}: the job started with {} workers; run it with --expect-workers {}",
-            manifest_path.display(),
-            manifest.workers.len(),
-            manifest.workers.len()
-        )));
+        return Err(CoordinatorError::WorkerCount { path: manifest_path, started: manifest.workers.len() });
     }
     tracing::info!(
         "job {} (plan {}): {} positions in {} shards, {} layers, {}",
@@ -483,7 +478,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                 // the analysis, which the next run computes again.
                 let result = tokio::select! {
                     r = analysis => r
-                        .map_err(|_| CoordinatorError::Job("the analysis failed: its thread ended without a result".into()))
+                        .map_err(|_| CoordinatorError::Thread {
+                            what: "the analysis".into(),
+                            detail: "its thread ended without a result".into(),
+                        })
                         .and_then(|r| r),
                     _ = signalled.wait_for(|s| *s) => break Err(CoordinatorError::Stopped(format!(
                         "job {} stopped during its analysis: every tablebase is written in {}; run the same \
@@ -512,9 +510,9 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
                     opts.checkpoints.display()
                 )));
             }
-            Phase::Failed(m) => break Err(CoordinatorError::Job(m)),
+            Phase::Failed(m) => break Err(CoordinatorError::Failed(m)),
             Phase::Done => {
-                break Err(CoordinatorError::Job("job ended without a summary".into()));
+                break Err(CoordinatorError::Failed("job ended without a summary".into()));
             }
             _ => {}
         }
@@ -523,8 +521,10 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
         {
             let w = worker_task.take().expect("checked");
             match w.await {
-                Ok(Err(e)) => break Err(CoordinatorError::Job(format!("embedded worker failed: {e}"))),
-                Err(e) => break Err(CoordinatorError::Job(format!("embedded worker crashed: {e}"))),
+                Ok(Err(e)) => break Err(CoordinatorError::EmbeddedWorker(e)),
+                Err(e) => {
+                    break Err(CoordinatorError::Thread { what: "the embedded worker".into(), detail: e.to_string() });
+                }
                 Ok(Ok(())) => {}
             }
         }

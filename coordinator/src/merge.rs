@@ -18,7 +18,7 @@ pub fn staging_dir(s: &Scheduler, layer: u32) -> PathBuf {
 /// Stores one worker's blocks (atomically, replacing an earlier attempt).
 pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, CoordinatorError> {
     let dir = staging_dir(s, layer);
-    std::fs::create_dir_all(&dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
     let mut buf = Vec::new();
     for b in blocks {
         buf.extend_from_slice(&b.block_index.to_le_bytes());
@@ -70,14 +70,14 @@ impl MergeJob {
         let dir = &self.dir;
         let total = self.total_blocks;
         let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
-        let entries = std::fs::read_dir(dir).map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
+        let entries = std::fs::read_dir(dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
         for e in entries.flatten() {
             let path = e.path();
             if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
                 continue;
             }
-            let data = std::fs::read(&path).map_err(|e| CoordinatorError::Job(format!("{}: {e}", path.display())))?;
-            let bad = || CoordinatorError::Job(format!("{}: staged upload is damaged", path.display()));
+            let data = std::fs::read(&path).map_err(|source| CoordinatorError::File { path: path.clone(), source })?;
+            let bad = || CoordinatorError::DamagedUpload { path: path.clone() };
             let mut at = 0usize;
             while at < data.len() {
                 let head = data.get(at..at + 20).ok_or_else(bad)?;
@@ -87,17 +87,17 @@ impl MergeJob {
                 let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
                 let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
                 if slot.is_some() {
-                    return Err(CoordinatorError::Job(format!("block {idx} was uploaded twice ({})", path.display())));
+                    return Err(CoordinatorError::BlockTwice { block: idx, path });
                 }
                 *slot = Some((crc, body.to_vec()));
                 at += 20 + len;
             }
         }
         if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
-            return Err(CoordinatorError::Job(format!("block {missing} of {total} was never uploaded")));
+            return Err(CoordinatorError::BlockMissing { block: missing, total });
         }
         std::fs::create_dir_all(&self.output)
-            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", self.output.display())))?;
+            .map_err(|source| CoordinatorError::File { path: self.output.clone(), source })?;
         let mut w = TablebaseWriter::create(&self.output.join(&self.file), self.header)?;
         for (i, b) in blocks.into_iter().enumerate() {
             let (crc, data) = b.expect("checked above");

@@ -963,9 +963,12 @@ impl Scheduler {
                         return;
                     }
                     Some(handle) => {
-                        let written = handle
-                            .join()
-                            .unwrap_or_else(|_| Err(CoordinatorError::Job(format!("the merge of layer {l} panicked"))));
+                        let written = handle.join().unwrap_or_else(|_| {
+                            Err(CoordinatorError::Thread {
+                                what: format!("the merge of layer {l}"),
+                                detail: "it panicked".into(),
+                            })
+                        });
                         self.merged(st, l, written);
                         continue;
                     }

@@ -400,7 +400,7 @@ pub fn run(
     runtime.block_on(crate::service::run_served(state.clone(), routes, serve))?;
     let s = state.lock();
     match &s.error {
-        Some(e) => Err(CoordinatorError::Job(e.clone())),
+        Some(e) => Err(CoordinatorError::Failed(e.clone())),
         None => s.progress.finish(plan, output),
     }
 }

@@ -239,7 +239,7 @@ impl RowStore {
     pub fn open(plan: &SylverPlan, checkpoints: &Path, opts: &RunOptions) -> Result<RowStore, CoordinatorError> {
         let rows_dir = checkpoints.join("rows");
         std::fs::create_dir_all(&rows_dir)
-            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", rows_dir.display())))?;
+            .map_err(|source| CoordinatorError::File { path: rows_dir.clone(), source })?;
         let mut results = BTreeMap::new();
         for &(m, n) in &plan.rows {
             let path = row_path(&rows_dir, m, n);
@@ -297,19 +297,21 @@ impl RowStore {
     /// Checks that `row` answers a row of `plan` the way the plan asks.
     pub fn check(&self, plan: &SylverPlan, row: &RowResult) -> Result<(), CoordinatorError> {
         if !self.wanted.contains(&(row.m, row.n)) {
-            return Err(CoordinatorError::Job(format!(
-                "row {{{}, {}}} is not part of job {}",
-                row.m, row.n, plan.name
-            )));
+            return Err(CoordinatorError::BadRow {
+                m: row.m,
+                n: row.n,
+                why: format!("is not part of job {}", plan.name),
+            });
         }
         if row.question != plan.question || row.cap != plan.cap {
-            return Err(CoordinatorError::Job(format!(
-                "row {{{}, {}}} answers {:?} under cap {}; the job asks {:?} under cap {}",
-                row.m, row.n, row.question, row.cap, plan.question, plan.cap
-            )));
+            let why = format!(
+                "answers {:?} under cap {}; the job asks {:?} under cap {}",
+                row.question, row.cap, plan.question, plan.cap
+            );
+            return Err(CoordinatorError::BadRow { m: row.m, n: row.n, why });
         }
         if row.t != row.m * row.n - row.m - row.n {
-            return Err(CoordinatorError::Job(format!("row {{{}, {}}} reports t = {}", row.m, row.n, row.t)));
+            return Err(CoordinatorError::BadRow { m: row.m, n: row.n, why: format!("reports t = {}", row.t) });
         }
         Ok(())
     }
@@ -341,14 +343,15 @@ impl RowStore {
         self.results.insert((row.m, row.n), (row, false));
         self.written += 1;
         if self.stop_after.is_some_and(|k| self.written >= k) {
-            return Err(CoordinatorError::Job(format!("stopped after {} rows (fault hook)", self.written)));
+            return Err(CoordinatorError::FaultStop(self.written));
         }
         Ok(())
     }
 
     /// Writes `table.tsv` and `summary.json` into `output`.
     pub fn finish(&self, plan: &SylverPlan, output: &Path) -> Result<Summary, CoordinatorError> {
-        std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+        std::fs::create_dir_all(output)
+            .map_err(|source| CoordinatorError::File { path: output.to_path_buf(), source })?;
         let summary = summarize(&plan.name, plan.question, plan.cap, self.results.clone());
         write_outputs(output, &summary)?;
         Ok(summary)
@@ -363,7 +366,7 @@ pub fn run(
     checkpoints: &Path,
     opts: &RunOptions,
 ) -> Result<Summary, CoordinatorError> {
-    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+    std::fs::create_dir_all(output).map_err(|source| CoordinatorError::File { path: output.to_path_buf(), source })?;
     let mut rows = RowStore::open(plan, checkpoints, opts)?;
     let units = rows.pending_units(plan);
     let todo: usize = units.iter().map(|u| u.ns.len()).sum();
@@ -399,7 +402,10 @@ pub fn run(
                     }
                 }
             })
-            .map_err(|e| CoordinatorError::Job(format!("cannot start a solver thread: {e}")))?;
+            .map_err(|e| CoordinatorError::Thread {
+                what: "a solver thread".into(),
+                detail: format!("cannot start: {e}"),
+            })?;
         handles.push(h);
     }
     drop(tx);

@@ -121,8 +121,7 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
     let reply = match join_with_retry(link.as_ref(), &opts, address).await {
         Ok(r) => r,
         Err(e) => {
-            let why = peer.err().map(|p| format!(" ({p})")).unwrap_or_default();
-            return Err(WorkerError::Other(format!("{e}{why}")));
+            return Err(WorkerError::JoinFailed { error: Box::new(e), peer: peer.err().map(|p| p.to_string()) });
         }
     };
     let connect = opts.coordinator.clone().unwrap_or_default();
@@ -157,9 +156,6 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
             // process per --data.
             crate::tasks::run(task_opts, reply, rejoin).await
         }
-        _ => Err(WorkerError::Other(format!(
-            "the coordinator runs a kind of job this worker does not know (kind {}); run the same release",
-            reply.kind
-        ))),
+        _ => Err(WorkerError::UnknownKind { kind: reply.kind }),
     }
 }

@@ -89,12 +89,12 @@ fn shard_path(root: &Path, level: u32, k: u32) -> PathBuf {
 /// This worker's complete part of `level`: its marker, checked against the shards it owns.
 fn read_part(root: &Path, level: u32, job: &LevelJob) -> Result<PartMarker, WorkerError> {
     let path = marker_path(root, level);
-    let marker: PartMarker = read_checked_json(&path).map_err(LevelError::from)?.ok_or_else(|| {
-        WorkerError::Other(format!("{} is missing: level {level} was never merged here", path.display()))
-    })?;
+    let marker: PartMarker = read_checked_json(&path)
+        .map_err(LevelError::from)?
+        .ok_or_else(|| WorkerError::LevelMissing { path: path.clone(), level })?;
     let owned: Vec<u32> = owned(job).collect();
     if marker.shards != owned || marker.keys.len() != owned.len() {
-        return Err(WorkerError::Other(format!("{} does not hold this worker's shards", path.display())));
+        return Err(WorkerError::LevelNotOurs { path });
     }
     Ok(marker)
 }
@@ -147,7 +147,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
         )));
     }
     let root = levels_root(&opts.data);
-    std::fs::create_dir_all(&root).map_err(|e| WorkerError::Other(format!("{}: {e}", root.display())))?;
+    std::fs::create_dir_all(&root).map_err(|source| WorkerError::Dir { path: root.clone(), source })?;
     if let Some(k) = crate::join::data_identity(&opts.data)?
         && k.plan_hash != reply.plan_hash
     {
@@ -197,7 +197,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
                 let expand = tokio::task::spawn_blocking(move || expand_part(&job2, &board2, &root2, level, threads));
                 let outgoing = with_heartbeat(expand, &c, &opts.token, &job.worker_id, heartbeat)
                     .await
-                    .map_err(|e| WorkerError::Other(format!("the expansion thread failed: {e}")))??;
+                    .map_err(|e| WorkerError::Thread { what: "expansion", detail: e.to_string() })??;
                 let parcels = outgoing_parcels(job.clone(), level + 1, outgoing);
                 match send(&mut c, &opts.token, parcels, true).await? {
                     Ok(()) => (LevelStepKind::LevelExpand, level, 0),
@@ -224,7 +224,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
                 let merge = tokio::task::spawn_blocking(move || merge_part(&job2, &root2, level, runs, threads));
                 let keys = with_heartbeat(merge, &c, &opts.token, &job.worker_id, heartbeat)
                     .await
-                    .map_err(|e| WorkerError::Other(format!("the merge thread failed: {e}")))??;
+                    .map_err(|e| WorkerError::Thread { what: "merge", detail: e.to_string() })??;
                 (LevelStepKind::LevelMerge, level, keys)
             }
             LevelStepKind::LevelUpload => {
@@ -273,7 +273,7 @@ fn expand_part(
     }
     let out = root.join("outgoing");
     store::remove_dir_if_present(&out)?;
-    std::fs::create_dir_all(&out).map_err(|e| WorkerError::Other(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(&out).map_err(|source| WorkerError::Dir { path: out.clone(), source })?;
     let sources: Vec<PathBuf> = marker.shards.iter().map(|&k| shard_path(root, level, k)).collect();
     let dest = |k: usize| out.join(format!("shard-{k:04}.lvl"));
     let bound = SpillOptions { memory_bytes: job.memory_bytes, threads };
@@ -377,7 +377,7 @@ async fn receive(
     inbox: &Path,
 ) -> Result<Result<BTreeMap<u32, Vec<PathBuf>>, tonic::Status>, WorkerError> {
     store::remove_dir_if_present(inbox)?;
-    std::fs::create_dir_all(inbox).map_err(|e| WorkerError::Other(format!("{}: {e}", inbox.display())))?;
+    std::fs::create_dir_all(inbox).map_err(|source| WorkerError::Dir { path: inbox.to_path_buf(), source })?;
     let mut files = PieceFiles::new(false);
     let path = |shard: u32, from: u32| inbox.join(format!("shard-{shard:04}-from-{from:04}.lvl"));
     let mut runs: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
@@ -402,10 +402,7 @@ async fn receive(
     for k in owned(job) {
         let whole = runs.get(&k).map_or(0, Vec::len);
         if whole != job.workers as usize {
-            return Err(WorkerError::Other(format!(
-                "shard {k}: {whole} senders' pieces came whole, {} expected",
-                job.workers
-            )));
+            return Err(WorkerError::PiecesMissing { shard: k, whole, expected: job.workers });
         }
     }
     Ok(Ok(runs))
@@ -488,7 +485,7 @@ async fn send(
     });
     let req = with_token(tokio_stream::wrappers::ReceiverStream::new(rx), token);
     let r = if deliver { c.deliver(req).await } else { c.upload(req).await };
-    reader.await.map_err(|e| WorkerError::Other(format!("the thread reading parcels failed: {e}")))??;
+    reader.await.map_err(|e| WorkerError::Thread { what: "parcel reader", detail: e.to_string() })??;
     Ok(r.map(|_| ()))
 }
 

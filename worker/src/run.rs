@@ -121,9 +121,75 @@ pub enum WorkerError {
     /// The data directory's identity file is unreadable.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
-    /// Anything else (I/O at start-up, bad plan JSON).
-    #[error("{0}")]
-    Other(String),
+    /// The join failed; when the Peer service could not bind either, that
+    /// is said too, since it may be the cause.
+    #[error("{error}{}", peer.as_ref().map(|p| format!(" ({p})")).unwrap_or_default())]
+    JoinFailed {
+        /// Why the join failed.
+        error: Box<WorkerError>,
+        /// Why the Peer service could not bind, if it could not.
+        peer: Option<String>,
+    },
+    /// The coordinator runs a kind of job this build does not know.
+    #[error("the coordinator runs a kind of job this worker does not know (kind {kind}); run the same release")]
+    UnknownKind {
+        /// The kind's number on the wire.
+        kind: i32,
+    },
+    /// A directory the worker needs could not be created.
+    #[error("{}: {source}", path.display())]
+    Dir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A socket could not be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The job description the coordinator sent does not parse.
+    #[error("coordinator sent an unreadable job description: {0}")]
+    BadSpec(#[source] serde_json::Error),
+    /// The Peer service's TLS identity is unusable.
+    #[error("peer TLS: {0}")]
+    PeerTls(#[source] tonic::transport::Error),
+    /// A blocking thread died.
+    #[error("the {what} thread failed: {detail}")]
+    Thread {
+        /// The thread ("task", "expansion", "merge", "parcel reader").
+        what: &'static str,
+        /// The join error.
+        detail: String,
+    },
+    /// A level this worker should hold is not on its disk.
+    #[error("{} is missing: level {level} was never merged here", path.display())]
+    LevelMissing {
+        /// The level's marker file.
+        path: PathBuf,
+        /// The level.
+        level: u32,
+    },
+    /// A level's marker names other shards than this worker owns.
+    #[error("{} does not hold this worker's shards", path.display())]
+    LevelNotOurs {
+        /// The level's marker file.
+        path: PathBuf,
+    },
+    /// Not every sender's piece of a shard arrived whole.
+    #[error("shard {shard}: {whole} senders' pieces came whole, {expected} expected")]
+    PiecesMissing {
+        /// The shard.
+        shard: u32,
+        /// The pieces that came whole.
+        whole: usize,
+        /// The pieces expected (one per worker).
+        expected: u32,
+    },
 }
 
 /// One join's worth of who this process is in the job.
@@ -262,8 +328,7 @@ async fn execute<L: CoordinatorLink>(
             let joined = tokio::task::spawn_blocking(move || {
                 let mut streams = streams;
                 let mut remote = |w: &str, shard: u32, keys: Vec<u64>| -> Result<(), TaskError> {
-                    let stream =
-                        streams.get_mut(w).ok_or_else(|| TaskError::State(format!("no stream to worker {w}")))?;
+                    let stream = streams.get_mut(w).ok_or_else(|| TaskError::NoStream { worker: w.to_string() })?;
                     stream.push_blocking(shard, keys).map_err(|e| TaskError::PeerUnreachable(e.to_string()))
                 };
                 let r = c.lock().expect("core lock").generate(layer, round, &shards, &owner, &mut remote);
@@ -271,7 +336,7 @@ async fn execute<L: CoordinatorLink>(
             })
             .await;
             match joined {
-                Err(e) => Err(TaskError::State(format!("generate thread failed: {e}"))),
+                Err(e) => Err(TaskError::Thread { what: "generate", detail: e.to_string() }),
                 Ok((Err(e), _)) => Err(e),
                 Ok((Ok(outcome), streams)) => {
                     let mut failed = None;
@@ -328,7 +393,7 @@ async fn execute<L: CoordinatorLink>(
             .await
         }
         TaskKind::Export => export(core.clone(), link, (worker_id, epoch, job), layer, shards).await,
-        _ => Err(TaskError::State(format!("unexpected task kind {kind:?}"))),
+        _ => Err(TaskError::UnexpectedKind(format!("{kind:?}"))),
     };
     report_of(&task, result, started.elapsed().as_secs_f64(), traffic)
 }
@@ -336,7 +401,9 @@ async fn execute<L: CoordinatorLink>(
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, TaskError> + Send + 'static,
 ) -> Result<T, TaskError> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(TaskError::State(format!("task thread failed: {e}"))))
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(TaskError::Thread { what: "task", detail: e.to_string() }))
 }
 
 async fn export<L: CoordinatorLink>(
@@ -358,11 +425,11 @@ async fn export<L: CoordinatorLink>(
         Ok::<u64, TaskError>(n)
     });
     let up = link.upload(rx).await;
-    let n = producer.await.unwrap_or_else(|e| Err(TaskError::State(format!("export thread failed: {e}"))))?;
+    let n = producer.await.unwrap_or_else(|e| Err(TaskError::Thread { what: "export", detail: e.to_string() }))?;
     match up {
         Ok(reply) if reply.blocks == n => Ok(TaskOutcome::default()),
-        Ok(reply) => Err(TaskError::State(format!("coordinator stored {} of {n} blocks", reply.blocks))),
-        Err(e) => Err(TaskError::State(format!("upload failed: {e}"))),
+        Ok(reply) => Err(TaskError::UploadShort { stored: reply.blocks, sent: n }),
+        Err(e) => Err(TaskError::Upload(e)),
     }
 }
 
@@ -379,8 +446,11 @@ impl PeerEndpoint {
         let Some(addr) = opts.peer_listener else { return Ok(PeerEndpoint { listener: None, address: String::new() }) };
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|e| WorkerError::Other(format!("cannot listen on {addr}: {e}")))?;
-        let address = advertised(opts, listener.local_addr().map_err(|e| WorkerError::Other(e.to_string()))?);
+            .map_err(|source| WorkerError::Listen { addr: addr.to_string(), source })?;
+        let address = advertised(
+            opts,
+            listener.local_addr().map_err(|source| WorkerError::Listen { addr: addr.to_string(), source })?,
+        );
         Ok(PeerEndpoint { listener: Some(listener), address })
     }
 
@@ -405,7 +475,7 @@ pub async fn run_worker<L: CoordinatorLink>(link: Arc<L>, opts: WorkerOptions) -
 /// worker (it would otherwise take the first one's place in the job, then
 /// find the directory locked, or wait for a job that ended).
 pub fn lock_data(data: &std::path::Path) -> Result<crate::lock::DirLock, WorkerError> {
-    std::fs::create_dir_all(data).map_err(|e| WorkerError::Other(format!("{}: {e}", data.display())))?;
+    std::fs::create_dir_all(data).map_err(|source| WorkerError::Dir { path: data.to_path_buf(), source })?;
     Ok(crate::lock::DirLock::acquire(data)?)
 }
 
@@ -433,8 +503,7 @@ pub async fn run_joined<L: CoordinatorLink>(
             existing.worker_id
         );
     }
-    let spec: JobSpec = serde_json::from_str(&reply.plan_json)
-        .map_err(|e| WorkerError::Other(format!("coordinator sent an unreadable job description: {e}")))?;
+    let spec: JobSpec = serde_json::from_str(&reply.plan_json).map_err(WorkerError::BadSpec)?;
     if let Some(existing) = store::read_identity(&opts.data)?
         && (existing.job != spec.name || existing.plan_hash != spec.plan_hash)
     {
@@ -483,7 +552,7 @@ pub async fn run_joined<L: CoordinatorLink>(
             let identity = tonic::transport::Identity::from_pem(&t.cert_pem, &t.key_pem);
             builder = builder
                 .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
-                .map_err(|e| WorkerError::Other(format!("peer TLS: {e}")))?;
+                .map_err(WorkerError::PeerTls)?;
         }
         tokio::spawn(async move {
             let server = tonic::service::interceptor::InterceptedService::new(
@@ -628,7 +697,7 @@ async fn take_finished(
     match done {
         Some(r) => {
             running.take();
-            Ok(Some(r.map_err(|e| WorkerError::Other(format!("task failed: {e}")))?))
+            Ok(Some(r.map_err(|e| WorkerError::Thread { what: "task", detail: e.to_string() })?))
         }
         None => Ok(None),
     }

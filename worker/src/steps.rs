@@ -39,9 +39,140 @@ pub enum TaskError {
     /// A durable file failed.
     #[error(transparent)]
     Durable(#[from] retro_engine::durable::DurableError),
-    /// The task does not fit the worker's state.
+    /// The coordinator runs another attempt of the layer than this worker
+    /// holds (a lost worker was replaced); the layer starts again with INIT.
+    #[error(
+        "this worker holds attempt {held} of layer {layer}, the coordinator runs attempt {running}; it starts the \
+         layer again with INIT"
+    )]
+    AttemptMismatch {
+        /// The layer.
+        layer: u32,
+        /// The attempt on this worker's disk.
+        held: u32,
+        /// The attempt the coordinator runs.
+        running: u32,
+    },
+    /// A step names a round that does not follow the committed one.
+    #[error("asked to {step} round {round} of layer {layer}, but round {committed} is committed here")]
+    OutOfOrder {
+        /// The step asked for ("generate", "apply").
+        step: &'static str,
+        /// The layer.
+        layer: u32,
+        /// The round asked for.
+        round: u32,
+        /// The round this worker has committed.
+        committed: u32,
+    },
+    /// A layer's state file is missing, so no round can run on it.
+    #[error("layer {layer} has no init: {} is missing (deleted, or never written)", state.display())]
+    NoInit {
+        /// The layer.
+        layer: u32,
+        /// The state file that should be there.
+        state: PathBuf,
+    },
+    /// A round step came while no layer is open.
+    #[error("no layer open")]
+    NoLayerOpen,
+    /// The generate step routed updates to a worker it has no stream to.
+    #[error("no stream to worker {worker}")]
+    NoStream {
+        /// The worker.
+        worker: String,
+    },
+    /// A shard the task names belongs to another worker.
+    #[error("shard {shard} is not ours")]
+    NotOurShard {
+        /// The shard.
+        shard: u32,
+    },
+    /// The peer table has no owner for a shard updates go to.
+    #[error("no worker owns shard {shard} in the peer table")]
+    NoOwner {
+        /// The shard.
+        shard: u32,
+    },
+    /// The frontier scan does not match the round that made the frontier:
+    /// a hint missed a chunk, or the shard changed under the worker.
+    #[error(
+        "layer {layer} round {round}: the scan found {found} frontier positions, but round {} decided {decided} \
+         here{}",
+        round - 1,
+        if *hinted { " (only the chunks it wrote were scanned)" } else { "" }
+    )]
+    FrontierMismatch {
+        /// The layer.
+        layer: u32,
+        /// The round being generated.
+        round: u32,
+        /// The frontier positions the scan found.
+        found: u64,
+        /// The positions the previous round decided.
+        decided: u64,
+        /// Whether only the chunks of a hint were scanned.
+        hinted: bool,
+    },
+    /// An inbox holds another number of records than its sender reported.
+    #[error("{}: holds {got} records, worker {source_worker} reported sending {sent}", path.display())]
+    InboxCount {
+        /// The inbox file.
+        path: PathBuf,
+        /// The records it holds.
+        got: u64,
+        /// The sending worker.
+        source_worker: String,
+        /// The records it reported sending.
+        sent: u64,
+    },
+    /// An inbox holds a batch for a shard this worker does not own.
+    #[error("{}: batch for shard {shard}, not ours", path.display())]
+    ForeignBatch {
+        /// The inbox file.
+        path: PathBuf,
+        /// The shard.
+        shard: u32,
+    },
+    /// A layer directory could not be removed.
+    #[error("{}: {source}", path.display())]
+    Remove {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The machine is too small for the layer (and resources are checked).
+    #[error(transparent)]
+    Resources(#[from] retro_node::NodeError),
+    /// The known losses of a three-valued layer could not be read.
     #[error("{0}")]
-    State(String),
+    KnownLosses(String),
+    /// A task of a kind this worker does not run.
+    #[error("unexpected task kind {0}")]
+    UnexpectedKind(String),
+    /// A blocking thread running part of a task died.
+    #[error("{what} thread failed: {detail}")]
+    Thread {
+        /// The thread ("task", "generate", "export").
+        what: &'static str,
+        /// The join error.
+        detail: String,
+    },
+    /// The block stream to the coordinator ended before the export did.
+    #[error("upload to the coordinator was interrupted")]
+    UploadInterrupted,
+    /// The coordinator stored fewer blocks than were sent.
+    #[error("coordinator stored {stored} of {sent} blocks")]
+    UploadShort {
+        /// The blocks the coordinator stored.
+        stored: u64,
+        /// The blocks sent.
+        sent: u64,
+    },
+    /// The upload call failed.
+    #[error("upload failed: {0}")]
+    Upload(#[source] crate::link::LinkError),
     /// A peer could not be reached; the task can be retried later.
     #[error("{0}")]
     PeerUnreachable(String),
@@ -287,11 +418,7 @@ impl WorkerCore {
         if let Some(l) = &self.layer
             && l.state.attempt != self.attempt
         {
-            return Err(TaskError::State(format!(
-                "this worker holds attempt {} of layer {layer}, the coordinator runs attempt {}; it starts the layer \
-                 again with INIT",
-                l.state.attempt, self.attempt
-            )));
+            return Err(TaskError::AttemptMismatch { layer, held: l.state.attempt, running: self.attempt });
         }
         Ok(self.layer.as_mut())
     }
@@ -305,7 +432,7 @@ impl WorkerCore {
         for l in (0..self.spec.questions.len() as u32).filter(|&l| l != layer) {
             let dir = store::layer_dir(&self.data, l);
             if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(|e| TaskError::State(format!("{}: {e}", dir.display())))?;
+                std::fs::remove_dir_all(&dir).map_err(|source| TaskError::Remove { path: dir.clone(), source })?;
             }
         }
         // A layer the coordinator started again (a lost worker was replaced)
@@ -320,7 +447,7 @@ impl WorkerCore {
             );
             self.layer = None;
             self.work = None;
-            std::fs::remove_dir_all(&dir).map_err(|e| TaskError::State(format!("{}: {e}", dir.display())))?;
+            std::fs::remove_dir_all(&dir).map_err(|source| TaskError::Remove { path: dir.clone(), source })?;
         }
         if let Some(store) = self.open_layer(layer, shards)? {
             let rec = store.record(0).cloned().unwrap_or_default();
@@ -347,12 +474,11 @@ impl WorkerCore {
         let have = crate::resources::Available::measure(&self.data);
         let what = format!("layer {layer} on this worker ({} shards, {stored} positions)", shards.len());
         let needs = crate::resources::Needs::retrograde(stored, counts_missing);
-        let line = crate::resources::check(&what, needs, have, &self.data, self.ignore_resources)
-            .map_err(|e| TaskError::State(e.to_string()))?;
+        let line = crate::resources::check(&what, needs, have, &self.data, self.ignore_resources)?;
         tracing::info!("{line}");
         let counts = self.counts(shards)?;
         let known = match &self.known_losses {
-            Some(source) if q.three_valued => source.0.known_losses(layer).map_err(TaskError::State)?,
+            Some(source) if q.three_valued => source.0.known_losses(layer).map_err(TaskError::KnownLosses)?,
             _ => None,
         };
         let mut st = LayerStore::create(&store::layer_dir(&self.data, layer), self.layout, state, self.state_mapping)?;
@@ -463,7 +589,7 @@ impl WorkerCore {
         work.sent.clear();
         work.frontier = 0;
         work.frontier_chunks.clear();
-        let mut store = self.layer.take().ok_or_else(|| TaskError::State("no layer open".into()))?;
+        let mut store = self.layer.take().ok_or(TaskError::NoLayerOpen)?;
         let result = (|| {
             let store = &mut store;
             let shards: Vec<u32> = store.shards.keys().copied().collect();
@@ -505,9 +631,7 @@ impl WorkerCore {
                 work.frontier += g.frontier;
                 work.frontier_chunks.entry(s).or_default().extend(g.frontier_chunks);
                 for (dest, keys) in g.buckets {
-                    let w = owner
-                        .get(&dest)
-                        .ok_or_else(|| TaskError::State(format!("no worker owns shard {dest} in the peer table")))?;
+                    let w = owner.get(&dest).ok_or(TaskError::NoOwner { shard: dest })?;
                     *work.sent.entry(w.clone()).or_default() += keys.len() as u64;
                     if *w == self.worker_id {
                         if apply_local {
@@ -532,14 +656,13 @@ impl WorkerCore {
             if let Some(prev) = round.checked_sub(1).filter(|&r| r > 0).and_then(|r| store.record(r))
                 && prev.win + prev.loss != work.frontier
             {
-                return Err(TaskError::State(format!(
-                    "layer {layer} round {round}: the scan found {} frontier positions, but round {} decided {} \
-                         here{}",
-                    work.frontier,
-                    round - 1,
-                    prev.win + prev.loss,
-                    if hint.is_some() { " (only the chunks it wrote were scanned)" } else { "" }
-                )));
+                return Err(TaskError::FrontierMismatch {
+                    layer,
+                    round,
+                    found: work.frontier,
+                    decided: prev.win + prev.loss,
+                    hinted: hint.is_some(),
+                });
             }
             for chunks in work.frontier_chunks.values_mut() {
                 chunks.dedup();
@@ -561,7 +684,7 @@ impl WorkerCore {
         layer: u32,
         round: u32,
         shards: &[u32],
-        step: &str,
+        step: &'static str,
     ) -> Result<Option<TaskOutcome>, TaskError> {
         let Some(store) = self.open_layer(layer, shards)? else { return Err(no_init(&self.data, layer)) };
         let committed = store.live_round();
@@ -570,9 +693,7 @@ impl WorkerCore {
             return Ok(Some(TaskOutcome { record, init: None, durability_seconds: 0.0, seeded: false }));
         }
         if committed + 1 != round {
-            return Err(TaskError::State(format!(
-                "asked to {step} round {round} of layer {layer}, but round {committed} is committed here"
-            )));
+            return Err(TaskError::OutOfOrder { step, layer, round, committed });
         }
         Ok(None)
     }
@@ -641,13 +762,10 @@ impl WorkerCore {
                 let inbox = batch::Inbox::open(&path, count)?;
                 let got = inbox.total();
                 if got != count {
-                    return Err(TaskError::State(format!(
-                        "{}: holds {got} records, worker {source} reported sending {count}",
-                        path.display()
-                    )));
+                    return Err(TaskError::InboxCount { path, got, source_worker: source.clone(), sent: count });
                 }
                 if let Some(dest) = inbox.shards().find(|d| !shards.contains(d)) {
-                    return Err(TaskError::State(format!("{}: batch for shard {dest}, not ours", path.display())));
+                    return Err(TaskError::ForeignBatch { path, shard: dest });
                 }
                 for group in inbox.groups(APPLY_GROUP_RECORDS) {
                     apply_buffered(self, store, &mut work, q, group?)?;
@@ -748,7 +866,7 @@ impl WorkerCore {
                 let crc = crc32fast::hash(&packed);
                 let compressed = tablebase::compress_block(&packed)?;
                 if !emit(r.start / bp + i as u64, compressed, crc) {
-                    return Err(TaskError::State("upload to the coordinator was interrupted".into()));
+                    return Err(TaskError::UploadInterrupted);
                 }
                 blocks += 1;
             }
@@ -810,7 +928,7 @@ fn save_chunks(core: &WorkerCore, store: &mut LayerStore, wanted: Vec<(u32, Vec<
     let mut jobs = Vec::new();
     for (s, chunks) in wanted {
         if !store.shards.contains_key(&s) {
-            return Err(TaskError::State(format!("shard {s} is not ours")));
+            return Err(TaskError::NotOurShard { shard: s });
         }
         let flags = store.saved_mut(s);
         let mut fresh: Vec<u64> = chunks.into_iter().filter(|&c| !flags[c as usize]).collect();
@@ -887,5 +1005,5 @@ fn apply_buffered(
 /// written, or deleted), named so that the operator can look.
 fn no_init(data: &std::path::Path, layer: u32) -> TaskError {
     let state = store::layer_dir(data, layer).join("state.json");
-    TaskError::State(format!("layer {layer} has no init: {} is missing (deleted, or never written)", state.display()))
+    TaskError::NoInit { layer, state }
 }

@@ -753,7 +753,7 @@ pub fn run(
     runtime.block_on(crate::service::run_served(state.clone(), routes, serve))?;
     let s = state.lock();
     match &s.error {
-        Some(e) => Err(CoordinatorError::Job(e.clone())),
+        Some(e) => Err(CoordinatorError::Failed(e.clone())),
         None => Ok(()),
     }
 }
@@ -769,22 +769,19 @@ impl LevelJobState {
         checkpoints: &Path,
     ) -> Result<Option<Arc<LevelJobState>>, CoordinatorError> {
         std::fs::create_dir_all(checkpoints)
-            .map_err(|e| CoordinatorError::Job(format!("{}: {e}", checkpoints.display())))?;
+            .map_err(|source| CoordinatorError::File { path: checkpoints.to_path_buf(), source })?;
         let manifest_path = checkpoints.join("levels-cluster.json");
         let mut manifest: Manifest = read_checked_json(&manifest_path)?.unwrap_or_default();
         if manifest.plan_hash.is_empty() {
             manifest.plan_hash = plan.hash();
         } else if manifest.plan_hash != plan.hash() {
-            return Err(CoordinatorError::Job(format!(
-                "{} belongs to another plan; use another checkpoint directory",
-                checkpoints.display()
-            )));
+            return Err(CoordinatorError::ForeignCheckpoints {
+                dir: checkpoints.to_path_buf(),
+                other: "another plan".into(),
+            });
         }
         if manifest.workers.len() > workers {
-            return Err(CoordinatorError::Job(format!(
-                "this job was started with {} workers; run it with the same number",
-                manifest.workers.len()
-            )));
+            return Err(CoordinatorError::WorkerCount { path: manifest_path, started: manifest.workers.len() });
         }
         if let Some(last) = manifest.written {
             tracing::info!("every level (0-{last}) was written by an earlier run; computing the ledger");
@@ -795,7 +792,7 @@ impl LevelJobState {
         }
         // Parcels relayed by an earlier process are delivered again from its last committed level.
         let relay = checkpoints.join("relay");
-        store::remove_dir_if_present(&relay).map_err(|e| CoordinatorError::Job(e.to_string()))?;
+        store::remove_dir_if_present(&relay)?;
         std::fs::create_dir_all(&relay)
             .map_err(|e| CoordinatorError::Io(format!("cannot create {}: {e}", relay.display())))?;
         Ok(Some(Arc::new(LevelJobState {

@@ -100,18 +100,18 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
     // Bytes of the levels held in memory (see `LevelOptions::holds`).
     let mut held = 0u64;
     if let Some(root) = &opts.checkpoints {
-        std::fs::create_dir_all(root).map_err(|e| CoordinatorError::Job(format!("{}: {e}", root.display())))?;
+        std::fs::create_dir_all(root).map_err(|source| CoordinatorError::File { path: root.clone(), source })?;
         let id_path = root.join("levels.json");
         match read_checked_json::<LevelsIdentity>(&id_path)? {
             Some(found) if found != identity => {
-                return Err(CoordinatorError::Job(format!(
-                    "{} belongs to another job ({} start {:#x}, {} shards, folded by {} symmetries); use another checkpoint directory or delete it",
-                    root.display(),
+                let other = format!(
+                    "another job ({} start {:#x}, {} shards, folded by {} symmetries)",
                     found.board,
                     found.start,
                     found.shards,
                     found.symmetries.count_ones()
-                )));
+                );
+                return Err(CoordinatorError::ForeignCheckpoints { dir: root.clone(), other });
             }
             Some(_) => {}
             None => write_checked_json(&id_path, &identity)?,
@@ -170,7 +170,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
                     let root = opts.checkpoints.as_ref().expect("a level on disk has a root");
                     let dir = store::level_dir(root, n);
                     std::fs::remove_dir_all(&dir)
-                        .map_err(|e| CoordinatorError::Job(format!("{}: {e}", dir.display())))?;
+                        .map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
                     break;
                 }
                 level
@@ -192,7 +192,7 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
 fn disk_level(opts: &LevelOptions, n: usize) -> Result<StoredLevel, CoordinatorError> {
     let root = opts.checkpoints.as_ref().expect("save wrote the level, so there is a root");
     let marker = store::read_marker(root, n, opts.shards.max(1))?
-        .ok_or_else(|| CoordinatorError::Job(format!("level {n} was written without its marker")))?;
+        .ok_or(CoordinatorError::LevelNotOnDisk { level: n, why: "was written without its marker" })?;
     Ok(StoredLevel::Disk { root: root.clone(), n, marker })
 }
 
@@ -207,15 +207,11 @@ fn expand_on_disk(
     fault: &Option<Fault>,
 ) -> Result<(StoredLevel, u64), CoordinatorError> {
     let Some(root) = &opts.checkpoints else {
-        return Err(CoordinatorError::Job(format!(
-            "level {} does not fit the memory bound ({} bytes) and there is no checkpoint directory to spill to",
-            n - 1,
-            opts.memory_bytes
-        )));
+        return Err(CoordinatorError::NoSpill { level: n - 1, memory_bytes: opts.memory_bytes });
     };
     let shards = opts.shards.max(1);
     let source = store::read_marker(root, n - 1, shards)?
-        .ok_or_else(|| CoordinatorError::Job(format!("level {} is not on disk", n - 1)))?;
+        .ok_or(CoordinatorError::LevelNotOnDisk { level: n - 1, why: "is not on disk" })?;
     store::begin_level(root, n)?;
     let bound = SpillOptions { memory_bytes: opts.memory_bytes, threads: opts.threads };
     let sources = store::shard_files(root, n - 1, shards);

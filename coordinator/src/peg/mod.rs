@@ -23,12 +23,12 @@ use std::time::Instant;
 /// plan names.
 pub fn plan_start(plan: &Plan) -> Result<(Board, &str, retro_games::peg::Pegs), CoordinatorError> {
     let GamePlan::Peg(PegPlan::Ledger { board, vacancy: vacancy_name, .. }) = &plan.job.game else {
-        return Err(CoordinatorError::Job(format!("plan {} is not a peg ledger plan", plan.job.name)));
+        return Err(CoordinatorError::WrongPlan { plan: plan.job.name.clone(), kind: "peg ledger" });
     };
     let board = Board::new(*board);
-    let vacancy = parse_hole(vacancy_name).filter(|&h| board.has_hole(h)).ok_or_else(|| {
-        CoordinatorError::Job(format!("{vacancy_name:?} is not a hole of the {} board", board.kind().name()))
-    })?;
+    let vacancy = parse_hole(vacancy_name)
+        .filter(|&h| board.has_hole(h))
+        .ok_or_else(|| CoordinatorError::NoSuchHole { hole: vacancy_name.clone(), board: board.kind().name() })?;
     let start = board.single_vacancy(vacancy);
     Ok((board, vacancy_name, start))
 }
@@ -78,7 +78,7 @@ pub fn run_ledger(plan: &Plan, output: &Path, checkpoints: &Path) -> Result<Ledg
         peak_disk_bytes: computed.peak_disk_bytes,
         peak_rss_bytes: retro_engine::process::peak_rss_bytes(),
     };
-    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+    std::fs::create_dir_all(output).map_err(|source| CoordinatorError::File { path: output.to_path_buf(), source })?;
     let json = serde_json::to_vec_pretty(&summary)?;
     write_atomic(&output.join("summary.json"), &json)?;
     Ok(summary)
@@ -92,7 +92,7 @@ pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, Coord
     let mut boards = Vec::new();
     let board = match &plan.job.game {
         GamePlan::Peg(PegPlan::Problems { board }) => *board,
-        _ => return Err(CoordinatorError::Job(format!("plan {} is not a peg problems plan", plan.job.name))),
+        _ => return Err(CoordinatorError::WrongPlan { plan: plan.job.name.clone(), kind: "peg problems" }),
     };
     for kind in problems::plan_boards(board) {
         boards.push(problems::decide_all(&Board::new(kind), PROBLEM_BUDGET, plan.threads())?);
@@ -104,7 +104,7 @@ pub fn run_problems(plan: &Plan, output: &Path) -> Result<ProblemsSummary, Coord
         budget: PROBLEM_BUDGET,
         boards,
     };
-    std::fs::create_dir_all(output).map_err(|e| CoordinatorError::Job(format!("{}: {e}", output.display())))?;
+    std::fs::create_dir_all(output).map_err(|source| CoordinatorError::File { path: output.to_path_buf(), source })?;
     let json = serde_json::to_vec_pretty(&summary)?;
     write_atomic(&output.join("summary.json"), &json)?;
     let tables: String = summary.boards.iter().map(|b| b.markdown() + "\n").collect();
