@@ -68,7 +68,7 @@ esac
 price=${price:-$list_price}
 
 # Job profiles, per stored position, in core-seconds of the reference machine
-# (AMD EPYC, 2 cores, 1 MiB L2 per core, 32 MiB L3; docs/BENCHMARKS.md):
+# (the one docs/BENCHMARKS.md calls epyc-l2-2m: AMD EPYC, 2 vCPU, L2 2 MiB, L3 32 MiB):
 #   P stored positions, K layers, R rounds in all, count / layer / analysis
 #   core-seconds per position, b wire bytes per decided position when every
 #   record crosses the network, alpha (parallel loss per added worker), round

@@ -199,15 +199,25 @@ fn main() -> ExitCode {
     if !matches!(cli.command, None | Some(Command::Serve { .. }) | Some(Command::Sylver(_))) {
         retro_node::die_quietly_on_closed_stdout();
     }
-    let result: Result<(), String> = match cli.command {
-        None => match commands::run::run(cli.run) {
-            Ok(()) => Ok(()),
-            Err(f) if f.code != 1 => {
-                eprintln!("{}", f.message);
-                return ExitCode::from(f.code);
-            }
-            Err(f) => Err(f.message),
-        },
+    match try_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A run stopped by a signal says where it stopped and how to go on;
+        // it is not an error.
+        Err(e) if e.exit_code() != 1 => {
+            eprintln!("{e}");
+            ExitCode::from(e.exit_code())
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command the line asks for.
+fn try_main(cli: Cli) -> Result<(), commands::CliError> {
+    match cli.command {
+        None => commands::run::run(cli.run),
         Some(Command::Estimate { plan, json }) => commands::estimate::run(&plan, json),
         Some(Command::Explore { plan, depth, tablebase, threads, scratch, json }) => {
             commands::explore::run(plan, depth, tablebase, threads, scratch, json)
@@ -235,12 +245,5 @@ fn main() -> ExitCode {
         }
         Some(Command::Peg { command }) => commands::peg::run(command),
         Some(Command::Ledger { summary }) => commands::ledger::run(&summary),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
     }
 }

@@ -64,20 +64,20 @@ fn the_documents_test_vectors_hold() {
                 assert_eq!(p.game.rank(&pos), v.rank, "{row}: rank");
                 assert_eq!(p.game.format(&p.position_of(v.rank).unwrap()), v.position, "{row}: unrank");
                 let layer = retro_probe::cc3::COMPUTED_LAYERS.iter().position(|l| *l == v.layer).unwrap();
-                let value = retro_probe::cc3::value_word(p.layer_value(layer, v.rank).unwrap());
+                let value = p.layer_value(layer, v.rank).unwrap().word();
                 assert_eq!(value, v.value, "{row}: value");
             }
             Tablebases::Ranked(p) => {
                 assert_eq!((v.game.as_str(), v.layer.as_str()), ("cc3", "top2(A)"), "{row}");
                 let pos = p.parse(&v.position).unwrap();
                 assert_eq!(p.game.cc3.rank(&pos), v.rank, "{row}: rank");
-                assert_eq!(retro_probe::value_word(p.top2(&pos).unwrap()[0]), v.value, "{row}: value");
+                assert_eq!(p.top2(&pos).unwrap()[0].word(), v.value, "{row}: value");
             }
             Tablebases::TwoPlayer(p) => {
                 assert_eq!((v.game.as_str(), v.layer.as_str()), ("cc2", retro_probe::cc2::LAYER), "{row}");
                 let pos = p.parse(&v.position).unwrap();
                 assert_eq!(p.game.rank_of(&pos).0, v.rank, "{row}: rank");
-                let value = retro_probe::value_word(p.value_at_rank(v.rank).unwrap());
+                let value = p.value_at_rank(v.rank).unwrap().word();
                 assert_eq!(value, v.value, "{row}: value");
             }
         }

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 use retro_games::cc3::{Cc3, Outcome, Position, children};
+use retro_probe::Value as ProbeValue;
 use retro_probe::cc3::Prober;
 use retro_results::cc3::analysis::{Category, category};
 use serde_json::Value;
@@ -89,12 +90,12 @@ fn depths(g: &Cc3) -> Vec<Vec<Position>> {
 fn kingmaker_moves(p: &Prober, pos: &Position) -> Option<(Position, Position)> {
     let g = Cc3::new(1).unwrap();
     let a = p.answers(pos).unwrap();
-    if category(&g, pos, &a) != Category::Kingmaker || a.solo[pos.turn as usize] == VALUE_WIN {
+    if category(&g, pos, &a) != Category::Kingmaker || a.solo[pos.turn as usize] == ProbeValue::Win {
         return None;
     }
     let m = pos.turn as usize;
     let kids = children(&g.star, pos);
-    let hands = |p: &Prober, y: usize| kids.iter().copied().find(|c| p.answers(c).unwrap().solo[y] == VALUE_WIN);
+    let hands = |p: &Prober, y: usize| kids.iter().copied().find(|c| p.answers(c).unwrap().solo[y] == ProbeValue::Win);
     Some((hands(p, (m + 1) % 3)?, hands(p, (m + 2) % 3)?))
 }
 
@@ -125,7 +126,7 @@ fn stage1_witnesses_are_legal_lines_to_the_right_positions() {
     let a = prober.answers(&end).unwrap();
     assert_eq!(category(&g, &end, &a), Category::SoloWin);
     let x = ["A", "B", "C"].iter().position(|p| w["player"] == *p).unwrap();
-    assert_eq!(a.solo[x], VALUE_WIN);
+    assert_eq!(a.solo[x], ProbeValue::Win);
     assert_eq!(w["position"]["solo"][["A", "B", "C"][x]], "win");
     for pos in &line[..line.len() - 1] {
         let a = prober.answers(pos).unwrap();
@@ -141,7 +142,7 @@ fn stage1_witnesses_are_legal_lines_to_the_right_positions() {
     let m = end.turn as usize;
     let a = prober.answers(&end).unwrap();
     assert_eq!(category(&g, &end, &a), Category::Kingmaker);
-    assert_ne!(a.solo[m], VALUE_WIN);
+    assert_ne!(a.solo[m], ProbeValue::Win);
     assert!(a.enable[m][(m + 1) % 3] && a.enable[m][(m + 2) % 3], "handing the win implies enable");
     let moves = w["moves"].as_array().unwrap();
     assert_eq!(moves.len(), 2);
@@ -153,8 +154,8 @@ fn stage1_witnesses_are_legal_lines_to_the_right_positions() {
             child
         })
         .collect();
-    assert_eq!(prober.answers(&kids[0]).unwrap().solo[(m + 1) % 3], VALUE_WIN);
-    assert_eq!(prober.answers(&kids[1]).unwrap().solo[(m + 2) % 3], VALUE_WIN);
+    assert_eq!(prober.answers(&kids[0]).unwrap().solo[(m + 1) % 3], ProbeValue::Win);
+    assert_eq!(prober.answers(&kids[1]).unwrap().solo[(m + 2) % 3], ProbeValue::Win);
     let depth = line.len() - 1;
     assert!(kingmaker_moves(&prober, &end).is_some());
     for (d, level) in levels.iter().enumerate().take(depth) {
@@ -266,7 +267,7 @@ fn draw_cycle_returns_to_its_position_through_draws() {
     assert_eq!(cycle[cycle.len() - 1], at, "the cycle returns to its position");
     for pos in &cycle {
         let a = prober.answers(pos).unwrap();
-        assert_eq!(a.solo[x], VALUE_DRAW, "{} on the cycle", g.format(pos));
+        assert_eq!(a.solo[x], ProbeValue::Draw, "{} on the cycle", g.format(pos));
         assert_eq!(category(&g, pos, &a), Category::SpoilerDraw);
     }
     // The shortest cycle through the start: each player steps out and back.

@@ -4,10 +4,10 @@
 use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
-use retro_engine::tablebase::{VALUE_LOSS, VALUE_WIN};
 use retro_games::GameKind;
 use retro_games::cc2::{Outcome, PLAYER_NAMES, Position, children};
 use retro_probe::ProbeError;
+use retro_probe::Value as ProbeValue;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -110,7 +110,7 @@ impl Cc2Explorer {
     }
 
     /// The value for player 1 at `pos`.
-    fn value(&self, pos: &Position) -> Result<u8, ProbeError> {
+    fn value(&self, pos: &Position) -> Result<ProbeValue, ProbeError> {
         self.prober.value(pos)
     }
 
@@ -128,7 +128,7 @@ impl Cc2Explorer {
             .collect();
         let moves = self.prober.moves(&pos).map_err(|e| ApiError::internal(e.to_string()))?;
         let v = self.value(&pos).map_err(ApiError::internal)?;
-        let (plies, depth_note) = if v == VALUE_WIN || v == VALUE_LOSS {
+        let (plies, depth_note) = if v == ProbeValue::Win || v == ProbeValue::Loss {
             let mut f = Cc2Forcing { ex: self, target: v };
             let mut budget = DEPTH_BUDGET;
             match plies_to_end(&mut f, pos, &mut budget, stop).map_err(ApiError::internal)? {
@@ -149,7 +149,7 @@ impl Cc2Explorer {
 /// value is WIN, player 2 when it is LOSS.
 struct Cc2Forcing<'a> {
     ex: &'a mut Cc2Explorer,
-    target: u8,
+    target: ProbeValue,
 }
 
 impl Forcing for Cc2Forcing<'_> {
@@ -163,7 +163,7 @@ impl Forcing for Cc2Forcing<'_> {
     }
 
     fn forcer_moves(&self, pos: &Position) -> bool {
-        (pos.turn == 0) == (self.target == VALUE_WIN)
+        (pos.turn == 0) == (self.target == ProbeValue::Win)
     }
 
     fn forced(&mut self, pos: &Position) -> Result<bool, ProbeError> {

@@ -6,10 +6,10 @@ use super::ApiError;
 use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
 use clap::ValueEnum;
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::GameKind;
 use retro_games::cc3::{Outcome, PLAYER_NAMES, Position, children};
 use retro_probe::ProbeError;
+use retro_probe::Value as ProbeValue;
 use retro_probe::cc3::{PositionReport, Prober};
 use retro_results::cc3::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
 use retro_results::cc3::witness::{self, WitnessKind};
@@ -142,8 +142,10 @@ impl Cc3Explorer {
             let name = format!("solo({})", PLAYER_NAMES[x]);
             let others = format!("{} and {}", PLAYER_NAMES[(x + 1) % 3], PLAYER_NAMES[(x + 2) % 3]);
             match a.solo[x] {
-                VALUE_WIN => wanted.push((name, "win", PLAYER_NAMES[x].to_string(), LayerQuery::solo(x, VALUE_WIN))),
-                VALUE_LOSS => wanted.push((name, "loss", others, LayerQuery::solo(x, VALUE_LOSS))),
+                ProbeValue::Win => {
+                    wanted.push((name, "win", PLAYER_NAMES[x].to_string(), LayerQuery::solo(x, ProbeValue::Win)))
+                }
+                ProbeValue::Loss => wanted.push((name, "loss", others, LayerQuery::solo(x, ProbeValue::Loss))),
                 _ => {}
             }
         }
@@ -198,7 +200,7 @@ struct LayerQuery {
     /// The players on the question's MAX side.
     max: [bool; 3],
     /// WIN when MAX forces, LOSS when the others do (solo only).
-    target: u8,
+    target: ProbeValue,
 }
 
 /// Which rotation holds a question about player X: the one that makes X
@@ -206,7 +208,7 @@ struct LayerQuery {
 const ROTATION_OF: [usize; 3] = [0, 2, 1];
 
 impl LayerQuery {
-    fn solo(x: usize, target: u8) -> LayerQuery {
+    fn solo(x: usize, target: ProbeValue) -> LayerQuery {
         let mut max = [false; 3];
         max[x] = true;
         LayerQuery { layer: 0, rotation: ROTATION_OF[x], max, target }
@@ -218,7 +220,7 @@ impl LayerQuery {
         max[y] = true;
         // enable(X>X+1) is the enable(A>B) layer, enable(X>X+2) enable(A>C).
         let layer = if y == (x + 1) % 3 { 1 } else { 2 };
-        LayerQuery { layer, rotation: ROTATION_OF[x], max, target: VALUE_WIN }
+        LayerQuery { layer, rotation: ROTATION_OF[x], max, target: ProbeValue::Win }
     }
 }
 
@@ -236,7 +238,7 @@ impl Forcing for QuestionGame<'_> {
     }
 
     fn forcer_moves(&self, pos: &Position) -> bool {
-        self.q.max[pos.turn as usize] == (self.q.target == VALUE_WIN)
+        self.q.max[pos.turn as usize] == (self.q.target == ProbeValue::Win)
     }
 
     fn forced(&mut self, pos: &Position) -> Result<bool, ProbeError> {
@@ -244,7 +246,7 @@ impl Forcing for QuestionGame<'_> {
         let v = self.prober.values(&[(self.q.layer, rank)])?;
         // A draw never counts as forced; the two-valued enable layers store
         // "not forced" as LOSS, which is never a target there.
-        Ok(v[0] == self.q.target && v[0] != VALUE_DRAW)
+        Ok(v[0] == self.q.target && v[0] != ProbeValue::Draw)
     }
 
     fn finished(&self, pos: &Position) -> bool {

@@ -1,8 +1,8 @@
 //! Two-player Chinese checkers: a position's value from the `solo(1)`
 //! tablebase (folded by colour symmetry or not) and every move's.
 
-use crate::{Layer, ProbeError, check_rank_order, value_word};
-use retro_engine::tablebase::{TablebaseReader, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use crate::{Layer, ProbeError, Value, check_rank_order};
+use retro_engine::tablebase::{TablebaseReader, layer_file_name};
 use retro_games::GameKind;
 use retro_games::RetroGame;
 use retro_games::cc2::{Cc2, Folding, Outcome, PLAYER_NAMES, Part2, Position, children, for_each_move};
@@ -50,15 +50,6 @@ pub struct Move {
     pub to: String,
     /// The child.
     pub child: Report,
-}
-
-/// The value seen by the other side (win and loss swap).
-pub fn negate(v: u8) -> u8 {
-    match v {
-        VALUE_WIN => VALUE_LOSS,
-        VALUE_LOSS => VALUE_WIN,
-        v => v,
-    }
 }
 
 impl Prober {
@@ -111,24 +102,24 @@ impl Prober {
     }
 
     /// The value for player 1 at `pos`.
-    pub fn value(&self, pos: &Position) -> Result<u8, ProbeError> {
+    pub fn value(&self, pos: &Position) -> Result<Value, ProbeError> {
         let (rank, negated) = self.game.rank_of(pos);
         let v = self.layer.value(rank)?;
-        Ok(if negated { negate(v) } else { v })
+        Ok(if negated { v.negate() } else { v })
     }
 
     /// The value stored at `rank` of the file (for player 1 when the file is
     /// not folded; for the player to move's colour-swapped view otherwise).
-    pub fn value_at_rank(&self, rank: u64) -> Result<u8, ProbeError> {
-        Ok(self.layer.value(rank)?)
+    pub fn value_at_rank(&self, rank: u64) -> Result<Value, ProbeError> {
+        self.layer.value(rank)
     }
 
     /// Describes one position.
     pub fn report(&self, pos: &Position) -> Result<Report, ProbeError> {
         let (rank, negated) = self.game.rank_of(pos);
         let stored = self.layer.value(rank)?;
-        let v = if negated { negate(stored) } else { stored };
-        let mover = if pos.turn == 1 { negate(v) } else { v };
+        let v = if negated { stored.negate() } else { stored };
+        let mover = if pos.turn == 1 { v.negate() } else { v };
         let outcome = match pos.outcome(&self.game.board) {
             Outcome::Won(p) => format!("won by {}", PLAYER_NAMES[p as usize]),
             Outcome::Illegal => "illegal".into(),
@@ -142,8 +133,8 @@ impl Prober {
             rank,
             to_move: PLAYER_NAMES[pos.turn as usize].into(),
             outcome,
-            value: value_word(v).into(),
-            for_mover: value_word(mover).into(),
+            value: v.word().into(),
+            for_mover: mover.word().into(),
         })
     }
 

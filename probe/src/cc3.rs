@@ -3,8 +3,8 @@
 //! its category, and a prober that reads them from tablebase files (one block
 //! per lookup) with every legal move's child.
 
-use crate::{Layer, ProbeError, check_rank_order};
-use retro_engine::tablebase::{TablebaseError, TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name};
+use crate::{Layer, ProbeError, Value, check_rank_order};
+use retro_engine::tablebase::{TablebaseReader, layer_file_name};
 use retro_games::GameKind;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, for_each_move};
 use serde::Serialize;
@@ -23,8 +23,8 @@ pub const ENABLE_PAIRS: [(usize, usize); 6] = [(0, 1), (0, 2), (1, 0), (1, 2), (
 /// All 12 answers at one position (pairout(X) is solo(X) == LOSS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Answers {
-    /// solo(A), solo(B), solo(C) as tablebase values (DRAW/WIN/LOSS/ILLEGAL).
-    pub solo: [u8; 3],
+    /// solo(A), solo(B), solo(C).
+    pub solo: [Value; 3],
     /// enable(X>Y) forced, indexed `[X][Y]` (diagonal unused).
     pub enable: [[bool; 3]; 3],
 }
@@ -57,8 +57,6 @@ impl Category {
     }
 }
 
-pub use crate::value_word;
-
 /// Ranks of `pos`, `R(pos)` and `R^2(pos)` (R the 120-degree rotation).
 pub fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
     let r1 = pos.rotated(&game.star);
@@ -66,13 +64,14 @@ pub fn rotation_ranks(game: &Cc3, pos: &Position) -> [u64; 3] {
     [game.rank(pos), game.rank(&r1), game.rank(&r2)]
 }
 
-/// The answers at `R^j P` from the three layers' values at the ranks of `P`,
-/// `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`). The rotation ranks
+/// The answers at `R^j P` from the three layers' stored codes at the ranks of
+/// `P`, `R P` and `R^2 P` (`v[layer][i]` at the rank of `R^i P`; the analysis
+/// passes read the codes straight from decoded blocks). The rotation ranks
 /// of `R^j P` are those of `P` shifted by `j`, so one orbit's nine values give
 /// the answers at all three of its positions.
 pub fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
     let (i0, i1, i2) = (j % 3, (j + 1) % 3, (j + 2) % 3);
-    let win = |layer: usize, i: usize| v[layer][i] == VALUE_WIN;
+    let win = |layer: usize, i: usize| Value::from_code(v[layer][i]) == Value::Win;
     let mut enable = [[false; 3]; 3];
     enable[0][1] = win(1, i0);
     enable[1][2] = win(1, i2);
@@ -80,7 +79,8 @@ pub fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
     enable[0][2] = win(2, i0);
     enable[1][0] = win(2, i2);
     enable[2][1] = win(2, i1);
-    Answers { solo: [v[0][i0], v[0][i2], v[0][i1]], enable }
+    let solo = [v[0][i0], v[0][i2], v[0][i1]].map(Value::from_code);
+    Answers { solo, enable }
 }
 
 /// The 12 answers at `pos`, reading layer values through `value(layer, rank)`.
@@ -90,13 +90,13 @@ pub fn answers_from(v: &[[u8; 3]; 3], j: usize) -> Answers {
 pub fn answers_with<E>(
     game: &Cc3,
     pos: &Position,
-    mut value: impl FnMut(usize, u64) -> Result<u8, E>,
+    mut value: impl FnMut(usize, u64) -> Result<Value, E>,
 ) -> Result<Answers, E> {
     let ranks = rotation_ranks(game, pos);
     let mut v = [[0u8; 3]; 3];
     for (layer, row) in v.iter_mut().enumerate() {
         for (i, &r) in ranks.iter().enumerate() {
-            row[i] = value(layer, r)?;
+            row[i] = value(layer, r)?.code();
         }
     }
     Ok(answers_from(&v, 0))
@@ -112,13 +112,13 @@ pub fn category_of(ongoing: bool, a: &Answers) -> Category {
     if !ongoing {
         return Category::Terminal;
     }
-    if a.solo.contains(&VALUE_WIN) {
+    if a.solo.contains(&Value::Win) {
         return Category::SoloWin;
     }
-    if a.solo.contains(&VALUE_DRAW) {
+    if a.solo.contains(&Value::Draw) {
         return Category::SpoilerDraw;
     }
-    if ENABLE_PAIRS.iter().any(|&(x, y)| a.enable[x][y] && a.solo[y] != VALUE_WIN) {
+    if ENABLE_PAIRS.iter().any(|&(x, y)| a.enable[x][y] && a.solo[y] != Value::Win) {
         return Category::Kingmaker;
     }
     Category::Other
@@ -290,12 +290,12 @@ impl Prober {
     }
 
     /// The value of computed layer `layer` (index into [`COMPUTED_LAYERS`]) at `rank`.
-    pub fn layer_value(&self, layer: usize, rank: u64) -> Result<u8, TablebaseError> {
+    pub fn layer_value(&self, layer: usize, rank: u64) -> Result<Value, ProbeError> {
         self.layers[layer].value(rank)
     }
 
     /// The 12 answers at `pos`.
-    pub fn answers(&self, pos: &Position) -> Result<Answers, TablebaseError> {
+    pub fn answers(&self, pos: &Position) -> Result<Answers, ProbeError> {
         answers_with(&self.game, pos, |layer, rank| self.layers[layer].value(rank))
     }
 
@@ -303,10 +303,10 @@ impl Prober {
     /// [`COMPUTED_LAYERS`]), read in sorted order: each reader caches one block,
     /// so every block is read and decompressed once per call instead of once
     /// per lookup. A layer index above 2 is a programming error (it panics).
-    pub fn values(&self, requests: &[(usize, u64)]) -> Result<Vec<u8>, TablebaseError> {
+    pub fn values(&self, requests: &[(usize, u64)]) -> Result<Vec<Value>, ProbeError> {
         let mut order: Vec<usize> = (0..requests.len()).collect();
         order.sort_unstable_by_key(|&i| requests[i]);
-        let mut out = vec![0u8; requests.len()];
+        let mut out = vec![Value::Illegal; requests.len()];
         for i in order {
             let (layer, rank) = requests[i];
             out[i] = self.layers[layer].value(rank)?;
@@ -315,7 +315,7 @@ impl Prober {
     }
 
     /// Describes one position.
-    pub fn report(&self, pos: &Position) -> Result<PositionReport, TablebaseError> {
+    pub fn report(&self, pos: &Position) -> Result<PositionReport, ProbeError> {
         let a = self.answers(pos)?;
         let g = &self.game;
         Ok(PositionReport {
@@ -328,8 +328,8 @@ impl Prober {
                 Outcome::Illegal => "illegal".into(),
             },
             category: category(g, pos, &a).key().into(),
-            solo: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), value_word(a.solo[p]).to_string())).collect(),
-            pairout: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), a.solo[p] == VALUE_LOSS)).collect(),
+            solo: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), a.solo[p].word().to_string())).collect(),
+            pairout: (0..3).map(|p| (PLAYER_NAMES[p].to_string(), a.solo[p] == Value::Loss)).collect(),
             enable: ENABLE_PAIRS
                 .iter()
                 .enumerate()
@@ -339,7 +339,7 @@ impl Prober {
     }
 
     /// The position and every move with its child.
-    pub fn probe(&self, pos: &Position) -> Result<Probe, TablebaseError> {
+    pub fn probe(&self, pos: &Position) -> Result<Probe, ProbeError> {
         let position = self.report(pos)?;
         let mut moves = Vec::new();
         if pos.outcome(&self.game.star) == Outcome::Ongoing {

@@ -2,7 +2,8 @@
 //! `&self`, and the last block read is kept, so a caller walking nearby
 //! positions (a depth search, a line of play) decodes each block once.
 
-use retro_engine::tablebase::{TablebaseError, TablebaseReader, unpack_value};
+use crate::{ProbeError, Value};
+use retro_engine::tablebase::{TablebaseReader, unpack_value};
 use std::sync::{Arc, Mutex};
 
 /// A tablebase file with a one-block cache behind a short lock (held only to
@@ -24,7 +25,7 @@ impl Layer {
     }
 
     /// The value at `rank`.
-    pub fn value(&self, rank: u64) -> Result<u8, TablebaseError> {
+    pub fn value(&self, rank: u64) -> Result<Value, ProbeError> {
         let (block, at) = self.reader.locate(rank)?;
         let cached = {
             let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
@@ -38,6 +39,6 @@ impl Layer {
                 p
             }
         };
-        Ok(unpack_value(&packed, at))
+        Ok(Value::from_code(unpack_value(&packed, at)))
     }
 }

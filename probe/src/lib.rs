@@ -17,9 +17,11 @@ pub mod cc3;
 mod layer;
 pub mod ranked;
 pub mod recorded;
+mod value;
 
 pub use layer::Layer;
 pub use recorded::TablebaseEntry;
+pub use value::Value;
 
 use retro_engine::tablebase::{TablebaseError, TablebaseReader};
 use std::path::Path;
@@ -65,17 +67,6 @@ pub fn open(dir: &Path) -> Result<Tablebases, ProbeError> {
         return ranked::RankedProber::open(dir).map(Tablebases::Ranked);
     }
     cc3::Prober::open(dir).map(Tablebases::ThreePlayer)
-}
-
-/// A word for a tablebase value: `win`, `loss`, `draw` or `illegal`.
-pub fn value_word(v: u8) -> &'static str {
-    use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
-    match v {
-        VALUE_WIN => "win",
-        VALUE_LOSS => "loss",
-        VALUE_DRAW => "draw",
-        _ => "illegal",
-    }
 }
 
 /// Refuses a tablebase whose header records another rank order than `want`

@@ -2,8 +2,8 @@
 //! every player's top2 through the rotation, and after a first finish the
 //! race for second place.
 
-use crate::{Layer, ProbeError, value_word};
-use retro_engine::tablebase::{TablebaseError, TablebaseReader, layer_file_name};
+use crate::{Layer, ProbeError, Value};
+use retro_engine::tablebase::{TablebaseReader, layer_file_name};
 use retro_games::GameKind;
 use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked, Standing, for_each_move};
 use serde::Serialize;
@@ -119,13 +119,13 @@ impl RankedProber {
 
     /// top2(X) at `pos` for each player, as tablebase values: A's at the
     /// position, B's at its preimage under the rotation, C's at its image.
-    pub fn top2(&self, pos: &Position) -> Result<[u8; 3], TablebaseError> {
+    pub fn top2(&self, pos: &Position) -> Result<[Value; 3], ProbeError> {
         let [a, b, c] = top2_ranks(&self.game.cc3, pos);
         Ok([self.layer.value(a)?, self.layer.value(b)?, self.layer.value(c)?])
     }
 
     /// The values of one position.
-    pub fn report(&self, pos: &Position) -> Result<RankedReport, TablebaseError> {
+    pub fn report(&self, pos: &Position) -> Result<RankedReport, ProbeError> {
         let top2 = self.top2(pos)?;
         let done = self.game.finished(pos);
         let mover = pos.turn as usize;
@@ -144,7 +144,7 @@ impl RankedProber {
         let race = (standing == Standing::Live && done.count_ones() == 1).then(|| {
             let first = done.trailing_zeros() as usize;
             let other = 3 - first - mover;
-            RaceReport { first: name(first), racers: [name(mover), name(other)], value: value_word(top2[mover]).into() }
+            RaceReport { first: name(first), racers: [name(mover), name(other)], value: top2[mover].word().into() }
         });
         Ok(RankedReport {
             position: self.game.cc3.format(pos),
@@ -152,14 +152,14 @@ impl RankedProber {
             to_move: name(mover),
             outcome,
             finished,
-            top2: (0..3).map(|p| (name(p), value_word(top2[p]).to_string())).collect(),
+            top2: (0..3).map(|p| (name(p), top2[p].word().to_string())).collect(),
             race,
         })
     }
 
     /// A position's values and each move with its child's (none when the
     /// game is over or the rank is illegal).
-    pub fn probe(&self, pos: &Position) -> Result<RankedProbe, TablebaseError> {
+    pub fn probe(&self, pos: &Position) -> Result<RankedProbe, ProbeError> {
         let position = self.report(pos)?;
         let mut moves = Vec::new();
         if position.outcome == "ongoing" {

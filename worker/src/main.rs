@@ -4,7 +4,7 @@ use clap::Parser;
 use retro_node::fault::Fault;
 use retro_worker::join::join_and_run_on;
 use retro_worker::link::GrpcLink;
-use retro_worker::run::WorkerOptions;
+use retro_worker::run::{WorkerError, WorkerOptions};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -76,38 +76,64 @@ fn main() -> std::process::ExitCode {
     // Each server's connection limit is a share of this (retro_node::net).
     retro_node::net::raise_descriptor_limit();
     let args = Args::parse();
-    // The link is made inside the runtime (its channel spawns a task), and
-    // the job runs on it through the library: see `join_and_run_on`.
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
+    match try_main(args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(MainError::Worker(WorkerError::Aborted(why), data)) if why == retro_node::STOPPED_AT_CHECKPOINT => {
+            eprintln!(
+                "the coordinator stopped the job at a checkpoint; when it runs again, start this worker again with \
+                 --data {} to resume",
+                data.display()
+            );
+            std::process::ExitCode::from(retro_node::EXIT_STOPPED)
         }
-    };
-    let _entered = runtime.enter();
-    let token = args.token.filter(|t| !t.is_empty());
-    let tls = match &args.tls_ca {
-        None => None,
-        Some(path) => match std::fs::read(path) {
-            Ok(ca_pem) => {
-                let host = args.connect.rsplit_once(':').map_or(args.connect.as_str(), |(h, _)| h);
-                let domain = args.tls_domain.clone().unwrap_or_else(|| host.trim_matches(['[', ']']).to_string());
-                Some(retro_worker::link::ClientTls { ca_pem, domain })
-            }
-            Err(e) => {
-                eprintln!("error: --tls-ca {}: {e}", path.display());
-                return std::process::ExitCode::FAILURE;
-            }
-        },
-    };
-    let link = match GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref()) {
-        Ok(l) => Arc::new(l),
         Err(e) => {
             eprintln!("error: {e}");
-            return std::process::ExitCode::FAILURE;
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why the worker process stopped before the job was done.
+#[derive(Debug, thiserror::Error)]
+enum MainError {
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// A file named on the command line could not be read.
+    #[error("{flag} {}: {source}", path.display())]
+    Read { flag: &'static str, path: PathBuf, source: std::io::Error },
+    /// The coordinator's address or TLS settings are unusable.
+    #[error(transparent)]
+    Link(#[from] retro_worker::link::LinkError),
+    /// A stop signal cannot be listened for.
+    #[error("cannot listen for {signal}: {source}")]
+    Signals { signal: &'static str, source: std::io::Error },
+    /// The job failed on this worker (or the coordinator ended it), with the
+    /// worker's data directory.
+    #[error("{0}")]
+    Worker(WorkerError, PathBuf),
+}
+
+/// Joins the coordinator's job and works until it is done.
+fn try_main(args: Args) -> Result<(), MainError> {
+    // The link is made inside the runtime (its channel spawns a task), and
+    // the job runs on it through the library: see `join_and_run_on`.
+    let runtime = tokio::runtime::Runtime::new().map_err(MainError::Runtime)?;
+    let _entered = runtime.enter();
+    let token = args.token.filter(|t| !t.is_empty());
+    let read = |flag: &'static str, path: &PathBuf| {
+        std::fs::read(path).map_err(|source| MainError::Read { flag, path: path.clone(), source })
+    };
+    let tls = match &args.tls_ca {
+        None => None,
+        Some(path) => {
+            let ca_pem = read("--tls-ca", path)?;
+            let host = args.connect.rsplit_once(':').map_or(args.connect.as_str(), |(h, _)| h);
+            let domain = args.tls_domain.clone().unwrap_or_else(|| host.trim_matches(['[', ']']).to_string());
+            Some(retro_worker::link::ClientTls { ca_pem, domain })
         }
     };
+    let link = Arc::new(GrpcLink::with_tls(&args.connect, token.clone(), tls.as_ref())?);
     let mut opts = WorkerOptions::new(args.data);
     opts.peer_listener = Some(args.listen);
     opts.advertise = args.advertise;
@@ -124,46 +150,25 @@ fn main() -> std::process::ExitCode {
     opts.token = token;
     opts.fault = Fault::from_env();
     if let (Some(cert), Some(key), Some(client)) = (&args.tls_cert, &args.tls_key, &tls) {
-        let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-        match (read(cert), read(key)) {
-            (Ok(cert_pem), Ok(key_pem)) => {
-                let client =
-                    retro_worker::link::ClientTls { ca_pem: client.ca_pem.clone(), domain: args.tls_peer_name };
-                opts.peer_tls = Some(retro_worker::run::PeerTls { cert_pem, key_pem, client });
-            }
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("error: {e}");
-                return std::process::ExitCode::FAILURE;
-            }
-        }
+        let (cert_pem, key_pem) = (read("--tls-cert", cert)?, read("--tls-key", key)?);
+        let client = retro_worker::link::ClientTls { ca_pem: client.ca_pem.clone(), domain: args.tls_peer_name };
+        opts.peer_tls = Some(retro_worker::run::PeerTls { cert_pem, key_pem, client });
     }
     let data = opts.data.clone();
-    if let Err(e) = stop_on_signals(&runtime, &data) {
-        eprintln!("error: {e}");
-        return std::process::ExitCode::FAILURE;
-    }
-    match join_and_run_on(&runtime, link, opts) {
-        Err(retro_worker::run::WorkerError::Aborted(why)) if why == retro_node::STOPPED_AT_CHECKPOINT => {
-            eprintln!(
-                "the coordinator stopped the job at a checkpoint; when it runs again, start this worker again with \
-                 --data {} to resume",
-                data.display()
-            );
-            std::process::ExitCode::from(retro_node::EXIT_STOPPED)
-        }
-        outcome => exit_code(outcome.map_err(|e| e.to_string())),
-    }
+    stop_on_signals(&runtime, &data)?;
+    join_and_run_on(&runtime, link, opts).map_err(|e| MainError::Worker(e, data))
 }
 
 /// SIGTERM or SIGINT stops the worker at once, saying how to go on: every
 /// round a cluster worker applies is durable when it reports it (its undo
 /// logs roll back a round cut short), so any instant is a safe point, and
 /// the coordinator waits for it as for a lost worker.
-fn stop_on_signals(runtime: &tokio::runtime::Runtime, data: &std::path::Path) -> Result<(), String> {
+fn stop_on_signals(runtime: &tokio::runtime::Runtime, data: &std::path::Path) -> Result<(), MainError> {
     use tokio::signal::unix::{SignalKind, signal};
     let _entered = runtime.enter();
-    let mut term = signal(SignalKind::terminate()).map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| format!("cannot listen for SIGINT: {e}"))?;
+    let mut term =
+        signal(SignalKind::terminate()).map_err(|source| MainError::Signals { signal: "SIGTERM", source })?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|source| MainError::Signals { signal: "SIGINT", source })?;
     let data = data.to_path_buf();
     runtime.spawn(async move {
         let name = tokio::select! {
@@ -178,15 +183,4 @@ fn stop_on_signals(runtime: &tokio::runtime::Runtime, data: &std::path::Path) ->
         std::process::exit(retro_node::EXIT_STOPPED.into());
     });
     Ok(())
-}
-
-/// The process's exit status for a worker's outcome, printing the error.
-fn exit_code(outcome: Result<(), String>) -> std::process::ExitCode {
-    match outcome {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
 }

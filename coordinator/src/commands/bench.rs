@@ -1,6 +1,8 @@
 //! `coordinator bench`: move generation, ranking, predecessors, the init pass
 //! and a round, measured.
 
+use super::CliError;
+
 /// Runs the benchmark and prints its figures.
 pub fn run(
     order: u32,
@@ -9,11 +11,11 @@ pub fn run(
     records: Option<u64>,
     threads: Option<usize>,
     json: bool,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let threads = retro_node::bounded_threads(threads.unwrap_or(0), "--threads");
-    let r = retro_engine::bench::run(order, samples, slice, records, threads).map_err(|e| e.to_string())?;
+    let r = retro_engine::bench::run(order, samples, slice, records, threads)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&r)?);
         return Ok(());
     }
     println!("order {}, {} threads", r.order, r.threads);

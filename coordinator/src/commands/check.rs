@@ -1,8 +1,10 @@
 //! `coordinator check`: a three-player summary.json against every published
 //! number of its stage.
 
+use super::CliError;
+
 /// Runs `check` on the summary at `path`.
-pub fn run(path: &std::path::Path) -> Result<(), String> {
+pub fn run(path: &std::path::Path) -> Result<(), CliError> {
     use retro_node::input::{MAX_JSON_BYTES, read_text_limited};
     let text = read_text_limited(path, MAX_JSON_BYTES, "summary")?;
     let summary: serde_json::Value =
@@ -12,6 +14,6 @@ pub fn run(path: &std::path::Path) -> Result<(), String> {
     if retro_results::cc3::check::all_match(&lines) {
         Ok(())
     } else {
-        Err(format!("{} does not reproduce every published number (see the table)", path.display()))
+        Err(format!("{} does not reproduce every published number (see the table)", path.display()).into())
     }
 }

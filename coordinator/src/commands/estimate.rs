@@ -1,13 +1,15 @@
 //! `coordinator estimate`: exact position counts and the memory and disk a
 //! plan needs.
 
+use super::CliError;
+
 use super::{load_plan, not_peg};
 use retro_games::GameKind;
 use retro_results::estimate::{Job, bytes_human, estimate};
 use std::path::PathBuf;
 
 /// Runs `estimate` on the plan at `plan` (the built-in one when `None`).
-pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
+pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), CliError> {
     let p = not_peg(load_plan(plan)?)?;
     let spec = retro_coordinator::job::job_spec(&p);
     let e = estimate(&Job {
@@ -19,10 +21,9 @@ pub fn run(plan: &Option<PathBuf>, json: bool) -> Result<(), String> {
         layers: p.job.questions.len(),
         shards: p.shards.count,
         block_positions: p.shards.block_positions,
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&e).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&e)?);
     } else {
         let size = match e.game {
             GameKind::Cc2 => format!("{} x {}", spec.size, spec.size),

@@ -1,6 +1,8 @@
 //! `coordinator explore`: breadth-first search from the start, new positions
 //! per depth (and their categories when the plan's tablebases exist).
 
+use super::CliError;
+
 use super::{load_plan, not_peg};
 use retro_games::cc3::Cc3;
 use retro_results::cc3::{analysis, summary};
@@ -14,7 +16,7 @@ pub fn run(
     threads: Option<usize>,
     scratch: Option<PathBuf>,
     json: bool,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let plan = not_peg(load_plan(&plan)?)?;
     let threads = match threads {
         Some(0) => return Err("--threads must be at least 1".into()),
@@ -22,17 +24,17 @@ pub fn run(
         None => plan.threads(),
     };
     let retro_coordinator::plan::GamePlan::Cc3 { order, objective } = plan.job.game else {
-        return Err(format!("plan {}: explore is for three-player (cc3) plans", plan.job.name));
+        return Err(format!("plan {}: explore is for three-player (cc3) plans", plan.job.name).into());
     };
     if !objective.is_first_winner() {
         return Err(format!(
             "plan {}: explore searches the first-winner game; a ranked job's summary.json has its own search from the start (bfs_from_start, docs/RANKED.md)",
             plan.job.name
-        ));
+        ).into());
     }
-    let game = Cc3::new(order).map_err(|e| e.to_string())?;
+    let game = Cc3::new(order)?;
     if !game.ranker.fits_u64() {
-        return Err(format!("order {order} is too large to explore exhaustively"));
+        return Err(format!("order {order} is too large to explore exhaustively").into());
     }
     let dir = tablebase.unwrap_or(plan.output.dir.clone());
     let manifest_path = plan.output.checkpoints.join("coordinator.json");
@@ -42,17 +44,14 @@ pub fn run(
         &plan.hash(),
         retro_games::cc3::RANK_ORDER,
     ) {
-        Ok(Some(m)) if dir.join("summary.json").exists() => {
-            Some(summary::load_layers(&game, &dir, &m.solved()).map_err(|e| e.to_string())?)
-        }
+        Ok(Some(m)) if dir.join("summary.json").exists() => Some(summary::load_layers(&game, &dir, &m.solved())?),
         _ => None,
     };
-    let reach =
-        analysis::explore(&game, layers.as_ref(), depth, threads, scratch.as_deref()).map_err(|e| e.to_string())?;
+    let reach = analysis::explore(&game, layers.as_ref(), depth, threads, scratch.as_deref())?;
     if json {
         let v = serde_json::json!({ "positions": game.ranker.positions() as u64, "depths": reach.depths,
             "categories_from": layers.as_ref().map(|_| dir.display().to_string()) });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         for d in &reach.depths {
             let cats = d

@@ -2,6 +2,8 @@
 //! kingmaking and spoiling, from a first-winner job's tablebases and the
 //! ranked job's of the same star (docs/RANKED.md gives the definitions).
 
+use super::CliError;
+
 use retro_results::cc3::kingmaking::{self, Kingmaking, Scope};
 use retro_results::report::thousands;
 use std::path::Path;
@@ -13,13 +15,13 @@ pub fn run(
     sample: Option<u64>,
     threads: Option<usize>,
     json: bool,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     let threads = retro_node::bounded_threads(threads.unwrap_or(0), "--threads");
     if sample == Some(0) {
         return Err("--sample must draw at least one position".into());
     }
     let started = std::time::Instant::now();
-    let layers = kingmaking::Layers::open(first_winner, ranked).map_err(|e| e.to_string())?;
+    let layers = kingmaking::Layers::open(first_winner, ranked)?;
     tracing::info!("read the four layers in {:.1}s", started.elapsed().as_secs_f64());
     let result = match sample {
         Some(n) => kingmaking::analyse_sample_and_spoilers(&layers, n, SAMPLE_SEED, threads),
@@ -27,7 +29,7 @@ pub fn run(
     };
     tracing::info!("analysed in {:.1}s", started.elapsed().as_secs_f64());
     if json {
-        println!("{}", serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         print!("{}", table(&result));
     }

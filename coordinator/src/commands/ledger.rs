@@ -1,9 +1,11 @@
 //! `coordinator ledger`: a summary.json rendered as a Markdown results ledger.
 
+use super::CliError;
+
 use std::path::Path;
 
 /// Prints the ledger of the summary at `summary`.
-pub fn run(summary: &Path) -> Result<(), String> {
+pub fn run(summary: &Path) -> Result<(), CliError> {
     use retro_node::input::{MAX_JSON_BYTES, read_text_limited};
     let text = read_text_limited(summary, MAX_JSON_BYTES, "summary").map_err(|e| {
         if summary.exists() {

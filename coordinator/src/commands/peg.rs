@@ -1,5 +1,7 @@
 //! `coordinator peg solve`: one single-vacancy peg solitaire problem.
 
+use super::CliError;
+
 use retro_coordinator::peg;
 
 /// `coordinator peg ...`.
@@ -27,7 +29,7 @@ pub enum PegCommand {
 }
 
 /// Runs a `peg` subcommand.
-pub fn run(command: PegCommand) -> Result<(), String> {
+pub fn run(command: PegCommand) -> Result<(), CliError> {
     match command {
         PegCommand::Solve { board, start, finish, budget, json } => {
             solve(&board, &start, finish.as_deref(), budget, json)
@@ -35,7 +37,7 @@ pub fn run(command: PegCommand) -> Result<(), String> {
     }
 }
 
-fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool) -> Result<(), String> {
+fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool) -> Result<(), CliError> {
     use retro_games::peg::{Board, BoardKind, class, parse_hole, search};
     let kind = BoardKind::parse(board).ok_or_else(|| format!("unknown board {board:?} (english or european)"))?;
     if budget == 0 {
@@ -59,7 +61,7 @@ fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool
         None => ("infeasible", None, 0),
         Some(r) => match &r.outcome {
             search::Outcome::Solved(jumps) => {
-                search::replay(&board, start_pegs, jumps).map_err(|e| e.to_string())?;
+                search::replay(&board, start_pegs, jumps)?;
                 ("solvable", Some(retro_results::peg::problems::jumps_text(jumps)), r.positions)
             }
             search::Outcome::Impossible => ("impossible", None, r.positions),
@@ -71,7 +73,7 @@ fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool
         let v = serde_json::json!({"board": kind.name(), "start": start, "finish": finish,
             "class_feasible": feasible, "status": status, "solution": solution, "positions": positions,
             "seconds": began.elapsed().as_secs_f64()});
-        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!("{} board, {start} empty, last peg on {finish}: {status}", kind.name());
         match status {
@@ -85,7 +87,7 @@ fn solve(board: &str, start: &str, finish: Option<&str>, budget: u64, json: bool
     }
     // An undecided problem is not an answer: scripts must not read it as one.
     if status == "undecided" {
-        return Err(format!("undecided after {positions} positions; run again with a larger --budget"));
+        return Err(format!("undecided after {positions} positions; run again with a larger --budget").into());
     }
     Ok(())
 }

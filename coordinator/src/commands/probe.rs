@@ -2,6 +2,8 @@
 //! category, or (`--batch`) positions read one per line from stdin and
 //! answered as JSON lines. Everything is read through the probe library.
 
+use super::CliError;
+
 use retro_probe::{Tablebases, cc2, cc3};
 use retro_results::cc3::witness::{self, WitnessKind};
 use std::io::{BufRead, Write};
@@ -18,13 +20,13 @@ pub enum Request {
 }
 
 /// Runs `probe` on the tablebases in `dir`.
-pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
-    let tb = retro_probe::open(dir).map_err(|e| e.to_string())?;
+pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), CliError> {
+    let tb = retro_probe::open(dir)?;
     match (request, tb) {
         (Request::Witness(kind, max_depth), Tablebases::ThreePlayer(p)) => {
-            let w = witness::find(&p, kind, max_depth).map_err(|e| e.to_string())?;
+            let w = witness::find(&p, kind, max_depth)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&w).map_err(|e| e.to_string())?);
+                println!("{}", serde_json::to_string_pretty(&w)?);
             } else {
                 print!("{}", witness::text(&w));
             }
@@ -33,16 +35,18 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
         (Request::Witness(..), Tablebases::TwoPlayer(_)) => Err(format!(
             "{}: witnesses are three-player categories; this directory holds a two-player tablebase",
             dir.display()
-        )),
+        )
+        .into()),
         (Request::Witness(..), Tablebases::Ranked(_)) => Err(format!(
             "{}: witnesses are categories of the first-winner game; this directory holds a ranked job's top2(A) \
              (probe a position instead, or `coordinator kingmaking` beside the first-winner tablebases)",
             dir.display()
-        )),
+        )
+        .into()),
         (Request::One(text), tb) => {
             let (answer, plain) = answer(&tb, text.as_deref())?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&answer).map_err(|e| e.to_string())?);
+                println!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
                 print!("{plain}");
             }
@@ -53,33 +57,33 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), String> {
 }
 
 /// One position's answers and moves, as JSON and as text.
-fn answer(tb: &Tablebases, text: Option<&str>) -> Result<(serde_json::Value, String), String> {
+fn answer(tb: &Tablebases, text: Option<&str>) -> Result<(serde_json::Value, String), CliError> {
     match tb {
         Tablebases::ThreePlayer(p) => {
             let pos = match text {
-                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                Some(t) => p.parse(t)?,
                 None => p.game.start(),
             };
-            let r = p.probe(&pos).map_err(|e| e.to_string())?;
-            Ok((serde_json::to_value(&r).map_err(|e| e.to_string())?, cc3::text(&r)))
+            let r = p.probe(&pos)?;
+            Ok((serde_json::to_value(&r)?, cc3::text(&r)))
         }
         Tablebases::TwoPlayer(p) => {
             let pos = match text {
-                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                Some(t) => p.parse(t)?,
                 None => p.game.start(),
             };
-            let position = p.report(&pos).map_err(|e| e.to_string())?;
-            let moves = p.moves(&pos).map_err(|e| e.to_string())?;
+            let position = p.report(&pos)?;
+            let moves = p.moves(&pos)?;
             let text = two_player_text(&position, &moves);
             Ok((serde_json::json!({ "position": position, "moves": moves }), text))
         }
         Tablebases::Ranked(p) => {
             let pos = match text {
-                Some(t) => p.parse(t).map_err(|e| e.to_string())?,
+                Some(t) => p.parse(t)?,
                 None => p.game.cc3.start(),
             };
-            let r = p.probe(&pos).map_err(|e| e.to_string())?;
-            Ok((serde_json::to_value(&r).map_err(|e| e.to_string())?, retro_probe::ranked::text(&r)))
+            let r = p.probe(&pos)?;
+            Ok((serde_json::to_value(&r)?, retro_probe::ranked::text(&r)))
         }
     }
 }
@@ -104,7 +108,7 @@ fn two_player_text(r: &cc2::Report, moves: &[cc2::Move]) -> String {
 /// starting with `#` are skipped) with one JSON line: the position's answers
 /// and moves, or `{"input": ..., "error": ...}`. A bad line does not stop the
 /// batch; the exit status says whether any failed.
-fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(), String> {
+fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(), CliError> {
     let (mut answered, mut failed) = (0u64, 0u64);
     use retro_node::input::{BoundedLines, Line, MAX_LINE_BYTES};
     for (number, line) in BoundedLines::new(input, MAX_LINE_BYTES).enumerate() {
@@ -136,7 +140,7 @@ fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(
             }
             Err(e) => {
                 failed += 1;
-                serde_json::json!({ "line": number, "input": text, "error": e })
+                serde_json::json!({ "line": number, "input": text, "error": e.to_string() })
             }
         };
         writeln!(out, "{v}").map_err(|e| format!("writing stdout: {e}"))?;
@@ -146,7 +150,8 @@ fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(
         return Err(format!(
             "{failed} of {} positions could not be answered (see their error lines)",
             answered + failed
-        ));
+        )
+        .into());
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `coordinator [--plan PLAN]`: runs a plan, embedded or as a cluster, and
 //! prints its summary (three-player, two-player, peg or Sylver).
 
+use super::CliError;
+
 use super::{load_any_plan, print_listen};
 use retro_coordinator::job::{self, RunOptions};
 use retro_coordinator::peg;
@@ -77,7 +79,7 @@ impl RunArgs {
 }
 
 /// The TLS identity the plan names, read from its files.
-fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, String> {
+fn server_tls(cluster: &ClusterSection) -> Result<Option<retro_coordinator::service::ServerTls>, CliError> {
     let (Some(cert), Some(key)) = (&cluster.tls_cert, &cluster.tls_key) else { return Ok(None) };
     let read = |p: &PathBuf, what: &str| std::fs::read(p).map_err(|e| format!("[cluster] {what} {}: {e}", p.display()));
     Ok(Some(retro_coordinator::service::ServerTls {
@@ -92,22 +94,23 @@ fn bind_listener(
     runtime: &Runtime,
     listen: Option<SocketAddr>,
     cluster: &ClusterSection,
-) -> Result<tokio::net::TcpListener, String> {
+) -> Result<tokio::net::TcpListener, CliError> {
     let text = &cluster.listen;
     let addr = match listen {
         Some(a) => a,
         None => text.parse().map_err(|e| format!("cluster.listen {text:?}: {e}"))?,
     };
-    let listener =
-        runtime.block_on(tokio::net::TcpListener::bind(addr)).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    print_listen(listener.local_addr().map_err(|e| e.to_string())?);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .map_err(|source| CliError::Socket { what: format!("cannot listen on {addr}"), source })?;
+    print_listen(listener.local_addr().map_err(|source| CliError::Socket { what: format!("{addr}"), source })?);
     Ok(listener)
 }
 
 /// How the workers of a level or task job reach it: the listener bound
 /// (`--listen` or the plan's), the plan's TLS identity, the token (env
 /// `RETRO_TOKEN` or the plan's) and `--status`.
-fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) -> Result<ServeOptions, String> {
+fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) -> Result<ServeOptions, CliError> {
     Ok(ServeOptions {
         listener: bind_listener(runtime, args.listen, cluster)?,
         tls: server_tls(cluster)?,
@@ -116,35 +119,13 @@ fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) ->
     })
 }
 
-/// Why a run ended without its results: a failure (exit status 1), or a
-/// stop asked for by a signal, at a checkpoint ([`job::EXIT_STOPPED`]).
-#[derive(Debug)]
-pub struct RunFailure {
-    /// What to tell the user.
-    pub message: String,
-    /// The process's exit status.
-    pub code: u8,
-}
-
-impl From<String> for RunFailure {
-    fn from(message: String) -> RunFailure {
-        RunFailure { message, code: 1 }
-    }
-}
-
-impl From<&str> for RunFailure {
-    fn from(message: &str) -> RunFailure {
-        message.to_string().into()
-    }
-}
-
 /// Runs a plan (the command without a subcommand). Not async: the jobs run
 /// on a runtime through the library (`job::run_on` says why), and the long
 /// computations of embedded peg and Sylver plans on this thread.
-pub fn run(args: RunArgs) -> Result<(), RunFailure> {
+pub fn run(args: RunArgs) -> Result<(), CliError> {
     let runtime = super::runtime()?;
     let plan = match load_any_plan(&args.plan)? {
-        AnyPlan::Sylver(plan) => return Ok(run_sylver(&runtime, plan, args)?),
+        AnyPlan::Sylver(plan) => return run_sylver(&runtime, plan, args),
         AnyPlan::Plan(plan) => plan,
     };
     if let retro_coordinator::plan::GamePlan::Cc3 { order, .. } = plan.job.game
@@ -157,7 +138,7 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
         .into());
     }
     if plan.job.kind() == GameKind::Peg {
-        return Ok(run_peg(&runtime, &plan, &args)?);
+        return run_peg(&runtime, &plan, &args);
     }
     let cluster = args.cluster(plan.cluster.workers);
     let listen = if cluster {
@@ -186,12 +167,9 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
         handle_signals: true,
     };
     let output = opts.output.clone();
-    let s = job::run_on(&runtime, &plan, opts).map_err(|e| match e {
-        retro_coordinator::CoordinatorError::Stopped(message) => RunFailure { message, code: job::EXIT_STOPPED },
-        other => other.to_string().into(),
-    })?;
+    let s = job::run_on(&runtime, &plan, opts)?;
     if args.json {
-        println!("{}", s.to_json().map_err(|e| e.to_string())?);
+        println!("{}", s.to_json()?);
     } else {
         print!("{}", s.human_table());
         println!("tablebases and summary.json in {}", output.display());
@@ -202,14 +180,17 @@ pub fn run(args: RunArgs) -> Result<(), RunFailure> {
 /// Runs a Sylver table plan: on this machine's threads, or (with `[cluster]
 /// workers`, `--listen` or `--expect-workers`) on any number of remote workers
 /// that take whole m-classes; both write the same table.
-fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan, args: RunArgs) -> Result<(), String> {
+fn run_sylver(
+    runtime: &Runtime,
+    plan: retro_coordinator::sylver_job::SylverPlan,
+    args: RunArgs,
+) -> Result<(), CliError> {
     use retro_coordinator::sylver_job;
     let cluster = args.cluster(plan.cluster.workers);
     let output = args.output.clone().unwrap_or_else(|| plan.output.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.name.clone(), game: "sylver".into(), plan_hash: Some(plan.hash()) };
-    let _claimed =
-        workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
+    let _claimed = workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output)?;
     let summary = if cluster {
         let job = ClusterJob {
             workers: args.expect_workers.unwrap_or(plan.cluster.workers as usize).max(1),
@@ -217,33 +198,33 @@ fn run_sylver(runtime: &Runtime, plan: retro_coordinator::sylver_job::SylverPlan
             serve: serve_options(runtime, &args, &plan.cluster)?,
         };
         let opts = sylver_job::RunOptions::default();
-        retro_coordinator::sylver_cluster::run(runtime, &plan, &output, &opts, job).map_err(|e| e.to_string())?
+        retro_coordinator::sylver_cluster::run(runtime, &plan, &output, &opts, job)?
     } else {
         embedded_has_no_status(args.status)?;
-        sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default()).map_err(|e| e.to_string())?
+        sylver_job::run(&plan, &output, &checkpoints, &sylver_job::RunOptions::default())?
     };
-    sylver_job::print_summary(&summary, &output, args.json).map_err(|e| e.to_string())
+    Ok(sylver_job::print_summary(&summary, &output, args.json)?)
 }
 
 /// Peg and Sylver plans run embedded without the job service that `/status`
 /// reads: say so rather than ignore `--status`.
-fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), String> {
+fn embedded_has_no_status(status: Option<SocketAddr>) -> Result<(), CliError> {
     match status {
         Some(addr) => Err(format!(
             "--status {addr}: an embedded peg or Sylver run (and a peg problem table) has no status page; run the \
              plan as a cluster (--listen ADDR --expect-workers N) to watch it"
-        )),
+        )
+        .into()),
         None => Ok(()),
     }
 }
 
 /// Runs a peg plan; a ledger whose OEIS check fails is an error (non-zero exit).
-fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String> {
+fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), CliError> {
     let output = args.output.clone().unwrap_or_else(|| plan.output.dir.clone());
     let checkpoints = args.checkpoints.clone().unwrap_or_else(|| plan.output.checkpoints.clone());
     let owner = workdirs::Owner { job: plan.job.name.clone(), game: "peg".into(), plan_hash: Some(plan.hash()) };
-    let _claimed =
-        workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output).map_err(|e| e.to_string())?;
+    let _claimed = workdirs::claim_for(&output, &checkpoints, &owner, args.replace_output)?;
     use retro_coordinator::plan::{GamePlan, PegPlan};
     let problems = matches!(plan.job.game, GamePlan::Peg(PegPlan::Problems { .. }));
     let cluster = args.cluster(plan.cluster.workers);
@@ -251,9 +232,9 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
         embedded_has_no_status(args.status)?;
     }
     if problems {
-        let summary = peg::run_problems(plan, &output).map_err(|e| e.to_string())?;
+        let summary = peg::run_problems(plan, &output)?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+            println!("{}", serde_json::to_string_pretty(&summary)?);
         } else {
             for b in &summary.boards {
                 println!("{}", b.markdown());
@@ -269,17 +250,17 @@ fn run_peg(runtime: &Runtime, plan: &Plan, args: &RunArgs) -> Result<(), String>
         if expect == 0 {
             return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
         }
-        let (_, _, start) = peg::plan_start(plan).map_err(|e| e.to_string())?;
+        let (_, _, start) = peg::plan_start(plan)?;
         let job = ClusterJob {
             workers: expect,
             checkpoints: checkpoints.clone(),
             serve: serve_options(runtime, args, &plan.cluster)?,
         };
-        peg::cluster::run(runtime, plan, start, job).map_err(|e| e.to_string())?;
+        peg::cluster::run(runtime, plan, start, job)?;
     }
-    let summary = peg::run_ledger(plan, &output, &checkpoints).map_err(|e| e.to_string())?;
+    let summary = peg::run_ledger(plan, &output, &checkpoints)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print!("{}", summary.text());
         println!("summary.json in {}", output.display());

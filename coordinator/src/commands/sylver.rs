@@ -3,6 +3,8 @@
 //! they are parsed, each against its limit, so a wrong number is refused
 //! with the range it must lie in before anything is sized by it.
 
+use super::CliError;
+
 use std::io::Write;
 
 use retro_engine::sylver::theory::{Limits, MAX_BOUND};
@@ -40,32 +42,32 @@ pub struct SylverArgs {
 }
 
 /// `--cap`: a number of positions in `1..=`[`MAX_CAP`].
-fn cap_arg(text: &str) -> Result<u64, String> {
+fn cap_arg(text: &str) -> Result<u64, CliError> {
     let cap = text.parse().map_err(|_| format!("say a number of positions from 1 to {MAX_CAP}"))?;
-    check_cap(cap).map_err(|e| e.to_string())
+    Ok(check_cap(cap)?)
 }
 
 /// `--bound`: a number up to [`MAX_BOUND`].
-fn bound_arg(text: &str) -> Result<u64, String> {
+fn bound_arg(text: &str) -> Result<u64, CliError> {
     let bound = text.parse().map_err(|_| format!("say a number from 0 to {MAX_BOUND}"))?;
-    Limits { bound, cap: 1 }.check().map(|l| l.bound).map_err(|e| e.to_string())
+    Ok(Limits { bound, cap: 1 }.check().map(|l| l.bound)?)
 }
 
 /// `--openings`: `N` in `1..=`[`MAX_OPENINGS`].
-fn openings_arg(text: &str) -> Result<u64, String> {
+fn openings_arg(text: &str) -> Result<u64, CliError> {
     match text.parse() {
         Ok(n) if (1..=MAX_OPENINGS).contains(&n) => Ok(n),
-        _ => Err(openings_range()),
+        _ => Err(openings_range().into()),
     }
 }
 
 /// Prints the first-move table as it is made: text lines, or one JSON array
 /// (the same text `serde_json::to_string_pretty` gives for the whole table).
 /// A reader that stops reading (`| head`) ends it without an error.
-fn print_openings(rows: impl Iterator<Item = OpeningRow>, json: bool) -> Result<(), String> {
+fn print_openings(rows: impl Iterator<Item = OpeningRow>, json: bool) -> Result<(), CliError> {
     match write_openings(&mut std::io::stdout().lock(), rows, json) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.map_err(|e| format!("stdout: {e}")),
+        r => Ok(r.map_err(|e| format!("stdout: {e}"))?),
     }
 }
 
@@ -87,15 +89,15 @@ fn write_openings(out: &mut impl Write, rows: impl Iterator<Item = OpeningRow>, 
 }
 
 /// Runs `coordinator sylver`.
-pub fn run(args: SylverArgs) -> Result<(), String> {
+pub fn run(args: SylverArgs) -> Result<(), CliError> {
     if let Some(up_to) = args.openings {
-        let rows = openings(up_to, Limits { bound: args.bound, cap: args.cap }).map_err(|e| e.to_string())?;
+        let rows = openings(up_to, Limits { bound: args.bound, cap: args.cap })?;
         return print_openings(rows, args.json);
     }
     let text = args.position.as_deref().unwrap_or_default();
-    let r = position_report(text, args.cap, args.bound, args.ender_pruning).map_err(|e| e.to_string())?;
+    let r = position_report(text, args.cap, args.bound, args.ender_pruning)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+        println!("{}", serde_json::to_string_pretty(&r)?);
     } else {
         print!("{}", report_text(&r, args.stats));
     }
@@ -131,21 +133,21 @@ mod tests {
 
     #[test]
     fn arguments_name_their_limits() {
-        assert_eq!(cap_arg("1"), Ok(1));
-        assert_eq!(cap_arg(&MAX_CAP.to_string()), Ok(MAX_CAP));
+        assert_eq!(cap_arg("1").ok(), Some(1));
+        assert_eq!(cap_arg(&MAX_CAP.to_string()).ok(), Some(MAX_CAP));
         for bad in ["0", "4294967297", "99999999999999999999999", "-1", "x"] {
-            let e = cap_arg(bad).unwrap_err();
+            let e = cap_arg(bad).unwrap_err().to_string();
             assert!(e.contains("4294967296"), "{bad}: {e}");
         }
-        assert_eq!(bound_arg("0"), Ok(0));
-        assert_eq!(bound_arg("1048576"), Ok(MAX_BOUND));
+        assert_eq!(bound_arg("0").ok(), Some(0));
+        assert_eq!(bound_arg("1048576").ok(), Some(MAX_BOUND));
         for bad in ["1048577", "18446744073709551616", "-5"] {
-            let e = bound_arg(bad).unwrap_err();
+            let e = bound_arg(bad).unwrap_err().to_string();
             assert!(e.contains("1048576"), "{bad}: {e}");
         }
-        assert_eq!(openings_arg("1048576"), Ok(MAX_OPENINGS));
+        assert_eq!(openings_arg("1048576").ok(), Some(MAX_OPENINGS));
         for bad in ["0", "1048577", "100000000", "1e9"] {
-            let e = openings_arg(bad).unwrap_err();
+            let e = openings_arg(bad).unwrap_err().to_string();
             assert!(e.contains("1048576"), "{bad}: {e}");
         }
         assert!(openings(0, limits()).is_err());

@@ -1,17 +1,19 @@
 //! `coordinator verify`: every checksum of the tablebase files in a directory,
 //! and that each is the file its job recorded in summary.json.
 
+use super::CliError;
+
 use retro_engine::tablebase::TablebaseReader;
 use std::path::PathBuf;
 
 /// Runs `verify` on the directory `dir`.
-pub fn run(dir: &std::path::Path) -> Result<(), String> {
+pub fn run(dir: &std::path::Path) -> Result<(), CliError> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<PathBuf> =
         entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
     paths.sort();
     if paths.is_empty() {
-        return Err(format!("{}: no tablebase files (*.tb)", dir.display()));
+        return Err(format!("{}: no tablebase files (*.tb)", dir.display()).into());
     }
     // What the job recorded: each file's layer, size and digest, and the plan.
     // Each file's own checksums cannot tell a valid file of another layer or
@@ -93,7 +95,8 @@ pub fn run(dir: &std::path::Path) -> Result<(), String> {
             dir.display(),
             bad.len(),
             bad.join("; ")
-        ));
+        )
+        .into());
     }
     Ok(())
 }

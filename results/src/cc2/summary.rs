@@ -142,7 +142,7 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         )));
     }
     let start = game.start();
-    let value = retro_probe::value_word(reader.probe(game.rank(&start))?);
+    let value = retro_probe::Value::from_code(reader.probe(game.rank(&start))?).word();
     Ok(TwoPlayerSummary {
         job: job.job.clone(),
         game: GameKind::Cc2,

@@ -3,15 +3,16 @@
 //! counts over the whole space, over the positions reachable from the start and
 //! per breadth-first depth from the start.
 
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
+use retro_engine::tablebase::VALUE_DRAW;
 // The per-position answers live in the probe library, which reads them from
 // tablebase files; the analysis computes the same from layers in memory.
 use crate::ResultsError;
 pub use crate::cc3::depths::DepthMap;
 use retro_games::cc3::{BlockDecoder, Cc3, Outcome, PLAYER_NAMES, Position, destinations};
+pub use retro_probe::Value;
 pub use retro_probe::cc3::{
     Answers, COMPUTED_LAYERS, Category, ENABLE_NAMES, ENABLE_PAIRS, answers_from, answers_with, category, category_of,
-    rotation_ranks, value_word,
+    rotation_ranks,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ pub trait LayerReader {
 /// The 12 answers at `pos`, read through `layers`.
 pub fn answers(game: &Cc3, layers: &mut impl LayerReader, pos: &Position) -> Answers {
     let r: Result<Answers, std::convert::Infallible> =
-        answers_with(game, pos, |layer, rank| Ok(layers.value(layer, rank)));
+        answers_with(game, pos, |layer, rank| Ok(Value::from_code(layers.value(layer, rank))));
     match r {
         Ok(a) => a,
         Err(never) => match never {},
@@ -91,12 +92,12 @@ impl Tally {
     pub fn add(&mut self, a: &Answers, c: Category) {
         self.positions += 1;
         self.categories[c as usize] += 1;
-        if a.solo[0] == VALUE_ILLEGAL {
+        if a.solo[0] == Value::Illegal {
             self.illegal += 1;
             return;
         }
         for (p, &v) in a.solo.iter().enumerate() {
-            self.solo[p][v as usize & 3] += 1;
+            self.solo[p][v as usize] += 1;
         }
         for (i, &(x, y)) in ENABLE_PAIRS.iter().enumerate() {
             self.enable[i] += a.enable[x][y] as u64;
@@ -131,9 +132,9 @@ impl Tally {
             .iter()
             .enumerate()
             .map(|(p, name)| {
-                let m = [VALUE_WIN, VALUE_LOSS, VALUE_DRAW]
+                let m = [Value::Win, Value::Loss, Value::Draw]
                     .iter()
-                    .map(|&v| (value_word(v).to_string(), self.solo[p][v as usize]))
+                    .map(|&v| (v.word().to_string(), self.solo[p][v as usize]))
                     .collect();
                 (name.to_string(), m)
             })
@@ -1106,11 +1107,7 @@ pub fn start_report(game: &Cc3, layers: &impl LayerValues) -> StartReport {
     StartReport {
         position: game.format(&pos),
         category: category(game, &pos, &a).key().to_string(),
-        solo: PLAYER_NAMES
-            .iter()
-            .enumerate()
-            .map(|(p, n)| (n.to_string(), value_word(a.solo[p]).to_string()))
-            .collect(),
+        solo: PLAYER_NAMES.iter().enumerate().map(|(p, n)| (n.to_string(), a.solo[p].word().to_string())).collect(),
         enable: ENABLE_PAIRS
             .iter()
             .enumerate()

@@ -23,6 +23,7 @@ use crate::ResultsError;
 use crate::cc3::analysis::{Category, LayerReader, LayerValues, Merge, answers_from, category_of, orbit_values_pass};
 use retro_engine::tablebase::{TablebaseReader, VALUE_DRAW, VALUE_LOSS, VALUE_WIN, layer_file_name, unpack_value};
 use retro_games::cc3::{Cc3, Outcome, Position, RANK_ORDER, RANKED_QUESTION, children};
+use retro_probe::Value;
 use retro_probe::cc3::{Answers, COMPUTED_LAYERS, answers_with};
 use serde::Serialize;
 use std::path::Path;
@@ -216,8 +217,9 @@ impl Layers {
     }
 
     fn answers(&self, pos: &Position) -> Answers {
-        let r: Result<Answers, std::convert::Infallible> =
-            answers_with(&self.game, pos, |layer, rank| Ok(unpack_value(&self.first_winner[layer], rank)));
+        let r: Result<Answers, std::convert::Infallible> = answers_with(&self.game, pos, |layer, rank| {
+            Ok(Value::from_code(unpack_value(&self.first_winner[layer], rank)))
+        });
         match r {
             Ok(a) => a,
             Err(never) => match never {},
@@ -290,7 +292,7 @@ fn count(layers: &Layers, pos: &Position, scope: &mut Scope) {
         }
         Category::SpoilerDraw => {
             scope.spoiler_draw_positions += 1;
-            if a.solo[k] != VALUE_DRAW {
+            if a.solo[k] != Value::Draw {
                 return;
             }
             let s = &mut scope.spoiler;
@@ -303,7 +305,7 @@ fn count(layers: &Layers, pos: &Position, scope: &mut Scope) {
             }
             let keeps = children(&game.star, pos).iter().any(|child| {
                 let t = layers.top2(child)[k];
-                (here == VALUE_LOSS || t == here) && layers.answers(child).solo[k] == VALUE_DRAW
+                (here == VALUE_LOSS || t == here) && layers.answers(child).solo[k] == Value::Draw
             });
             if keeps {
                 s.keeps_draw += 1;

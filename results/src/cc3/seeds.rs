@@ -117,7 +117,11 @@ mod tests {
         for rank in 0..game.position_count() {
             // Layer 0 (solo(A)) is not in the store: read as DRAW.
             let a: Result<_, ()> = answers_with(&game, &game.unrank(rank), |layer, r| {
-                Ok(if layer == 0 { 0 } else { crate::cc3::analysis::LayerReader::value(&mut reader, layer, r) })
+                Ok(retro_probe::Value::from_code(if layer == 0 {
+                    0
+                } else {
+                    crate::cc3::analysis::LayerReader::value(&mut reader, layer, r)
+                }))
             });
             let a = a.unwrap();
             let want = a.enable[1][2] || a.enable[2][1];

@@ -11,9 +11,9 @@
 
 use super::analysis;
 use crate::ResultsError;
-use retro_engine::tablebase::{VALUE_DRAW, VALUE_LOSS, VALUE_WIN};
 use retro_games::RetroGame;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, children};
+use retro_probe::Value;
 use retro_probe::cc3::{MoveReport, PositionReport, Prober, answers_line};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -118,7 +118,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
     };
     match kind {
         WitnessKind::SoloWin | WitnessKind::SpoilerDraw => {
-            let want = if kind == WitnessKind::SoloWin { VALUE_WIN } else { VALUE_DRAW };
+            let want = if kind == WitnessKind::SoloWin { Value::Win } else { Value::Draw };
             let search = search(prober, max_depth, |prober, batch| first_with_solo(prober, batch, want))?;
             w.searched = search.searched;
             let Some((depth, rank, _)) = search.found else {
@@ -156,7 +156,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
             }
         }
         WitnessKind::DrawCycle => {
-            let search = search(prober, max_depth, |prober, batch| first_with_solo(prober, batch, VALUE_DRAW))?;
+            let search = search(prober, max_depth, |prober, batch| first_with_solo(prober, batch, Value::Draw))?;
             w.searched = search.searched;
             let Some((depth, rank, _)) = search.found else {
                 w.none = Some(format!(
@@ -171,7 +171,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
             let s = solos(prober, &[spoiler])?[0];
             let x = s
                 .iter()
-                .position(|&v| v == VALUE_DRAW)
+                .position(|&v| v == Value::Draw)
                 .ok_or_else(|| ResultsError::Inconsistent("the spoiler-draw position lost its draw".into()))?;
             w.player = Some(PLAYER_NAMES[x].to_string());
             let spoiler_text = prober.game.format(&spoiler);
@@ -191,7 +191,7 @@ pub fn find(prober: &Prober, kind: WitnessKind, max_depth: Option<u32>) -> Resul
                                 let kept = k
                                     .iter()
                                     .zip(&values[at..at + k.len()])
-                                    .filter(|(_, v)| **v == VALUE_DRAW)
+                                    .filter(|(_, v)| **v == Value::Draw)
                                     .map(|(c, _)| game.rank(c))
                                     .collect();
                                 at += k.len();
@@ -253,7 +253,7 @@ pub fn move_text(game: &Cc3, from: &Position, to: &Position) -> String {
 const SOLO_ROTATION: [usize; 3] = [0, 2, 1];
 
 /// solo(A), solo(B), solo(C) at each position (three lookups each).
-fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, ResultsError> {
+fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[Value; 3]>, ResultsError> {
     let mut requests = Vec::with_capacity(3 * positions.len());
     for pos in positions {
         let r = analysis::rotation_ranks(&prober.game, pos);
@@ -266,7 +266,7 @@ fn solos(prober: &Prober, positions: &[Position]) -> Result<Vec<[u8; 3]>, Result
 /// The first position of a batch in the solo-win category (`want` = WIN) or
 /// the spoiler-draw category (`want` = DRAW): the game is on and some solo is
 /// `want`, and for a draw no solo is WIN.
-fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Found<()>, ResultsError> {
+fn first_with_solo(prober: &Prober, batch: &[Position], want: Value) -> Result<Found<()>, ResultsError> {
     let solos = solos(prober, batch)?;
     Ok(batch
         .iter()
@@ -274,13 +274,13 @@ fn first_with_solo(prober: &Prober, batch: &[Position], want: u8) -> Result<Foun
         .position(|(pos, s)| {
             pos.outcome(&prober.game.star) == Outcome::Ongoing
                 && s.contains(&want)
-                && (want == VALUE_WIN || !s.contains(&VALUE_WIN))
+                && (want == Value::Win || !s.contains(&Value::Win))
         })
         .map(|i| (i, ())))
 }
 
 /// solo(`player`) at each position.
-fn solo_of(prober: &Prober, positions: &[Position], player: usize) -> Result<Vec<u8>, ResultsError> {
+fn solo_of(prober: &Prober, positions: &[Position], player: usize) -> Result<Vec<Value>, ResultsError> {
     let requests: Vec<(usize, u64)> =
         positions.iter().map(|pos| (0, analysis::rotation_ranks(&prober.game, pos)[SOLO_ROTATION[player]])).collect();
     Ok(prober.values(&requests)?)
@@ -292,7 +292,7 @@ fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, 
     let solos = solos(prober, batch)?;
     let candidates: Vec<usize> = (0..batch.len())
         .filter(|&i| {
-            batch[i].outcome(&prober.game.star) == Outcome::Ongoing && solos[i].iter().all(|&v| v == VALUE_LOSS)
+            batch[i].outcome(&prober.game.star) == Outcome::Ongoing && solos[i].iter().all(|&v| v == Value::Loss)
         })
         .collect();
     // Handing M+1 the win makes enable(M>M+1) forced (M moves there, M+1 does
@@ -308,7 +308,7 @@ fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, 
     let candidates: Vec<usize> = candidates
         .iter()
         .zip(enables.chunks_exact(2))
-        .filter(|(_, e)| e[0] == VALUE_WIN && e[1] == VALUE_WIN)
+        .filter(|(_, e)| e[0] == Value::Win && e[1] == Value::Win)
         .map(|(&i, _)| i)
         .collect();
     let kids: Vec<Vec<Position>> = candidates.iter().map(|&i| children(&prober.game.star, &batch[i])).collect();
@@ -325,8 +325,8 @@ fn kingmaker_in(prober: &Prober, batch: &[Position]) -> Result<Found<(Position, 
     for (&i, k) in candidates.iter().zip(&kids) {
         let v = &values[at..at + 2 * k.len()];
         at += 2 * k.len();
-        let first = (0..k.len()).find(|&c| v[2 * c] == VALUE_WIN);
-        let second = (0..k.len()).find(|&c| v[2 * c + 1] == VALUE_WIN);
+        let first = (0..k.len()).find(|&c| v[2 * c] == Value::Win);
+        let second = (0..k.len()).find(|&c| v[2 * c + 1] == Value::Win);
         if let (Some(a), Some(b)) = (first, second) {
             return Ok(Some((i, (k[a], k[b]))));
         }
