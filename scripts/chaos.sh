@@ -14,6 +14,9 @@
 #   7. split brain: a worker frozen (SIGSTOP) while a copy of its --data directory
 #      runs on another host as that worker; woken, the original is refused (two
 #      processes cannot run as one worker) and the job ends with the same bytes
+#   8. the coordinator's machine lost for good mid-layer: host and disk replaced, the
+#      job resumes from a copy of its checkpoint and output directories (the volume
+#      of a rented coordinator), the workers reconnecting to the new host
 # Ends with `N passed, M failed` (non-zero exit on any failure). Skips with a message
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
 #   cargo build --release && scripts/chaos.sh [--bin DIR]
@@ -140,6 +143,13 @@ split_brain() {
   grep -q "two processes cannot run as one worker" "$1/worker2.log" || { echo "the original was not told why"; return 1; }
 }
 
+coordinator_machine_replaced() {
+  up "$1" || return 1
+  wait_round "$1" 4 || return 1
+  $CLUSTER replace-coordinator >/dev/null || return 1
+  wait_log "$1/coordinator.log" "resuming job" || { echo "the new coordinator did not resume"; return 1; }
+}
+
 echo "chaos: plan $PLAN, binaries $BIN, state under $ROOT"
 st=$ROOT/baseline
 if ! { up "$st" && $CLUSTER wait >/dev/null; }; then
@@ -156,6 +166,7 @@ run_case worker-lost-and-replaced worker_lost_for_good
 run_case machine-lost-for-good machine_lost_for_good
 run_case coordinator-stopped-by-sigterm coordinator_stopped
 run_case split-brain split_brain
+run_case coordinator-machine-replaced coordinator_machine_replaced
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]] && rm -rf "$ROOT"

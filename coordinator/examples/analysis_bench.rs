@@ -119,7 +119,7 @@ fn main() {
         // The search alone, each depth's step logged with its direction and
         // time; with a depth, only that far (a shallow search's steps are
         // all top-down).
-        retro_node::init_logging();
+        retro_node::init_logging(&retro_node::LogArgs::default());
         let t = Instant::now();
         let reached: u64 = match args.get(4).and_then(|d| d.parse().ok()) {
             Some(depth) => explore(&g, None::<&Hashed>, Some(depth), threads, None)

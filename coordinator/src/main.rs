@@ -18,13 +18,30 @@ mod commands;
 /// stops a run at its next checkpoint with exit status 75 (a second one stops
 /// at once); run the same command again to resume.
 #[derive(Parser, Debug)]
-#[command(name = "coordinator", version = retro_build_info::LONG_VERSION, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "coordinator",
+    version = retro_build_info::LONG_VERSION,
+    args_conflicts_with_subcommands = true,
+    after_help = ENVIRONMENT_HELP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
     run: commands::run::RunArgs,
+    #[command(flatten)]
+    log: retro_node::LogArgs,
 }
+
+/// Every environment variable the coordinator reads, for `--help`
+/// (`help_names_every_environment_variable` keeps it complete).
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  RETRO_TOKEN             the cluster token (as --token; default: the plan's [cluster] token)
+  RETRO_<SECTION>__<KEY>  overrides one plan key, e.g. RETRO_CLUSTER__WORKERS=3 or
+                          RETRO_OUTPUT__DIR=/data/tb ([job] and [shards] cannot be set so)
+  RETRO_FAULT             tests only: a fault to inject, POINT:LAYER:ROUND (docs/ARCHITECTURE.md)
+  RUST_LOG                what the log shows (default: info), e.g. RUST_LOG=debug";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -153,6 +170,9 @@ enum Command {
         /// The run's summary.json.
         #[arg(long)]
         summary: PathBuf,
+        /// JSON output: every line with its verdict, and whether all match.
+        #[arg(long)]
+        json: bool,
     },
     /// How the motive to finish second changes kingmaking and spoiling: a
     /// first-winner job's category table read beside the ranked job's top2
@@ -184,15 +204,18 @@ enum Command {
         /// Directory holding the tablebase files.
         #[arg(long)]
         tablebase: PathBuf,
+        /// JSON output: each file with its layer, sha256 and verdict.
+        #[arg(long)]
+        json: bool,
     },
 }
 
 fn main() -> ExitCode {
     retro_node::tune_allocator();
-    retro_node::init_logging();
+    let cli = Cli::parse();
+    retro_node::init_logging(&cli.log);
     // Each server's connection limit is a share of this (retro_node::net).
     retro_node::net::raise_descriptor_limit();
-    let cli = Cli::parse();
     // The job and the explorer are servers; `sylver` streams its table and
     // ends with success on a closed pipe by itself; every other command
     // prints and exits.
@@ -231,11 +254,11 @@ fn try_main(cli: Cli) -> Result<(), commands::CliError> {
             commands::probe::run(&tablebase, request, json)
         }
         Some(Command::Board { order }) => commands::board::run(order),
-        Some(Command::Verify { tablebase }) => commands::verify::run(&tablebase),
+        Some(Command::Verify { tablebase, json }) => commands::verify::run(&tablebase, json),
         Some(Command::Kingmaking { first_winner, ranked, sample, threads, json }) => {
             commands::kingmaking::run(&first_winner, &ranked, sample, threads, json)
         }
-        Some(Command::Check { summary }) => commands::check::run(&summary),
+        Some(Command::Check { summary, json }) => commands::check::run(&summary, json),
         Some(Command::Serve { tablebase, listen, search_seconds }) => {
             commands::serve::run(tablebase, listen, search_seconds)
         }

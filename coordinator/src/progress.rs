@@ -34,6 +34,25 @@ pub fn seconds_left(layers: &[LayerRecord]) -> Option<f64> {
     Some(left + (current.seconds + left) * not_started)
 }
 
+/// A rough ceiling on the seconds left while [`seconds_left`] has no guess
+/// (no layer solved, the frontier of the one in progress still growing), so
+/// that the first rounds of a job already say something: every position of
+/// `positions` the layer has not decided, decided at the rate of its rounds
+/// so far, and each layer not started costing as much again. Positions that
+/// end as draws are never decided, so it is high; it gives way to the trend
+/// once the rounds shrink.
+pub fn ceiling_seconds_left(layers: &[LayerRecord], positions: u64) -> Option<f64> {
+    let current = layers.iter().find(|l| !l.solved && l.committed_round.is_some())?;
+    let not_started = layers.iter().filter(|l| !l.solved && l.committed_round.is_none()).count() as f64;
+    let rounds = current.rounds.iter().filter(|r| r.round > 0);
+    let (decided, seconds) = rounds.fold((0u64, 0.0f64), |(d, s), r| (d + r.win + r.loss, s + r.seconds));
+    if decided == 0 || seconds <= 0.0 {
+        return None;
+    }
+    let left = positions.saturating_sub(current.decided()) as f64 * seconds / decided as f64;
+    Some(left + (current.seconds + left) * not_started)
+}
+
 /// Seconds the layer's recent rounds project for its remaining rounds, when
 /// the positions they decide shrink from round to round.
 ///
@@ -89,9 +108,14 @@ pub fn round_line(layers: &[LayerRecord], index: usize, positions: u64) -> Strin
     let decided = layer.decided();
     let new = last.win + last.loss;
     let rate = if last.seconds > 0.0 { new as f64 / last.seconds } else { 0.0 };
-    let left = match seconds_left(layers) {
-        Some(s) => format!("about {} left in the job", duration(s)),
-        None => "time left not known yet (the frontier is still growing)".to_string(),
+    let left = match (seconds_left(layers), ceiling_seconds_left(layers, positions)) {
+        (Some(s), _) => format!("about {} left in the job", duration(s)),
+        (None, Some(c)) => format!(
+            "up to about {} left in the job (every undecided position at this layer's rate so far; a closer guess once \
+             the rounds shrink)",
+            duration(c)
+        ),
+        (None, None) => "time left not known yet".to_string(),
     };
     format!(
         "layer {} of {} {} round {}: +{} decided ({} win, {} loss), {} of {} decided ({:.1} %), {}/s, round {}, \
@@ -176,6 +200,22 @@ mod tests {
         // Mean solved layer 310 s; the current one has spent 100 s; one more after it.
         let left = seconds_left(&[done, current, layer("c", &[], false)]).unwrap();
         assert!((left - (210.0 + 310.0)).abs() < 1e-9, "{left}");
+    }
+
+    #[test]
+    fn a_growing_frontier_gets_a_ceiling_from_the_rate_so_far() {
+        // 1,000 positions decided in rounds 1-2 in 10 s: 100/s; 9,000 of
+        // 10,000 positions undecided take 90 s, and the layer after it 100 + 90 s.
+        let growing = layer("a", &[(0, 1.0), (400, 5.0), (600, 5.0)], false);
+        assert_eq!(seconds_left(std::slice::from_ref(&growing)), None);
+        let c = ceiling_seconds_left(std::slice::from_ref(&growing), 10_000).unwrap();
+        assert!((c - 90.0).abs() < 1e-9, "{c}");
+        let c = ceiling_seconds_left(&[growing.clone(), layer("b", &[], false)], 10_000).unwrap();
+        assert!((c - (90.0 + 11.0 + 90.0)).abs() < 1e-9, "{c}");
+        let line = round_line(&[growing], 0, 10_000);
+        assert!(line.contains("; up to about 1.5 min left in the job (every undecided position"), "{line}");
+        // Nothing decided in a round yet: no figure at all.
+        assert_eq!(ceiling_seconds_left(&[layer("a", &[(5, 1.0)], false)], 10_000), None);
     }
 
     #[test]

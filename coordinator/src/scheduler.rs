@@ -373,7 +373,8 @@ impl Scheduler {
                 (w.traffic, w.last_round_traffic) = (slot.traffic, slot.last_traffic);
             }
         }
-        status.estimated_seconds_left = crate::progress::seconds_left(&m.layers);
+        status.estimated_seconds_left = crate::progress::seconds_left(&m.layers)
+            .or_else(|| crate::progress::ceiling_seconds_left(&m.layers, self.layout.positions));
         status
     }
 

@@ -24,11 +24,27 @@ fi
 kind=$1 verb=$2
 case "$verb" in
   create)
-    while [[ $# -gt 0 ]]; do [[ "$1" == --name ]] && name=$2; shift; done
-    mkdir -p "$S/res/$kind" && touch "$S/res/$kind/$name" ;;
+    # A resource is a file: its labels, and a key's fingerprint.
+    labels="" key=""
+    while [[ $# -gt 0 ]]; do
+      case "$1" in --name) name=$2 ;; --label) labels="$labels $2" ;; --public-key-from-file) key=$2 ;; esac
+      shift
+    done
+    mkdir -p "$S/res/$kind" && echo "labels:$labels" > "$S/res/$kind/$name"
+    if [[ -n "$key" ]]; then
+      fp=$(ssh-keygen -l -E md5 -f "$key" | awk '{ print $2 }'); echo "fingerprint: ${fp#MD5:}" >> "$S/res/$kind/$name"
+    fi ;;
   delete) [[ -e "$S/res/$kind/$3" ]] || { echo "fake hcloud: no $kind $3" >&2; exit 1; }; rm "$S/res/$kind/$3" ;;
-  list) ls "$S/res/$kind" 2>/dev/null || true ;;
-  ip|describe)
+  list)
+    selector="" columns=name
+    while [[ $# -gt 0 ]]; do case "$1" in --selector) selector=$2 ;; columns=*) columns=${1#columns=} ;; esac; shift; done
+    for f in "$S/res/$kind"/*; do
+      [[ -e "$f" ]] || continue
+      [[ -z "$selector" ]] || grep -qE "^labels:.* $selector( |$)" "$f" || continue
+      if [[ "$columns" == fingerprint,name ]]; then echo "$(sed -n 's/^fingerprint: //p' "$f") ${f##*/}"; else echo "${f##*/}"; fi
+    done ;;
+  describe) [[ "$kind" == volume ]] && { echo "/dev/disk/by-id/scsi-0HC_Volume_4242"; exit 0; } ;&
+  ip)
     case "$3" in
       *-coordinator) n=10 ;;
       *-worker-*) n=$(( 10 + ${3##*-} )) ;;
@@ -76,7 +92,7 @@ const FAKE_SCP: &str = r#"#!/usr/bin/env bash
 echo "scp $*" >> "$CALLS"
 eval "dest=\${$#}"
 # fetch: copy the prepared results from "the coordinator".
-if [[ "$*" == *":/var/lib/retro/tb/"* ]]; then cp "$RESULTS"/* "$dest"; fi
+if [[ "$*" == *":/var/lib/retro/job/tb/"* ]]; then cp "$RESULTS"/* "$dest"; fi
 # Unit files: keep them for the test to read, by host and unit.
 if [[ "$dest" == *":/etc/systemd/system/"* ]]; then
   host=${dest#root@}; host=${host%%:*}
@@ -111,7 +127,10 @@ impl World {
         for name in ["coordinator", "worker"] {
             std::os::unix::fs::symlink(coordinator(), bins.join(name)).unwrap();
         }
-        std::fs::write(dir.join("id.pub"), "ssh-ed25519 AAAA test\n").unwrap();
+        // A real key: the scripts read its fingerprint.
+        let mut keygen = Command::new("ssh-keygen");
+        keygen.args(["-q", "-t", "ed25519", "-N", "", "-C", "test", "-f"]).arg(dir.join("id"));
+        assert!(keygen.status().unwrap().success(), "ssh-keygen failed");
         World { dir }
     }
 
@@ -133,6 +152,8 @@ impl World {
         c.env("SSH_KEY", self.dir.join("id.pub")).env("RESULTS", self.dir.join("tb"));
         c.env("RETRO_DEPLOY_STATE", self.dir.join("deploy-state"));
         c.env("READY_INTERVAL", "0").env("RECONNECT_INTERVAL", "0");
+        // The caller's address, which the firewall lets in (no lookup on the network).
+        c.env("SSH_FROM", "198.51.100.7");
         c.env_remove("RETRO_TOKEN").env("HCLOUD_TOKEN", API_TOKEN);
         for (k, v) in env {
             c.env(k, v);
@@ -219,6 +240,16 @@ fn up_provisions_waits_runs_fetches_and_destroys() {
     let rules: Vec<&&str> = lines.iter().filter(|l| l.starts_with("hcloud firewall add-rule")).collect();
     assert_eq!(rules.len(), 2, "{calls}");
     assert!(rules[0].contains("--protocol tcp --port 22") && rules[1].contains("--protocol icmp"), "{calls}");
+    // ... and only from the caller's address.
+    assert!(rules.iter().all(|r| r.contains("--source-ips 198.51.100.7/32") && !r.contains("0.0.0.0/0")), "{calls}");
+    // The coordinator's checkpoints and results live on the job's volume.
+    assert!(calls.contains("hcloud volume create --name demo-data --size 50 --location fsn1 --format ext4"), "{calls}");
+    assert!(creates[0].contains("--name demo-coordinator") && creates[0].contains("--volume demo-data"), "{calls}");
+    assert!(creates[1..].iter().all(|c| !c.contains("--volume")), "{calls}");
+    assert!(
+        calls.contains("mount -o discard,defaults /dev/disk/by-id/scsi-0HC_Volume_4242 /var/lib/retro/job"),
+        "{calls}"
+    );
     // Every machine answered SSH on its third try and finished cloud-init
     // before anything was uploaded.
     for ip in ["203.0.113.10", "203.0.113.11", "203.0.113.12"] {
@@ -240,6 +271,7 @@ fn up_provisions_waits_runs_fetches_and_destroys() {
     let coord = std::fs::read_to_string(units.join("203.0.113.10-retro-coordinator.service")).unwrap();
     assert!(coord.contains("--listen 10.0.1.10:50051"), "{coord}");
     assert!(coord.contains("--status 127.0.0.1:8080"), "{coord}");
+    assert!(coord.contains("--output /var/lib/retro/job/tb --checkpoints /var/lib/retro/job/ck"), "{coord}");
     assert!(coord.contains("ExecStartPre=/opt/retro/wait-for-address.sh 10.0.1.10"), "{coord}");
     // A stop gives the job time for its checkpoint, and a clean stop (75) is not a failure.
     for line in ["TimeoutStopSec=900", "SuccessExitStatus=75", "LimitNOFILE=65536", "KillSignal=SIGTERM"] {
@@ -428,7 +460,7 @@ fn binaries_that_are_missing_or_not_linux_are_refused_before_anything_is_uploade
 fn a_delete_that_fails_is_named_and_running_destroy_again_finishes() {
     let w = World::new("deploy-destroy");
     assert!(w.run("provision.sh", &[], &[]).ok(), "{}", w.calls());
-    assert_eq!(w.resources().len(), 7, "{:?}", w.resources());
+    assert_eq!(w.resources().len(), 8, "{:?}", w.resources());
     let out = w.run("destroy.sh", &[], &[("FAIL_ONCE_ON", "server delete demo-worker-1")]);
     assert!(!out.ok());
     assert!(
@@ -506,7 +538,7 @@ fn no_api_token_no_calls_and_dry_run_prints_the_sequence() {
         "cloud-init\\ status\\ --wait",
         "restart\\ retro-worker",
         "journalctl",
-        "/var/lib/retro/tb/",
+        "/var/lib/retro/job/tb/",
         "hcloud server delete",
         "hcloud ssh-key delete",
     ];
@@ -577,4 +609,145 @@ fn scripts_pass_shellcheck() {
     }
     let out = run(c, LIMIT);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// SSH is let in from the caller's address only: by default the address a
+/// lookup service sees (a fake `curl` here), `--ssh-from` for another,
+/// `any` for every address (said aloud); a failed lookup refuses before
+/// anything is made. allow.sh lets in one more.
+#[test]
+fn ssh_is_let_in_only_from_the_callers_address() {
+    let rules = |w: &World| -> Vec<String> {
+        w.calls().lines().filter(|l| l.starts_with("hcloud firewall add-rule")).map(String::from).collect()
+    };
+    let with_curl = |w: &World, body: &str| {
+        let p = w.dir.join("fakebin/curl");
+        std::fs::write(&p, format!("#!/usr/bin/env bash\necho \"curl $*\" >> \"$CALLS\"\n{body}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let w = World::new("deploy-ssh-detect");
+    with_curl(&w, "echo 192.0.2.44");
+    let out = w.run("provision.sh", &[], &[("SSH_FROM", "")]);
+    assert!(out.ok(), "{}", out.text());
+    assert!(w.calls().contains("curl -fsS --max-time 10 https://api.ipify.org"), "{}", w.calls());
+    let r = rules(&w);
+    assert!(r.len() == 2 && r.iter().all(|l| l.contains("--source-ips 192.0.2.44/32 ")), "{r:#?}");
+    assert!(out.text().contains("SSH let in from 192.0.2.44/32 only"), "{}", out.text());
+    let out = w.run("allow.sh", &["--ssh-from", "203.0.113.0/24"], &[]);
+    assert!(out.ok(), "{}", out.text());
+    assert!(rules(&w)[2..].iter().all(|l| l.contains("--source-ips 203.0.113.0/24 ")), "{:#?}", rules(&w));
+
+    let w = World::new("deploy-ssh-any");
+    let out = w.run("provision.sh", &["--ssh-from", "any"], &[]);
+    assert!(out.ok(), "{}", out.text());
+    assert!(rules(&w).iter().all(|l| l.contains("--source-ips 0.0.0.0/0 --source-ips ::/0")), "{:#?}", rules(&w));
+    assert!(out.text().contains("SSH is open to every address (--ssh-from any)"), "{}", out.text());
+
+    let w = World::new("deploy-ssh-bad");
+    for (args, env, said) in [
+        (
+            &["--ssh-from", "my-laptop"][..],
+            ("SSH_FROM", "198.51.100.7"),
+            "--ssh-from my-laptop is not an IPv4 or IPv6 address",
+        ),
+        (&[][..], ("SSH_FROM", ""), "pass --ssh-from ADDRESS[/BITS], or --ssh-from any"),
+    ] {
+        with_curl(&w, "exit 7");
+        let out = w.run("provision.sh", args, &[env]);
+        assert!(!out.ok() && out.text().contains(said), "{}", out.text());
+        assert!(!w.calls().contains("hcloud"), "nothing is made:\n{}", w.calls());
+    }
+}
+
+/// A key already in the project with the same fingerprint (uploaded by hand,
+/// or by another job) is used as it is: no second copy (Hetzner refuses
+/// one), and destroy.sh leaves it, since the job did not make it.
+#[test]
+fn an_existing_key_with_the_same_fingerprint_is_reused_and_kept() {
+    let w = World::new("deploy-key-reuse");
+    let fp = Command::new("ssh-keygen").args(["-l", "-E", "md5", "-f"]).arg(w.dir.join("id.pub")).output().unwrap();
+    let fp =
+        String::from_utf8(fp.stdout).unwrap().split_whitespace().nth(1).unwrap().trim_start_matches("MD5:").to_string();
+    let keys = w.dir.join("state/res/ssh-key");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("laptop"), format!("labels:\nfingerprint: {fp}\n")).unwrap();
+    let out = w.run("provision.sh", &[], &[]);
+    assert!(out.ok(), "{}", out.text());
+    let calls = w.calls();
+    assert!(!calls.contains("ssh-key create"), "{calls}");
+    assert_eq!(count_lines(&calls, "server create"), 3);
+    assert_eq!(count_lines(&calls, "server create"), count_lines(&calls, "--ssh-key laptop "), "{calls}");
+    assert!(out.text().contains("using the ssh key \"laptop\" already in the project"), "{}", out.text());
+    assert!(w.run("destroy.sh", &[], &[]).ok());
+    assert_eq!(w.resources(), vec!["ssh-key/laptop".to_string()], "only the key the job did not make is left");
+
+    // Without such a key the job uploads its own, and deletes it at the end.
+    let w = World::new("deploy-key-own");
+    assert!(w.run("provision.sh", &[], &[]).ok());
+    assert!(w.calls().contains("hcloud ssh-key create --name demo-key"), "{}", w.calls());
+    assert_eq!(count_lines(&w.calls(), "--ssh-key demo-key "), 3, "{}", w.calls());
+}
+
+/// A dry run prints the whole sequence even without the binaries, warning
+/// that a real run stops there; a real up.sh refuses before it makes (and
+/// bills) anything.
+#[test]
+fn missing_binaries_are_a_warning_in_a_dry_run_and_refused_before_provisioning() {
+    let w = World::new("deploy-dry-bins");
+    let missing = w.dir.join("no-such-bin");
+    let missing = missing.to_str().unwrap();
+    let out = w.run("up.sh", &["--bin", missing, "--dry-run"], &[]);
+    assert!(out.ok(), "{}", out.text());
+    assert!(out.text().contains(&format!("warning: no {missing}/coordinator")), "{}", out.text());
+    assert!(out.text().contains("(a real run stops here)"), "{}", out.text());
+    let out = w.run("up.sh", &["--bin", missing], &[]);
+    assert!(!out.ok() && out.text().contains("build it with 'cargo build --profile deploy'"), "{}", out.text());
+    assert!(!w.calls().contains("hcloud"), "nothing is made:\n{}", w.calls());
+}
+
+/// The coordinator's machine lost for good: a new one with the same name
+/// gets the job's volume (its checkpoints and results), the coordinator, the
+/// plan and the token from a worker, and every worker is pointed at its new
+/// address; the workers' own data and the volume are left alone.
+#[test]
+fn a_lost_coordinator_machine_is_replaced_and_resumes_from_its_volume() {
+    let w = World::new("deploy-replace-coordinator").with_results();
+    assert!(w.run("up.sh", &["--keep"], &[]).ok(), "{}", w.calls());
+    let before = w.calls().lines().count();
+    let out = w.run("replace.sh", &["--coordinator", "--worker", "1"], &[]);
+    assert!(!out.ok() && out.text().contains("--worker and --lost are for a worker"), "{}", out.text());
+    let out = w.run("replace.sh", &["--coordinator"], &[("SSH_FAILS_FIRST", "5")]);
+    assert!(out.ok(), "{}\n{}", out.text(), w.calls());
+    assert!(out.text().contains("the job resumes from the checkpoints on volume demo-data"), "{}", out.text());
+    let calls: Vec<String> = w.calls().lines().skip(before).map(String::from).collect();
+    let at =
+        |needle: &str| calls.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}:\n{calls:#?}"));
+    let steps = [
+        "hcloud server delete demo-coordinator",
+        "hcloud server create --name demo-coordinator",
+        "203.0.113.10 timeout 900 cloud-init status --wait",
+        "203.0.113.10:/opt/retro/",
+        "203.0.113.11 cat /etc/retro/env",
+        "mount -o discard,defaults /dev/disk/by-id/scsi-0HC_Volume_4242 /var/lib/retro/job",
+        "203.0.113.10 systemctl daemon-reload",
+        "203.0.113.11 sed -i",
+        "203.0.113.12 sed -i",
+    ];
+    for pair in steps.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}:\n{calls:#?}", pair[0], pair[1]);
+    }
+    assert!(calls[at("hcloud server create --name demo-coordinator")].contains("--volume demo-data"), "{calls:#?}");
+    for host in ["203.0.113.11", "203.0.113.12"] {
+        let line = &calls[at(&format!("{host} sed -i"))];
+        assert!(
+            line.contains("--connect 10.0.1.10:50051 ") && line.contains("systemctl restart retro-worker"),
+            "{line}"
+        );
+    }
+    assert!(!calls.iter().any(|l| l.contains("volume delete") || l.contains("worker-1 ") && l.contains("delete")));
+    assert_eq!(w.state("secret-203.0.113.10"), w.state("secret-203.0.113.11"), "the same cluster token");
+    let unit = std::fs::read_to_string(w.dir.join("state/units/203.0.113.10-retro-coordinator.service")).unwrap();
+    assert!(unit.contains("--checkpoints /var/lib/retro/job/ck"), "{unit}");
+    assert!(w.resources().contains(&"volume/demo-data".to_string()), "{:?}", w.resources());
 }

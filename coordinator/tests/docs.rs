@@ -191,3 +191,51 @@ fn the_checks_can_fail() {
     let paths = named_paths("see plans/stage1.toml, plans/*.toml and https://x/plans/y.toml");
     assert_eq!(paths, BTreeSet::from(["plans/stage1.toml".to_string()]));
 }
+
+/// The environment variables the Rust files under `dirs` read: the names in
+/// `env::var("...")` and clap's `env = "..."`, and `RETRO_<SECTION>__<KEY>`
+/// where a plan takes overrides from the environment (`with_prefix("RETRO")`).
+fn variables_read(dirs: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo: Vec<PathBuf> = dirs.iter().map(|d| repo().join(d)).collect();
+    while let Some(path) = todo.pop() {
+        if path.is_dir() {
+            todo.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for opener in ["env::var(\"", "env::var_os(\"", "env = \""] {
+            for piece in text.split(opener).skip(1) {
+                let name: String = piece.chars().take_while(|c| c.is_ascii_uppercase() || *c == '_').collect();
+                if !name.is_empty() && piece[name.len()..].starts_with('"') {
+                    out.insert(name);
+                }
+            }
+        }
+        if text.contains("with_prefix(\"RETRO\")") {
+            out.insert("RETRO_<SECTION>__<KEY>".to_string());
+        }
+    }
+    out
+}
+
+/// `--help` names every environment variable the binary's code reads, so a
+/// new one cannot be added without saying so.
+#[test]
+fn help_names_every_environment_variable() {
+    for (binary, dirs) in
+        [(coordinator(), &["coordinator/src", "node/src"][..]), (worker(), &["worker/src", "node/src"][..])]
+    {
+        let out = Command::new(&binary).arg("--help").output().unwrap();
+        assert!(out.status.success());
+        let help = String::from_utf8(out.stdout).unwrap();
+        let read = variables_read(dirs);
+        assert!(read.contains("RETRO_TOKEN") && read.contains("RETRO_FAULT"), "the scan finds nothing: {read:?}");
+        for name in read.iter().chain(&["RUST_LOG".to_string()]) {
+            assert!(help.contains(name.as_str()), "{} --help does not name {name}:\n{help}", binary.display());
+        }
+    }
+}

@@ -118,6 +118,15 @@ fn damaged_tablebases_are_detected() {
     let dir = solved_stage1();
     let tb = dir.join("tb");
     assert!(verify(&tb).status.success());
+    let verify_json = |tb: &std::path::Path| {
+        let mut c = Command::new(coordinator());
+        c.args(["verify", "--json", "--tablebase"]).arg(tb);
+        let out = run(c, LIMIT);
+        (out.status.success(), serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap())
+    };
+    let (ok, report) = verify_json(&tb);
+    assert!(ok && report["ok"] == true && report["recorded"] == true, "{report}");
+    assert_eq!(report["files"].as_array().unwrap().len(), 3, "{report}");
     let file = tb.join("solo_A.tb");
     let bytes = std::fs::read(&file).unwrap();
     // Truncated.
@@ -132,6 +141,11 @@ fn damaged_tablebases_are_detected() {
     altered[mid] ^= 0x40;
     std::fs::write(&file, &altered).unwrap();
     assert_clear_failure(&verify(&tb), "solo_A.tb");
+    let (ok, report) = verify_json(&tb);
+    assert!(!ok && report["ok"] == false, "{report}");
+    let bad: Vec<_> = report["files"].as_array().unwrap().iter().filter(|f| f["ok"] == false).collect();
+    assert_eq!(bad.len(), 1, "{report}");
+    assert!(bad[0]["path"].as_str().unwrap().ends_with("solo_A.tb") && bad[0]["error"].is_string(), "{report}");
 }
 
 /// The embedded stage-1 run with a checkpoint after every round (and so its
@@ -566,4 +580,33 @@ fn ledger_without_a_summary_hints_at_the_flag_and_help_says_what_it_does() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.starts_with("Strongly solves games by distributed retrograde analysis"), "{help}");
     assert!(!help.contains("Binary `coordinator`"), "{help}");
+}
+
+/// `--log-format json` writes every log line as one JSON object with its
+/// level and message; `-q` keeps only warnings and errors, `-v` adds debug
+/// lines. The results on stdout are the same whatever the log.
+#[test]
+fn log_flags_shape_the_log() {
+    let solve = |flags: &[&str]| {
+        let dir = TempDir::new("log-flags");
+        let mut c = embedded_command(&dir);
+        c.args(flags).arg("--json").env_remove("RUST_LOG");
+        let out = run(c, LIMIT);
+        assert!(out.status.success(), "{flags:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (summary["scopes"].clone(), String::from_utf8(out.stderr).unwrap())
+    };
+    let (text_counts, text_log) = solve(&[]);
+    assert!(text_log.contains(" INFO "), "{text_log}");
+    let (json_counts, json_log) = solve(&["--log-format", "json"]);
+    assert_eq!(json_counts, text_counts);
+    let lines: Vec<serde_json::Value> =
+        json_log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    assert!(!lines.is_empty());
+    assert!(lines.iter().all(|l| l["level"].is_string() && l["fields"].is_object()), "{json_log}");
+    assert!(lines.iter().any(|l| l["fields"]["message"].as_str().is_some_and(|m| m.contains("solved"))), "{json_log}");
+    let (_, quiet_log) = solve(&["-q"]);
+    assert!(!quiet_log.contains(" INFO "), "{quiet_log}");
+    let (_, verbose_log) = solve(&["-v"]);
+    assert!(verbose_log.lines().count() >= text_log.lines().count(), "{verbose_log}");
 }

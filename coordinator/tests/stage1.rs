@@ -253,6 +253,16 @@ fn committed_stage2_summary_reproduces_every_published_number() {
     let published = reference().keys().filter(|k| k.starts_with("stage2.")).count();
     assert_eq!(text.lines().filter(|l| l.starts_with("| `stage2.")).count(), published, "{text}");
     assert!(text.contains(", 0 mismatch, 0 missing"), "{text}");
+    // The same verdicts as JSON.
+    let mut c = Command::new(coordinator());
+    c.arg("check").arg("--summary").arg(&path).arg("--json");
+    let out = run(c, Duration::from_secs(30));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["all_match"], true);
+    let lines = report["lines"].as_array().unwrap();
+    assert_eq!(lines.iter().filter(|l| l["key"].as_str().unwrap().starts_with("stage2.")).count(), published);
+    assert!(lines.iter().all(|l| l["verdict"] == "match" || l["verdict"] == "not_computed"), "{report}");
 
     let s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let sum = |v: &Value| v.as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum::<u64>();

@@ -14,6 +14,13 @@
 #   BIN            directory with the Linux coordinator and worker binaries
 #                  (default: target/deploy, from `cargo build --profile deploy`)
 #   OUT            where results land (default: results/$JOB)
+#   SSH_FROM       who may reach the machines' SSH port (--ssh-from): an address or a CIDR
+#                  block; default: this computer's public IPv4 address as https://api.ipify.org
+#                  sees it; `any` lets in every address (0.0.0.0/0 and ::/0). Another
+#                  computer is let in later with allow.sh
+#   VOLUME_GB      size of the Hetzner Volume that holds the coordinator's checkpoints and
+#                  results (--volume-gb; default: 50), so that a lost coordinator machine is
+#                  replaced without losing the job (replace.sh --coordinator)
 #   KEEP=1         keep the machines after the job ends (--keep)
 #   DRY_RUN=1      print every hcloud/ssh/scp command instead of running it
 #   RETRO_DEPLOY_STATE  where a job's known_hosts lives on this computer
@@ -37,6 +44,8 @@ BIN=${BIN:-target/deploy}
 OUT=${OUT:-}
 KEEP=${KEEP:-0}
 DRY_RUN=${DRY_RUN:-0}
+SSH_FROM=${SSH_FROM:-}
+VOLUME_GB=${VOLUME_GB:-50}
 READY_TRIES=${READY_TRIES:-60}
 READY_INTERVAL=${READY_INTERVAL:-5}
 CLOUD_INIT_TIMEOUT=${CLOUD_INIT_TIMEOUT:-900}
@@ -51,13 +60,17 @@ PEER_PORT=50052
 # reaches it through an SSH tunnel.
 # shellcheck disable=SC2034
 STATUS_PORT=8080
+# Where the job's volume is mounted on the coordinator: its checkpoints (ck)
+# and results (tb) live there, not on the machine's own disk.
+JOB_DIR=/var/lib/retro/job
 
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 say() { echo "$(basename "$0"): $*" >&2; }
 
 usage() { sed -n '2,/^# shellcheck source/p' "$0" | grep '^#' | grep -v '^# shellcheck' | sed 's/^# \{0,1\}//'; }
 
-# Common flags: --job --workers --type --location --plan --bin --out --keep --dry-run.
+# Common flags: --job --workers --type --location --plan --bin --out --ssh-from
+# --volume-gb --keep --dry-run.
 parse_common() {
   while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -68,6 +81,8 @@ parse_common() {
       --plan) PLAN=$2; shift 2 ;;
       --bin) BIN=$2; shift 2 ;;
       --out) OUT=$2; shift 2 ;;
+      --ssh-from) SSH_FROM=$2; shift 2 ;;
+      --volume-gb) VOLUME_GB=$2; shift 2 ;;
       --keep) KEEP=1; shift ;;
       --dry-run) DRY_RUN=1; shift ;;
       -h|--help) usage; exit 0 ;;
@@ -86,6 +101,7 @@ parse_common() {
   done
   [[ "$JOB" =~ ^[a-z0-9-]+$ ]] || die "--job must match [a-z0-9-]+ (it names servers and labels)"
   [[ "$WORKERS" =~ ^[0-9]+$ && "$WORKERS" -ge 1 ]] || die "--workers must be a positive number"
+  [[ "$VOLUME_GB" =~ ^[0-9]+$ && "$VOLUME_GB" -ge 10 ]] || die "--volume-gb must be a number of GB, at least 10 (Hetzner's smallest volume)"
   OUT=${OUT:-results/$JOB}
   JOB_STATE=${RETRO_DEPLOY_STATE:-$HOME/.local/state/retro-deploy}/$JOB
   # A known_hosts file per job: Hetzner hands out addresses again, so a global
@@ -175,23 +191,112 @@ wait_ready() {
 }
 
 # Refuses binaries that are missing or not Linux ELF files (a macOS build would
-# upload fine and then fail to start on every machine).
+# upload fine and then fail to start on every machine). A dry run warns
+# instead, so that its printed sequence is complete.
 check_binaries() {
-  [[ "$DRY_RUN" == 1 ]] && return
-  local b
+  local b why
   for b in "$@"; do
-    [[ -x "$BIN/$b" ]] || die "no $BIN/$b: build it with 'cargo build --profile deploy' (or pass --bin DIR)"
-    [[ "$(head -c 4 "$BIN/$b" | od -An -c | tr -d ' ')" == '177ELF' ]] \
-      || die "$BIN/$b is not a Linux binary; see 'Building Linux binaries' in docs/OPERATIONS.md"
+    why=""
+    if [[ ! -x "$BIN/$b" ]]; then
+      why="no $BIN/$b: build it with 'cargo build --profile deploy' (or pass --bin DIR)"
+    elif [[ "$(head -c 4 "$BIN/$b" | od -An -c | tr -d ' ')" != '177ELF' ]]; then
+      why="$BIN/$b is not a Linux binary; see 'Building Linux binaries' in docs/OPERATIONS.md"
+    fi
+    [[ -z "$why" ]] && continue
+    if [[ "$DRY_RUN" == 1 ]]; then say "warning: $why (a real run stops here)"; else die "$why"; fi
   done
 }
 
+# The source blocks the firewall lets in on SSH, from SSH_FROM (see above).
+ssh_sources() {
+  local from=$SSH_FROM
+  if [[ -z "$from" ]]; then
+    if [[ "$DRY_RUN" == 1 ]]; then echo "<this-computer's-public-address>/32"; return; fi
+    from=$(curl -fsS --max-time 10 https://api.ipify.org 2>/dev/null) \
+      || die "cannot tell this computer's public address (https://api.ipify.org did not answer): pass --ssh-from ADDRESS[/BITS], or --ssh-from any to let every address reach SSH"
+  fi
+  case "$from" in
+    any) echo "0.0.0.0/0 ::/0"; return ;;
+  esac
+  [[ "$from" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}(/[0-9]{1,2})?$ || "$from" =~ ^[0-9a-fA-F:]*:[0-9a-fA-F:]*(/[0-9]{1,3})?$ ]] \
+    || die "--ssh-from $from is not an IPv4 or IPv6 address or CIDR block (or any)"
+  case "$from" in
+    */*) echo "$from" ;;
+    *:*) echo "$from/128" ;;
+    *) echo "$from/32" ;;
+  esac
+}
+
+# Lets the source blocks $1 (from ssh_sources) through the job's firewall:
+# SSH and ping, nothing else.
+allow_ssh() {
+  local from=() s
+  for s in $1; do from+=(--source-ips "$s"); done
+  run hcloud firewall add-rule "$JOB-fw" --direction in --protocol tcp --port 22 "${from[@]}" --description ssh
+  run hcloud firewall add-rule "$JOB-fw" --direction in --protocol icmp "${from[@]}" --description ping
+}
+
+# The MD5 fingerprint of SSH_KEY, as Hetzner shows a key's.
+key_fingerprint() {
+  local fp
+  fp=$(ssh-keygen -l -E md5 -f "$SSH_KEY" 2>/dev/null | awk '{ print $2 }') \
+    || die "$SSH_KEY is not a public key ssh-keygen can read (set SSH_KEY)"
+  [[ -n "$fp" ]] || die "$SSH_KEY is not a public key ssh-keygen can read (set SSH_KEY)"
+  echo "${fp#MD5:}"
+}
+
+# The name of the project's key on Hetzner that holds SSH_KEY: one with the
+# same fingerprint when there is one (Hetzner refuses a second copy of a
+# key, so one uploaded before, by hand or by another job, is used as it is
+# and never deleted by destroy.sh), else the job's own, $JOB-key.
+job_key_name() {
+  local found=""
+  if [[ "$DRY_RUN" != 1 ]]; then
+    local fp; fp=$(key_fingerprint)
+    found=$(hcloud ssh-key list -o noheader -o columns=fingerprint,name \
+      | awk -v fp="$fp" '!found && $1 == fp { found = 1; $1 = ""; sub(/^ +/, ""); print }')
+  fi
+  echo "${found:-$JOB-key}"
+}
+
+# Forgets a host key this job's known_hosts holds for an address (a machine
+# made again may come back on the same address with a new key).
+forget_host() {
+  [[ "$DRY_RUN" == 1 || ! -f "$JOB_STATE/known_hosts" ]] && return 0
+  ssh-keygen -R "$1" -f "$JOB_STATE/known_hosts" >/dev/null 2>&1 || true
+}
+
 # Creates one server of the job (role: coordinator or worker) with the job's
-# key, firewall, private network and placement group.
+# key, firewall, private network and placement group; the coordinator gets
+# the job's volume.
 create_server() {
+  local volume=()
+  [[ "$2" == coordinator ]] && volume=(--volume "$JOB-data")
   run hcloud server create --name "$1" --type "$SERVER_TYPE" --image "$IMAGE" --location "$LOCATION" \
-    --ssh-key "$JOB-key" --firewall "$JOB-fw" --network "$JOB-net" --placement-group "$JOB-spread" \
-    --user-data-from-file "$HERE/cloud-init.yaml" --label "job=$JOB" --label "role=$2"
+    --ssh-key "$(job_key_name)" --firewall "$JOB-fw" --network "$JOB-net" --placement-group "$JOB-spread" \
+    "${volume[@]}" --user-data-from-file "$HERE/cloud-init.yaml" --label "job=$JOB" --label "role=$2"
+}
+
+# Mounts the job's volume at $JOB_DIR on the coordinator, and again at every
+# boot (fstab; nofail: a machine whose volume is gone still boots).
+mount_volume() {
+  local dev
+  if [[ "$DRY_RUN" == 1 ]]; then dev="<linux-device-of-$JOB-data>"; else
+    dev=$(hcloud volume describe "$JOB-data" -o format='{{.LinuxDevice}}')
+  fi
+  on "$(coordinator_name)" "mkdir -p $JOB_DIR && { mountpoint -q $JOB_DIR || mount -o discard,defaults $dev $JOB_DIR; } \
+&& chown retro:retro $JOB_DIR && { grep -q ' $JOB_DIR ' /etc/fstab || echo '$dev $JOB_DIR ext4 discard,nofail,defaults 0 0' >> /etc/fstab; }"
+}
+
+# Uploads what the coordinator machine runs: the coordinator, the plan and the address wait.
+upload_coordinator() {
+  run scp "${SSH_OPTS[@]}" "$BIN/coordinator" "$PLAN" "$HERE/wait-for-address.sh" "root@$(public_ip "$(coordinator_name)"):/opt/retro/"
+}
+
+# The coordinator's unit, given its private address: checkpoints and results on the volume.
+coordinator_unit() {
+  unit_file "retro coordinator ($JOB)" "$1" \
+    "/opt/retro/coordinator --plan /opt/retro/$(basename "$PLAN") --listen $1:$PORT --status 127.0.0.1:$STATUS_PORT --expect-workers $WORKERS --output $JOB_DIR/tb --checkpoints $JOB_DIR/ck"
 }
 
 # A systemd unit: description, the machine's private address (waited for before

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Deletes everything labelled job=$JOB: servers, firewall, placement group, network,
-# ssh key (and this computer's known_hosts for the job). Works from the labels
+# Deletes everything labelled job=$JOB: servers, the volume (with the checkpoints and
+# results on it: fetch them first), firewall, placement group, network, ssh key (a key
+# reused because it was there before the job is not labelled, and stays), and this
+# computer's known_hosts for the job. Works from the labels
 # alone, so it also cleans up after a crash of the machine that ran provision.sh;
 # running it twice is harmless, and a run that could not delete something says
 # what and can simply be run again.
@@ -15,9 +17,9 @@ list() { # resource kind
   fi
 }
 # Best effort: one failed delete must not leave the rest running (and billing).
-# Servers first: a firewall, network or placement group in use cannot go.
+# Servers first: a volume, firewall, network or placement group in use cannot go.
 failed=()
-for kind in server firewall placement-group network ssh-key; do
+for kind in server volume firewall placement-group network ssh-key; do
   names=$(list "$kind") || { failed+=("the list of ${kind}s"); continue; }
   for name in $names; do
     run hcloud "$kind" delete "$name" || failed+=("$kind $name")

@@ -10,7 +10,7 @@ parse_common "$@"
 need_token_or_ip
 coord=$(coordinator_name)
 run mkdir -p "$OUT"
-run scp "${SSH_OPTS[@]}" "root@$(public_ip "$coord"):/var/lib/retro/tb/*" "$OUT/"
+run scp "${SSH_OPTS[@]}" "root@$(public_ip "$coord"):$JOB_DIR/tb/*" "$OUT/"
 if [[ "$DRY_RUN" == 1 ]]; then
   echo "+ (check every tablebase's sha256 against $OUT/summary.json, then coordinator verify --tablebase $OUT)"
   exit 0

@@ -7,7 +7,8 @@
 #   deploy/hetzner/run.sh [--job NAME] [--workers N] [--plan PLAN] [--bin DIR] [--no-follow] [--dry-run]
 # --no-follow returns once the units run (follow later with attach.sh).
 # The coordinator and the workers listen only on the private network, /status only
-# on the coordinator's loopback (status.sh tunnels to it). The cluster token is made
+# on the coordinator's loopback (status.sh tunnels to it). The coordinator keeps its
+# checkpoints and results on the job's volume (/var/lib/retro/job). The cluster token is made
 # here and kept only on the machines (/etc/retro/env, mode 600). Running run.sh
 # again while the job runs is refused (use attach.sh); after the job stopped with an
 # error it starts every unit again with a fresh token, and the job resumes from its
@@ -38,17 +39,15 @@ coord_ip=$(private_ip "$coord")
 put_token() { on "$1" "umask 077 && cat > /etc/retro/env" <<< "RETRO_TOKEN=$token"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-run scp "${SSH_OPTS[@]}" "$BIN/coordinator" "$PLAN" "$HERE/wait-for-address.sh" "root@$(public_ip "$coord"):/opt/retro/"
+upload_coordinator
 put_token "$coord"
+mount_volume
 for i in $(seq 1 "$WORKERS"); do
   name=$(worker_name "$i")
   upload_worker "$name"
   put_token "$name"
 done
-plan=/opt/retro/$(basename "$PLAN")
-unit_file "retro coordinator ($JOB)" "$coord_ip" \
-  "/opt/retro/coordinator --plan $plan --listen $coord_ip:$PORT --status 127.0.0.1:$STATUS_PORT --expect-workers $WORKERS --output /var/lib/retro/tb --checkpoints /var/lib/retro/ck" \
-  > "$tmp/coordinator.service"
+coordinator_unit "$coord_ip" > "$tmp/coordinator.service"
 start_unit "$coord" retro-coordinator "$tmp/coordinator.service"
 for i in $(seq 1 "$WORKERS"); do
   worker_unit "$i" "$coord_ip" > "$tmp/worker-$i.service"

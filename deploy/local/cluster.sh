@@ -12,6 +12,9 @@
 #   deploy/local/cluster.sh start TAG # start it again with the same command
 #   deploy/local/cluster.sh replace TAG ID  # a machine lost for good: kill worker TAG,
 #                                     # delete its --data, start it empty with --replace ID
+#   deploy/local/cluster.sh replace-coordinator  # the coordinator's machine lost for good: kill it,
+#                                     # copy its checkpoints and results (the volume), delete them with
+#                                     # its host, make the host again and resume there from the copy
 #   deploy/local/cluster.sh copy TAG  # a careless operator: copy worker TAG's --data and start a
 #                                     # second process on the copy, on a new host (tag TAGcopy, e.g. worker2copy)
 #   deploy/local/cluster.sh wake TAG  # SIGCONT a process stopped by a stop- fault (RETRO_FAULT)
@@ -161,6 +164,41 @@ cmd_replace() {
   printf '%q ' "${argv[@]}" --replace "$lost" > "$st/$tag.cmd"
   cmd_start "$tag" >/dev/null
   echo "$tag replaces worker $lost with an empty --data"
+}
+
+# The coordinator's machine lost for good, as on rented machines whose
+# coordinator keeps its checkpoints and results on a volume: the process
+# killed, the volume's contents copied, the machine's disk (the originals)
+# and its host (namespace) gone, a new host made at the same address, the
+# copy put back where the new coordinator reads it, and the coordinator
+# started there with the same command.
+cmd_replace_coordinator() {
+  local st; st=$(state_dir)
+  STATE=$st
+  [[ -f "$st/coordinator.cmd" ]] || die "no coordinator in cluster $NAME"
+  [[ -f "$st/coordinator.rc" ]] || cmd_kill coordinator >/dev/null
+  local -a argv
+  eval "argv=($(cat "$st/coordinator.cmd"))"
+  local i ck="" out=""
+  for i in "${!argv[@]}"; do
+    case "${argv[$i]}" in
+      --checkpoints) ck=${argv[$((i + 1))]} ;;
+      --output) out=${argv[$((i + 1))]} ;;
+    esac
+  done
+  [[ -n "$ck" && -n "$out" ]] || die "no --checkpoints or --output in the coordinator's command"
+  local volume=$st/volume
+  rm -rf -- "$volume"; mkdir -p "$volume"
+  cp -a -- "$ck" "$volume/ck"
+  [[ -d "$out" ]] && cp -a -- "$out" "$volume/tb"
+  rm -rf -- "$ck" "$out"
+  ip netns del "$COORD_NS"
+  add_host "$COORD_NS" "$SUBNET.1"
+  mv -- "$volume/ck" "$ck"
+  [[ -d "$volume/tb" ]] && mv -- "$volume/tb" "$out"
+  rmdir -- "$volume"
+  cmd_start coordinator >/dev/null
+  echo "coordinator replaced: a new host at $SUBNET.1 resumes from the copy of $ck"
 }
 
 # The split-brain case: worker TAG's directory copied (while TAG still lives,
@@ -314,6 +352,7 @@ case "${1:-}" in
   term) cmd_kill "${2:?term needs a process tag}" TERM ;;
   start) cmd_start "${2:?start needs a process tag}" ;;
   replace) cmd_replace "${2:?replace needs a worker tag}" "${3:?replace needs the id of the lost worker}" ;;
+  replace-coordinator) cmd_replace_coordinator ;;
   copy) cmd_copy "${2:?copy needs a worker tag}" ;;
   wake) ns=$(ns_of "${2:?wake needs a process tag}"); for pid in $(process_pids "$ns"); do kill -CONT "$pid"; done ;;
   cut) cmd_link "${2:?cut needs a process tag}" down ;;

@@ -27,14 +27,52 @@ pub const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_se
 /// How long an unanswered keepalive ping may wait before the connection is dropped.
 pub const KEEPALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// Logs to stderr (progress lines, warnings), `RUST_LOG` to filter (default
-/// `info`), colours only on a terminal. Both binaries start with this.
-pub fn init_logging() {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event (in colour on a terminal).
+    #[default]
+    Text,
+    /// One JSON object per event, for a log collector.
+    Json,
+}
+
+/// The logging flags both programs take (anywhere on the command line).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct LogArgs {
+    /// How log lines are written on stderr.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+    /// Log only warnings and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Log more: -v adds debug lines, -vv trace lines (RUST_LOG, when set,
+    /// decides instead of either flag).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+impl LogArgs {
+    /// The level the flags ask for (quiet wins over verbose).
+    pub fn level(&self) -> &'static str {
+        match (self.quiet, self.verbose) {
+            (true, _) => "warn",
+            (false, 0) => "info",
+            (false, 1) => "debug",
+            _ => "trace",
+        }
+    }
+}
+
+/// Logs to stderr as `args` say, filtered by `RUST_LOG` when it is set
+/// (stdout carries only results: a `--json` summary must parse as it comes).
+pub fn init_logging(args: &LogArgs) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| args.level().into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => builder.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init(),
+        LogFormat::Json => builder.json().with_ansi(false).init(),
+    }
 }
 
 /// Buffers of at least this many bytes get their own mapping from the

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// levels (peg solitaire, kept under --data) or tasks (Sylver m-classes: nothing kept
 /// under --data but its lock).
 #[derive(Parser, Debug)]
-#[command(name = "worker", version = retro_build_info::LONG_VERSION)]
+#[command(name = "worker", version = retro_build_info::LONG_VERSION, after_help = ENVIRONMENT_HELP)]
 struct Args {
     /// Coordinator address (host:port).
     #[arg(long, value_name = "HOST:PORT", value_parser = retro_worker::link::check_host_port)]
@@ -65,17 +65,27 @@ struct Args {
     /// The name every worker certificate carries (one certificate can serve all workers).
     #[arg(long, value_name = "NAME", default_value = "retro-worker")]
     tls_peer_name: String,
+    #[command(flatten)]
+    log: retro_node::LogArgs,
     /// Protocol version to announce (tests only).
     #[arg(long, hide = true)]
     protocol_version: Option<u32>,
 }
 
+/// Every environment variable the worker reads, for `--help`
+/// (`help_names_every_environment_variable` keeps it complete).
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  RETRO_TOKEN  the cluster token (as --token)
+  RETRO_FAULT  tests only: a fault to inject, POINT:LAYER:ROUND (docs/ARCHITECTURE.md)
+  RUST_LOG     what the log shows (default: info), e.g. RUST_LOG=debug";
+
 fn main() -> std::process::ExitCode {
     retro_node::tune_allocator();
-    retro_node::init_logging();
+    let args = Args::parse();
+    retro_node::init_logging(&args.log);
     // Each server's connection limit is a share of this (retro_node::net).
     retro_node::net::raise_descriptor_limit();
-    let args = Args::parse();
     match try_main(args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(MainError::Worker(WorkerError::Aborted(why), data)) if why == retro_node::STOPPED_AT_CHECKPOINT => {

@@ -42,6 +42,11 @@ pub struct RunArgs {
     /// Print summary.json instead of the table.
     #[arg(long)]
     json: bool,
+    /// The cluster token every worker must present (default: the plan's
+    /// [cluster] token). Prefer the RETRO_TOKEN variable to the flag: a
+    /// flag shows in `ps`.
+    #[arg(long, value_name = "TOKEN", env = "RETRO_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// Run even when this machine lacks the memory or disk the job needs
     /// (checked before anything is allocated; the figures are logged).
     #[arg(long)]
@@ -75,6 +80,12 @@ impl RunArgs {
     /// embedded: `--listen`, `--expect-workers` or the plan's `[cluster] workers`.
     fn cluster(&self, plan_workers: u32) -> bool {
         self.listen.is_some() || self.expect_workers.is_some() || plan_workers > 0
+    }
+
+    /// The cluster token: `--token` (or RETRO_TOKEN) when set and not
+    /// empty, else the plan's `[cluster] token`.
+    fn token(&self, cluster: &ClusterSection) -> Option<String> {
+        self.token.clone().filter(|t| !t.is_empty()).or_else(|| cluster.token())
     }
 }
 
@@ -114,7 +125,7 @@ fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) ->
     Ok(ServeOptions {
         listener: bind_listener(runtime, args.listen, cluster)?,
         tls: server_tls(cluster)?,
-        token: cluster.token(),
+        token: args.token(cluster),
         status: args.status,
     })
 }
@@ -151,12 +162,13 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     if cluster && expect == 0 {
         return Err("say how many workers to wait for: --expect-workers N (or the plan's [cluster] workers)".into());
     }
+    let token = args.token(&plan.cluster);
     let opts = RunOptions {
         output: args.output.unwrap_or_else(|| plan.output.dir.clone()),
         checkpoints: args.checkpoints.unwrap_or_else(|| plan.output.checkpoints.clone()),
         listen,
         expect_workers: expect,
-        token: plan.token(),
+        token,
         on_listen: Some(print_listen),
         status_listen: args.status,
         tls: server_tls(&plan.cluster)?,

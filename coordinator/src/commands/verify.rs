@@ -4,10 +4,33 @@
 use super::CliError;
 
 use retro_engine::tablebase::TablebaseReader;
+use serde::Serialize;
 use std::path::PathBuf;
 
-/// Runs `verify` on the directory `dir`.
-pub fn run(dir: &std::path::Path) -> Result<(), CliError> {
+/// What `verify` found about one file.
+#[derive(Serialize)]
+struct FileVerdict {
+    /// The file's path.
+    path: String,
+    /// Its layer, when its header could be read.
+    layer: Option<String>,
+    /// Its SHA-256, when every checksum held.
+    sha256: Option<String>,
+    /// Whether it passed every check.
+    ok: bool,
+    /// What failed.
+    error: Option<String>,
+}
+
+impl FileVerdict {
+    fn bad(path: String, error: String) -> FileVerdict {
+        FileVerdict { path, layer: None, sha256: None, ok: false, error: Some(error) }
+    }
+}
+
+/// Runs `verify` on the directory `dir`: a line per file (or, with `json`,
+/// one JSON object), and a failure when any file fails.
+pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<PathBuf> =
         entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
@@ -28,7 +51,7 @@ pub fn run(dir: &std::path::Path) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut bad = Vec::new();
+    let mut files = Vec::new();
     let mut seen = Vec::new();
     for path in &paths {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -36,8 +59,7 @@ pub fn run(dir: &std::path::Path) -> Result<(), CliError> {
         let r = match checked {
             Ok(r) => r,
             Err(e) => {
-                println!("BAD {e}");
-                bad.push(e);
+                files.push(FileVerdict::bad(path.display().to_string(), e));
                 continue;
             }
         };
@@ -65,29 +87,45 @@ pub fn run(dir: &std::path::Path) -> Result<(), CliError> {
             let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
             entry.open_checked(dir, question, plan_hash, rank_order).err().map(|e| e.to_string())
         });
-        match mismatch {
-            None => println!("ok  {}  {}  {}", sha, header.layer, path.display()),
-            Some(e) => {
-                println!("BAD {e}");
-                bad.push(e);
+        files.push(FileVerdict {
+            path: path.display().to_string(),
+            layer: Some(header.layer.clone()),
+            sha256: Some(sha),
+            ok: mismatch.is_none(),
+            error: mismatch,
+        });
+    }
+    if let Some(v) = &recorded {
+        for t in v["tablebases"].as_array().into_iter().flatten() {
+            let file = t["file"].as_str().unwrap_or("?");
+            if !seen.iter().any(|s| s == file) && !dir.join(file).exists() {
+                let path = dir.join(file).display().to_string();
+                files.push(FileVerdict::bad(path.clone(), format!("{path}: listed in summary.json but missing")));
             }
         }
     }
-    match &recorded {
-        Some(v) => {
-            for t in v["tablebases"].as_array().into_iter().flatten() {
-                let file = t["file"].as_str().unwrap_or("?");
-                if !seen.iter().any(|s| s == file) && !dir.join(file).exists() {
-                    let e = format!("{}: listed in summary.json but missing", dir.join(file).display());
-                    println!("BAD {e}");
-                    bad.push(e);
-                }
+    let bad: Vec<&str> = files.iter().filter_map(|f| f.error.as_deref()).collect();
+    if json {
+        let report = serde_json::json!({
+            "dir": dir.display().to_string(),
+            "recorded": recorded.is_some(),
+            "ok": bad.is_empty(),
+            "files": &files,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        for f in &files {
+            match (&f.error, &f.sha256, &f.layer) {
+                (None, Some(sha), Some(layer)) => println!("ok  {sha}  {layer}  {}", f.path),
+                (e, _, _) => println!("BAD {}", e.as_deref().unwrap_or("?")),
             }
         }
-        None => println!(
-            "note: no {}; each file's own checksums were checked, not that it is the file its job wrote",
-            summary_path.display()
-        ),
+        if recorded.is_none() {
+            println!(
+                "note: no {}; each file's own checksums were checked, not that it is the file its job wrote",
+                summary_path.display()
+            );
+        }
     }
     if !bad.is_empty() {
         return Err(format!(

@@ -225,6 +225,11 @@ struct State {
     /// The relay files delivered whole for the level being expanded or
     /// merged: (shard, sender index).
     relayed: BTreeSet<(u32, u32)>,
+    /// When the level being computed began (this process's clock), and the
+    /// seconds each level took here (0 for those an earlier process made),
+    /// for the progress line.
+    level_began: std::time::Instant,
+    level_seconds: Vec<f64>,
     error: Option<String>,
 }
 
@@ -349,9 +354,16 @@ impl LevelJobState {
                     s.last_level = Some(m - 1);
                     Phase::Upload(m - 1)
                 } else {
-                    tracing::info!("level {m}: {total} positions up to symmetry");
                     s.manifest.positions.truncate(m as usize);
                     s.manifest.positions.push(total);
+                    s.level_seconds.resize(m as usize, 0.0);
+                    s.level_seconds.push(s.level_began.elapsed().as_secs_f64());
+                    s.level_began = std::time::Instant::now();
+                    let last = super::progress::last_level(self.start.count_ones());
+                    tracing::info!(
+                        "{} (positions up to symmetry)",
+                        super::progress::level_line(&s.manifest.positions, &s.level_seconds, last, false)
+                    );
                     s.manifest.committed = Some(m);
                     self.save(s)?;
                     Phase::Expand(m)
@@ -815,6 +827,8 @@ impl LevelJobState {
                 uploaded: BTreeMap::new(),
                 last_level: None,
                 relayed: BTreeSet::new(),
+                level_began: std::time::Instant::now(),
+                level_seconds: Vec::new(),
                 error: None,
             }),
             changed: Notify::new(),

@@ -177,13 +177,12 @@ pub fn run(board: &Folded, start: Pegs, opts: &LevelOptions) -> Result<Levels, C
             }
         };
         let seconds = began.elapsed().as_secs_f64();
-        tracing::info!(
-            "level {n}: {} keys, {seconds:.1}s{}",
-            next.keys(),
-            if matches!(next, StoredLevel::Disk { .. }) { " (on disk)" } else { "" }
-        );
+        let on_disk = matches!(next, StoredLevel::Disk { .. });
         out.levels.push(next);
         out.seconds.push(seconds);
+        let keys: Vec<u64> = out.levels.iter().map(StoredLevel::keys).collect();
+        let last = super::progress::last_level(start.count_ones());
+        tracing::info!("{}", super::progress::level_line(&keys, &out.seconds, last, on_disk));
     }
     Ok(out)
 }

@@ -6,6 +6,7 @@
 
 pub mod cluster;
 pub mod levels;
+pub mod progress;
 
 use crate::CoordinatorError;
 use crate::plan::{GamePlan, PegPlan, Plan};

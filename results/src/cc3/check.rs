@@ -13,7 +13,8 @@ use serde_json::Value;
 const REFERENCE: &str = include_str!("../../reference/cc3.tsv");
 
 /// How one published line compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The computed value equals the published one.
     Match,
@@ -26,7 +27,7 @@ pub enum Verdict {
 }
 
 /// One published line and what the run says about it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Line {
     /// Reference key, e.g. `stage2.category.kingmaker`.
     pub key: String,
