@@ -37,7 +37,9 @@ pub enum LogFormat {
     Json,
 }
 
-/// The logging flags both programs take (anywhere on the command line).
+/// The logging flags both programs take: anywhere in a run's command line,
+/// and after the name of a subcommand (`coordinator probe -v ...`; clap
+/// refuses `coordinator -v probe`, since a run's flags exclude subcommands).
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct LogArgs {
     /// How log lines are written on stderr.
