@@ -22,8 +22,7 @@ const MAX_PROJECTED_ROUNDS: f64 = 500.0;
 /// is taken to cost the same.
 pub fn seconds_left(layers: &[LayerRecord]) -> Option<f64> {
     let solved: Vec<f64> = layers.iter().filter(|l| l.solved).map(|l| l.seconds).collect();
-    let current = layers.iter().find(|l| !l.solved && l.committed_round.is_some());
-    let not_started = layers.iter().filter(|l| !l.solved && l.committed_round.is_none()).count() as f64;
+    let (current, not_started) = in_progress(layers);
     let trend = current.and_then(trend_seconds_left);
     if !solved.is_empty() {
         let mean = solved.iter().sum::<f64>() / solved.len() as f64;
@@ -31,7 +30,21 @@ pub fn seconds_left(layers: &[LayerRecord]) -> Option<f64> {
         return Some(in_progress + mean * not_started);
     }
     let (current, left) = (current?, trend?);
-    Some(left + (current.seconds + left) * not_started)
+    Some(with_layers_not_started(current, left, not_started))
+}
+
+/// The layer in progress (with a committed round), if any, and how many
+/// layers have not started.
+fn in_progress(layers: &[LayerRecord]) -> (Option<&LayerRecord>, f64) {
+    let current = layers.iter().find(|l| !l.solved && l.committed_round.is_some());
+    let not_started = layers.iter().filter(|l| !l.solved && l.committed_round.is_none()).count() as f64;
+    (current, not_started)
+}
+
+/// `left` seconds for the layer in progress, and each layer not started
+/// taken to cost as much as this one will in all.
+fn with_layers_not_started(current: &LayerRecord, left: f64, not_started: f64) -> f64 {
+    left + (current.seconds + left) * not_started
 }
 
 /// A rough ceiling on the seconds left while [`seconds_left`] has no guess
@@ -42,15 +55,15 @@ pub fn seconds_left(layers: &[LayerRecord]) -> Option<f64> {
 /// end as draws are never decided, so it is high; it gives way to the trend
 /// once the rounds shrink.
 pub fn ceiling_seconds_left(layers: &[LayerRecord], positions: u64) -> Option<f64> {
-    let current = layers.iter().find(|l| !l.solved && l.committed_round.is_some())?;
-    let not_started = layers.iter().filter(|l| !l.solved && l.committed_round.is_none()).count() as f64;
+    let (current, not_started) = in_progress(layers);
+    let current = current?;
     let rounds = current.rounds.iter().filter(|r| r.round > 0);
     let (decided, seconds) = rounds.fold((0u64, 0.0f64), |(d, s), r| (d + r.win + r.loss, s + r.seconds));
     if decided == 0 || seconds <= 0.0 {
         return None;
     }
     let left = positions.saturating_sub(current.decided()) as f64 * seconds / decided as f64;
-    Some(left + (current.seconds + left) * not_started)
+    Some(with_layers_not_started(current, left, not_started))
 }
 
 /// Seconds the layer's recent rounds project for its remaining rounds, when
