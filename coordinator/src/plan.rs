@@ -348,7 +348,13 @@ impl ClusterSection {
     /// The shared secret: env `RETRO_TOKEN` when set and non-empty, else
     /// `cluster.token` when non-empty, else none.
     pub fn token(&self) -> Option<String> {
-        pick_token(std::env::var("RETRO_TOKEN").ok(), self.token.as_ref())
+        self.token_given(std::env::var("RETRO_TOKEN").ok())
+    }
+
+    /// The shared secret when `given` (a flag, or the environment) may name
+    /// it: `given` when set and non-empty, else `cluster.token` when non-empty.
+    pub fn token_given(&self, given: Option<String>) -> Option<String> {
+        pick_token(given, self.token.as_ref())
     }
 
     /// The fields `[cluster]` may have.

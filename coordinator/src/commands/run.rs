@@ -85,7 +85,7 @@ impl RunArgs {
     /// The cluster token: `--token` (or RETRO_TOKEN) when set and not
     /// empty, else the plan's `[cluster] token`.
     fn token(&self, cluster: &ClusterSection) -> Option<String> {
-        self.token.clone().filter(|t| !t.is_empty()).or_else(|| cluster.token())
+        cluster.token_given(self.token.clone())
     }
 }
 
