@@ -76,8 +76,11 @@ pub struct RunOptions {
     pub token: Option<String>,
     /// Called with the bound address once the server listens.
     pub on_listen: Option<fn(SocketAddr)>,
-    /// Serve `/healthz` and `/status` over HTTP on this address.
+    /// Serve `/healthz`, `/status` and `/metrics` over HTTP on this address.
     pub status_listen: Option<SocketAddr>,
+    /// Keep serving the final status this long after the job finished
+    /// (zero: the page stops with the job).
+    pub status_linger: Duration,
     /// Serve the workers over TLS with this identity.
     pub tls: Option<crate::service::ServerTls>,
     /// Run even when the machine lacks the memory or disk the job needs.
@@ -429,10 +432,12 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
             tls: opts.tls.clone(),
             token: opts.token.clone(),
             status: None, // served below, for embedded runs too
+            status_linger: Duration::ZERO,
         };
         server_task = Some(tokio::spawn(crate::service::serve(scheduler.clone(), serve, shutdown.clone())));
     }
-    crate::status::spawn_until(scheduler.clone(), opts.status_listen, shutdown.clone().fired()).await?;
+    let status_page =
+        crate::status::spawn(scheduler.clone(), opts.status_listen, Some(opts.checkpoints.clone())).await?;
     // The heartbeat sweep, as level and task jobs run it.
     let s = scheduler.clone();
     crate::service::every_second(shutdown, move || s.check_heartbeats());
@@ -545,6 +550,14 @@ pub async fn run(plan: &Plan, opts: RunOptions) -> Result<JobReport, Coordinator
     let _ = stop_tx.send(true);
     if let Some(s) = server_task {
         let _ = tokio::time::timeout(Duration::from_secs(5), s).await;
+    }
+    // A job that failed or stopped closes its status page now (dropped); a
+    // finished one may keep it up for a last scrape.
+    if outcome.is_ok() {
+        let interrupted = async move {
+            let _ = signalled.wait_for(|s| *s).await;
+        };
+        status_page.close_after(opts.status_linger, interrupted).await;
     }
     outcome
 }

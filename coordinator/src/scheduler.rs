@@ -373,6 +373,8 @@ impl Scheduler {
                 (w.traffic, w.last_round_traffic) = (slot.traffic, slot.last_traffic);
             }
         }
+        status.round_seconds =
+            m.layers.iter().flat_map(|l| l.rounds.iter().filter(|r| r.round > 0).map(|r| r.seconds)).collect();
         status.estimated_seconds_left = crate::progress::seconds_left(&m.layers)
             .or_else(|| crate::progress::ceiling_seconds_left(&m.layers, self.layout.positions));
         status

@@ -211,6 +211,9 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// Serve `/healthz`, `/status` and `/metrics` here.
     pub status: Option<std::net::SocketAddr>,
+    /// How long the status page keeps serving the final state once the job is
+    /// over (`--status-linger`; zero: it stops with the job).
+    pub status_linger: std::time::Duration,
 }
 
 /// What a level or task job's `run` is given beside its plan: the workers
@@ -323,17 +326,19 @@ async fn ended<J: ServedJob>(job: &J) {
     }
 }
 
-/// Runs a level or task job's service: its status page (if asked for), the
-/// heartbeat sweep every second, and `routes` until the job is over, then
-/// one more second so workers long-polling for their next step hear that it
-/// is over. The one runtime both kinds share.
+/// Runs a level or task job's service: its status page (if asked for, with
+/// the disk use of `data_dir`), the heartbeat sweep every second, and
+/// `routes` until the job is over, then one more second so workers
+/// long-polling for their next step hear that it is over, then the status
+/// page's linger. The one runtime both kinds share.
 pub async fn run_served<J: ServedJob>(
     job: Arc<J>,
     routes: tonic::service::Routes,
     serve: ServeOptions,
+    data_dir: &std::path::Path,
 ) -> Result<(), CoordinatorError> {
     let (fire, shutdown) = Shutdown::new();
-    crate::status::spawn_until(job.clone(), serve.status, shutdown.clone().fired()).await?;
+    let status_page = crate::status::spawn(job.clone(), serve.status, Some(data_dir.to_path_buf())).await?;
     every_second(shutdown, {
         let job = job.clone();
         move || job.sweep()
@@ -343,5 +348,7 @@ pub async fn run_served<J: ServedJob>(
         let _ = fire.send(true);
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     };
-    Ok(serve_routes(routes, serve.tls, serve.listener, over).await?)
+    serve_routes(routes, serve.tls, serve.listener, over).await?;
+    status_page.close_after(serve.status_linger, crate::status::stop_signal()).await;
+    Ok(())
 }

@@ -163,6 +163,11 @@ pub struct JobStatus {
     /// layer's rounds; tasks: the rate of results so far). None until there
     /// is a basis; an estimate, not a promise.
     pub estimated_seconds_left: Option<f64>,
+    /// The wall time of every committed round (retrograde jobs; init not
+    /// counted), for the metrics' histogram; not in the JSON, whose layers
+    /// give the totals.
+    #[serde(skip)]
+    pub round_seconds: Vec<f64>,
 }
 
 impl JobStatus {
@@ -179,6 +184,7 @@ impl JobStatus {
             worker_losses: 0,
             detail,
             estimated_seconds_left: None,
+            round_seconds: Vec::new(),
         }
     }
 
@@ -224,9 +230,12 @@ impl StatusSource for crate::scheduler::Scheduler {
 }
 
 /// Serves `/healthz` (`ok`), `/status` (JSON) and `/metrics` (Prometheus
-/// text) of `source` on `listener` until `shutdown` resolves.
+/// text, with the disk use of `data_dir`) of `source` on `listener` until
+/// `shutdown` resolves. The documents are made on a blocking thread: the
+/// metrics walk the data directory.
 pub async fn serve_http<S: StatusSource>(
     source: Arc<S>,
+    data_dir: Option<std::path::PathBuf>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) {
@@ -236,14 +245,21 @@ pub async fn serve_http<S: StatusSource>(
     let status = {
         let source = source.clone();
         move || async move {
-            match serde_json::to_string_pretty(&source.status()) {
-                Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json + "\n").into_response(),
+            let json = tokio::task::spawn_blocking(move || serde_json::to_string_pretty(&source.status())).await;
+            match json {
+                Ok(Ok(json)) => ([(header::CONTENT_TYPE, "application/json")], json + "\n").into_response(),
+                Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
                 Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
             }
         }
     };
-    let metrics =
-        move || async move { ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], metrics_text(&source.status())) };
+    let metrics = move || async move {
+        let text = tokio::task::spawn_blocking(move || metrics_text(&source.status(), data_dir.as_deref())).await;
+        match text {
+            Ok(text) => ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response(),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+        }
+    };
     let app = axum::Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/status", get(status))
@@ -254,38 +270,88 @@ pub async fn serve_http<S: StatusSource>(
     retro_node::net::serve_http(listener, app, |io| io, shutdown).await;
 }
 
-/// Serves the status of `source` on `addr` (if any) in the background until
-/// `shutdown` resolves. Binds before returning, so a bad address is an error
-/// now.
-pub async fn spawn_until<S: StatusSource>(
+/// The status page of a running job ([`spawn`]): it serves until
+/// [`StatusServer::close_after`], or until it is dropped (a job that failed).
+pub struct StatusServer {
+    /// Where it serves; `None` when no address was asked for.
+    addr: Option<std::net::SocketAddr>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl StatusServer {
+    /// Keeps serving the job's final status for `linger` (`--status-linger`:
+    /// so that a monitor's last scrape sees the end) or until `interrupted`
+    /// resolves, then stops.
+    pub async fn close_after(self, linger: std::time::Duration, interrupted: impl std::future::Future<Output = ()>) {
+        if let Some(addr) = self.addr
+            && !linger.is_zero()
+        {
+            tracing::info!(
+                "the job is over; its final status stays on http://{addr}/status and /metrics for {} s \
+                 (--status-linger; SIGTERM or SIGINT ends it sooner)",
+                linger.as_secs_f64()
+            );
+            tokio::select! {
+                _ = tokio::time::sleep(linger) => {}
+                _ = interrupted => {}
+            }
+        }
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Resolves at the first SIGTERM or SIGINT this process gets from now on
+/// (never, where they cannot be listened for): what ends a linger of a job
+/// that does not handle signals itself.
+pub async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
+/// Serves the status of `source` (and the disk use of `data_dir`) on `addr`
+/// (if any) in the background until the returned server is closed or
+/// dropped. Binds before returning, so a bad address is an error now.
+pub async fn spawn<S: StatusSource>(
     source: Arc<S>,
     addr: Option<std::net::SocketAddr>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), CoordinatorError> {
-    let Some(addr) = addr else { return Ok(()) };
+    data_dir: Option<std::path::PathBuf>,
+) -> Result<StatusServer, CoordinatorError> {
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let Some(addr) = addr else { return Ok(StatusServer { addr: None, stop }) };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| CoordinatorError::Io(format!("cannot serve the status on {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| CoordinatorError::Io(e.to_string()))?;
     tracing::info!("status on http://{bound}/status");
-    tokio::spawn(serve_http(source, listener, shutdown));
-    Ok(())
+    // Stops when told, or when the server handle is dropped.
+    let shutdown = async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    tokio::spawn(serve_http(source, data_dir, listener, shutdown));
+    Ok(StatusServer { addr: Some(bound), stop })
 }
 
-/// A label value in the Prometheus text format (backslash, quote and newline escaped).
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
-}
-
-/// The status as Prometheus text metrics (exposition format 0.0.4). Every
-/// kind: workers expected, active and lost, joins and losses, (estimated)
-/// seconds left. Retrograde jobs: positions, per layer the committed round,
-/// positions decided, whether solved, seconds and the last round's rate, per
-/// worker the records and bytes exchanged, layers left. Level jobs: positions
-/// per level. Task jobs: results done and to do, units queued and held.
-pub fn metrics_text(st: &JobStatus) -> String {
-    let job = label(&st.job);
-    let mut out = String::new();
+/// The status as Prometheus text metrics (exposition format 0.0.4; the
+/// conventions of [`retro_node::metrics`]: the job's name in `retro_job`,
+/// counters ending in `_total`, no rates). Every kind: what every process has
+/// (build info, resident memory, the checkpoint directory's disk use when
+/// `data_dir` is given), workers expected, active and lost, each worker's
+/// last call, joins and losses, (estimated) seconds left. Retrograde jobs:
+/// positions, per layer the committed round, positions decided, whether
+/// solved and its seconds, the rounds' durations as a histogram, per worker
+/// the records and bytes exchanged, layers left. Level jobs: positions per
+/// level. Task jobs: results done and to do, units queued and held. Reads
+/// `data_dir`: call it off the async runtime's threads.
+pub fn metrics_text(st: &JobStatus, data_dir: Option<&std::path::Path>) -> String {
+    use retro_node::metrics::{Exposition, ROUND_BUCKETS, Sample, one};
     let (positions, layers, layers_left, levels, tasks) = match &st.detail {
         JobDetail::Retrograde { positions, layers, layers_left } => {
             (Some(*positions), layers.as_slice(), Some(*layers_left), &[][..], None)
@@ -294,100 +360,121 @@ pub fn metrics_text(st: &JobStatus) -> String {
         JobDetail::Tasks { tasks } => (None, &[][..], None, &[][..], Some(tasks)),
     };
     let retrograde_job = st.kind() == JobKind::Retrograde;
-    let mut family = |name: &str, kind: &str, help: &str, samples: Vec<(String, f64)>| {
-        if samples.is_empty() && !retrograde_job {
-            return; // another kind's family
-        }
-        out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
-        for (labels, v) in samples {
-            out.push_str(&format!("{name}{{job=\"{job}\"{labels}}} {v}\n"));
-        }
-    };
-    let one = |v: f64| vec![(String::new(), v)];
+    // A retrograde job declares its families from the first scrape on; the
+    // other kinds leave out the families they never fill.
+    let mut e = Exposition::new(&[("retro_job", &st.job)], retrograde_job);
+    e.process(retro_build_info::BUILD_COMMIT, data_dir);
     let retrograde = |v: Option<u64>| v.map(|v| one(v as f64)).unwrap_or_default();
-    family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(positions));
-    let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<(String, f64)> {
-        layers.iter().filter_map(|l| f(l).map(|v| (format!(",layer=\"{}\"", label(&l.question)), v))).collect()
+    e.family("retro_positions", "gauge", "Positions in one layer's rank space.", retrograde(positions));
+    let per_layer = |f: &dyn Fn(&LayerStatus) -> Option<f64>| -> Vec<Sample> {
+        layers.iter().filter_map(|l| f(l).map(|v| (vec![("layer", l.question.clone())], v))).collect()
     };
-    family(
+    e.family(
         "retro_layer_committed_round",
         "gauge",
         "Last committed round of the layer (0: init).",
         per_layer(&|l| l.committed_round.map(f64::from)),
     );
-    family("retro_layer_decided", "gauge", "Positions decided so far.", per_layer(&|l| Some(l.decided as f64)));
-    family(
+    e.family(
+        "retro_layer_decided_total",
+        "counter",
+        "Positions of the layer decided so far (never more than retro_positions).",
+        per_layer(&|l| Some(l.decided as f64)),
+    );
+    e.family(
         "retro_layer_solved",
         "gauge",
         "1 once every round is done and the tablebase written.",
         per_layer(&|l| Some(if l.solved { 1.0 } else { 0.0 })),
     );
-    family("retro_layer_seconds", "gauge", "Wall time spent on the layer.", per_layer(&|l| Some(l.seconds)));
-    family(
-        "retro_layer_rate",
-        "gauge",
-        "Positions decided per second in the last committed round.",
-        per_layer(&|l| l.last_round_rate),
+    e.family(
+        "retro_layer_seconds_total",
+        "counter",
+        "Wall time spent on the layer (its rounds, init and export), over every run of the job.",
+        per_layer(&|l| Some(l.seconds)),
     );
+    if retrograde_job {
+        e.histogram(
+            "retro_round_duration_seconds",
+            "Wall time of each committed round (init not counted), over every run of the job.",
+            &ROUND_BUCKETS,
+            vec![(Vec::new(), st.round_seconds.clone())],
+        );
+    }
     let lost = st.workers.iter().filter(|w| w.member.lost).count();
-    family(
-        "retro_workers_expected",
-        "gauge",
-        "Workers the job waits for.",
-        vec![(String::new(), st.expected_workers as f64)],
-    );
-    family(
+    e.family("retro_workers_expected", "gauge", "Workers the job waits for.", one(st.expected_workers as f64));
+    e.family(
         "retro_workers",
         "gauge",
         "Workers joined, by state.",
-        vec![(",state=\"active\"".into(), (st.workers.len() - lost) as f64), (",state=\"lost\"".into(), lost as f64)],
+        vec![
+            (vec![("state", "active".into())], (st.workers.len() - lost) as f64),
+            (vec![("state", "lost".into())], lost as f64),
+        ],
     );
-    family("retro_worker_joins_total", "counter", "Joins since the coordinator started.", one(st.worker_joins as f64));
-    family(
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    e.family(
+        "retro_worker_last_seen_timestamp_seconds",
+        "gauge",
+        "When the worker last called the coordinator, in seconds since the epoch.",
+        st.workers.iter().map(|w| (vec![("worker", w.member.id.clone())], now - w.member.seconds_since_seen)).collect(),
+    );
+    e.family(
+        "retro_worker_joins_total",
+        "counter",
+        "Joins since the coordinator started.",
+        one(st.worker_joins as f64),
+    );
+    e.family(
         "retro_worker_losses_total",
         "counter",
         "Times a worker was presumed lost since the coordinator started.",
         one(st.worker_losses as f64),
     );
-    let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<(String, f64)> {
+    let per_worker = |f: &dyn Fn(&Traffic) -> u64| -> Vec<Sample> {
         if !retrograde_job {
             return Vec::new();
         }
-        st.workers.iter().map(|w| (format!(",worker=\"{}\"", label(&w.member.id)), f(&w.traffic) as f64)).collect()
+        st.workers.iter().map(|w| (vec![("worker", w.member.id.clone())], f(&w.traffic) as f64)).collect()
     };
-    family("retro_records_sent_total", "counter", "Records sent to other workers.", per_worker(&|t| t.records_sent));
-    family("retro_bytes_sent_total", "counter", "Payload bytes sent to other workers.", per_worker(&|t| t.bytes_sent));
-    family(
+    e.family("retro_records_sent_total", "counter", "Records sent to other workers.", per_worker(&|t| t.records_sent));
+    e.family(
+        "retro_bytes_sent_total",
+        "counter",
+        "Payload bytes sent to other workers.",
+        per_worker(&|t| t.bytes_sent),
+    );
+    e.family(
         "retro_records_received_total",
         "counter",
         "Records received from other workers.",
         per_worker(&|t| t.records_received),
     );
-    family(
+    e.family(
         "retro_bytes_received_total",
         "counter",
         "Payload bytes received from other workers.",
         per_worker(&|t| t.bytes_received),
     );
-    family("retro_layers_left", "gauge", "Layers not yet solved.", retrograde(layers_left.map(|n| n as u64)));
-    family(
+    e.family("retro_layers_left", "gauge", "Layers not yet solved.", retrograde(layers_left.map(|n| n as u64)));
+    e.family(
         "retro_level_positions",
         "gauge",
         "Positions in the level, up to the start's symmetry.",
-        levels.iter().map(|l| (format!(",level=\"{}\"", l.level), l.positions as f64)).collect(),
+        levels.iter().map(|l| (vec![("level", l.level.to_string())], l.positions as f64)).collect(),
     );
     let tasks = |f: &dyn Fn(&TaskStatus) -> u64| tasks.map(|t| one(f(t) as f64)).unwrap_or_default();
-    family("retro_task_results", "gauge", "Results the task job computes.", tasks(&|t| t.results));
-    family("retro_task_results_done", "gauge", "Results checkpointed so far.", tasks(&|t| t.results_done));
-    family("retro_task_units_queued", "gauge", "Units waiting for a worker.", tasks(&|t| t.units_queued));
-    family("retro_task_units_held", "gauge", "Units held by a worker.", tasks(&|t| t.units_held));
-    family(
+    e.family("retro_task_results", "gauge", "Results the task job computes.", tasks(&|t| t.results));
+    e.family("retro_task_results_done_total", "counter", "Results checkpointed so far.", tasks(&|t| t.results_done));
+    e.family("retro_task_units_queued", "gauge", "Units waiting for a worker.", tasks(&|t| t.units_queued));
+    e.family("retro_task_units_held", "gauge", "Units held by a worker.", tasks(&|t| t.units_held));
+    e.family(
         "retro_seconds_left",
         "gauge",
         "Estimated seconds left (absent until there is a basis for it).",
-        st.estimated_seconds_left.map(|v| (String::new(), v)).into_iter().collect(),
+        st.estimated_seconds_left.map(one).unwrap_or_default(),
     );
-    out
+    e.finish()
 }
 
 #[cfg(test)]
@@ -412,19 +499,30 @@ mod tests {
             traffic: Traffic { records_sent: 7, bytes_sent: 30, records_received: 5, bytes_received: 20 },
             last_round_traffic: Traffic::default(),
         }];
-        let text = metrics_text(&st);
+        st.round_seconds = vec![0.3, 2.0, 2.5];
+        let text = metrics_text(&st, None);
         for line in [
-            "retro_positions{job=\"st\\\"age\"} 1662",
-            "retro_layer_committed_round{job=\"st\\\"age\",layer=\"solo(A)\"} 4",
-            "retro_layer_decided{job=\"st\\\"age\",layer=\"solo(A)\"} 900",
-            "retro_workers{job=\"st\\\"age\",state=\"lost\"} 0",
-            "retro_bytes_sent_total{job=\"st\\\"age\",worker=\"w1\"} 30",
+            "retro_round_duration_seconds_bucket{retro_job=\"st\\\"age\",le=\"1\"} 1",
+            "retro_round_duration_seconds_bucket{retro_job=\"st\\\"age\",le=\"5\"} 3",
+            "retro_round_duration_seconds_count{retro_job=\"st\\\"age\"} 3",
+            "# TYPE retro_layer_decided_total counter",
+            "retro_positions{retro_job=\"st\\\"age\"} 1662",
+            "retro_layer_committed_round{retro_job=\"st\\\"age\",layer=\"solo(A)\"} 4",
+            "retro_layer_decided_total{retro_job=\"st\\\"age\",layer=\"solo(A)\"} 900",
+            "retro_workers{retro_job=\"st\\\"age\",state=\"lost\"} 0",
+            "retro_bytes_sent_total{retro_job=\"st\\\"age\",worker=\"w1\"} 30",
             "# TYPE retro_records_received_total counter",
         ] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
         }
-        // No rate yet and no estimate: those families have no sample.
-        assert!(!text.contains("retro_layer_rate{") && !text.contains("retro_seconds_left{"), "{text}");
+        // No estimate: that family has no sample; and no pre-computed rates.
+        assert!(!text.contains("retro_seconds_left{") && !text.contains("_rate"), "{text}");
+        // No label named job (a scraper renames it to exported_job).
+        assert!(!text.contains("{job=") && !text.contains(",job="), "{text}");
+        // Every counter ends in _total.
+        for l in text.lines().filter(|l| l.starts_with("# TYPE") && l.ends_with(" counter")) {
+            assert!(l.split(' ').nth(2).unwrap().ends_with("_total"), "{l}");
+        }
         // Every sample line is `name{labels} number`.
         for l in text.lines().filter(|l| !l.starts_with('#')) {
             let (_, v) = l.rsplit_once(' ').unwrap();
@@ -441,15 +539,15 @@ mod tests {
             levels: vec![LevelStatus { level: 0, positions: 1 }, LevelStatus { level: 1, positions: 1 }],
         };
         let levels = JobStatus::new(detail, "peg", "h", "expand level 1".into(), 2);
-        let text = metrics_text(&levels);
-        assert!(text.lines().any(|l| l == "retro_level_positions{job=\"peg\",level=\"1\"} 1"), "{text}");
-        assert!(text.lines().any(|l| l == "retro_workers_expected{job=\"peg\"} 2"), "{text}");
+        let text = metrics_text(&levels, None);
+        assert!(text.lines().any(|l| l == "retro_level_positions{retro_job=\"peg\",level=\"1\"} 1"), "{text}");
+        assert!(text.lines().any(|l| l == "retro_workers_expected{retro_job=\"peg\"} 2"), "{text}");
         assert!(!text.contains("retro_positions") && !text.contains("retro_layer_"), "{text}");
         assert!(!text.contains("retro_task_"), "{text}");
         let queue = TaskStatus { results: 10, results_done: 4, units_queued: 2, units_held: 1 };
         let tasks = JobStatus::new(JobDetail::Tasks { tasks: queue }, "sylver", "h", "running".into(), 1);
-        let text = metrics_text(&tasks);
-        for line in ["retro_task_results{job=\"sylver\"} 10", "retro_task_units_held{job=\"sylver\"} 1"] {
+        let text = metrics_text(&tasks, None);
+        for line in ["retro_task_results{retro_job=\"sylver\"} 10", "retro_task_units_held{retro_job=\"sylver\"} 1"] {
             assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
         }
         assert!(!text.contains("retro_level_positions") && !text.contains("retro_bytes_sent_total"), "{text}");

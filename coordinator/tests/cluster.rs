@@ -239,8 +239,8 @@ fn status_page_reports_progress() {
     assert_eq!(v["layers_left"], 3);
     let metrics = http(&status, "GET /metrics HTTP/1.1\r\nHost: x\r\n");
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
-    assert!(metrics.contains("\nretro_positions{job=\"stage1\"} 1662\n"), "{metrics}");
-    assert!(metrics.contains("\nretro_layers_left{job=\"stage1\"} 3\n"), "{metrics}");
+    assert!(metrics.contains("\nretro_positions{retro_job=\"stage1\"} 1662\n"), "{metrics}");
+    assert!(metrics.contains("\nretro_layers_left{retro_job=\"stage1\"} 3\n"), "{metrics}");
     assert!(http(&status, "GET /nothing HTTP/1.1\r\nHost: x\r\n").starts_with("HTTP/1.1 404"));
     assert!(http(&status, "POST /status HTTP/1.1\r\nHost: x\r\n").starts_with("HTTP/1.1 405"));
     assert!(http(&status, "\u{0}\u{1}garbage\r\n").starts_with("HTTP/1.1 400"));
@@ -248,4 +248,103 @@ fn status_page_reports_progress() {
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());
     assert!(w.wait(LIMIT).success(), "{}", w.logs());
     assert!(coord.logs().contains("status on http://"), "{}", coord.logs());
+}
+
+/// A metrics page read by a real Prometheus text parser.
+fn scrape(addr: &str) -> (String, prometheus_parse::Scrape) {
+    let text = common::get_text(addr, "/metrics");
+    let parsed = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .unwrap_or_else(|e| panic!("not Prometheus text ({e}):\n{text}"));
+    (text, parsed)
+}
+
+/// The one sample of `name` whose labels include `with`, as a number.
+fn sample(s: &prometheus_parse::Scrape, name: &str, with: &[(&str, &str)], text: &str) -> f64 {
+    use prometheus_parse::Value;
+    let found = s
+        .samples
+        .iter()
+        .find(|x| x.metric == name && with.iter().all(|(k, v)| x.labels.get(k) == Some(*v)))
+        .unwrap_or_else(|| panic!("no {name} {with:?} in:\n{text}"));
+    match found.value {
+        Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => v,
+        _ => panic!("{name} is not a number"),
+    }
+}
+
+/// What every page must follow: no `job` or `instance` label (the scraper
+/// sets those and renames ours), counters end in `_total`, no pre-computed
+/// rates, and what every process has.
+fn check_conventions(s: &prometheus_parse::Scrape, text: &str) {
+    for x in &s.samples {
+        assert!(x.labels.get("job").is_none() && x.labels.get("instance").is_none(), "{}: {text}", x.metric);
+        if matches!(x.value, prometheus_parse::Value::Counter(_)) {
+            assert!(x.metric.ends_with("_total"), "counter {} does not end in _total", x.metric);
+        }
+        assert!(!x.metric.contains("rate"), "{} is a pre-computed rate", x.metric);
+    }
+    let build = s.samples.iter().find(|x| x.metric == "retro_build_info").expect("retro_build_info");
+    assert!(build.labels.get("version").is_some() && build.labels.get("commit").is_some_and(|c| !c.is_empty()));
+    assert!(sample(s, "process_resident_memory_bytes", &[], text) > 1e6, "{text}");
+    assert!(sample(s, "retro_data_directory_bytes", &[], text) > 0.0, "{text}");
+}
+
+/// `/metrics` of a worker (`worker --status`) and of the coordinator, read
+/// by a Prometheus text parser: the worker's own figures while its
+/// coordinator is gone (killed after a round), then the coordinator's final
+/// status, kept up after the job by `--status-linger` until a SIGTERM: every
+/// layer solved, decided never above the positions, one histogram sample per
+/// committed round, the worker's last call.
+#[test]
+fn metrics_of_worker_and_coordinator_follow_the_prometheus_conventions() {
+    let dir = TempDir::new("metrics");
+    let mut c = embedded_command(&dir);
+    c.args(["--listen", "127.0.0.1:0", "--expect-workers", "1"]).env("RETRO_FAULT", "after-commit:1:4");
+    let mut coord = Proc::start("coordinator", c, dir.join("coord.log"));
+    let addr = listening_address(&coord);
+    let worker_status = format!("127.0.0.1:{}", free_port());
+    let mut wc = worker_cmd(&dir, &addr, 1, None);
+    wc.args(["--status", &worker_status]);
+    let mut w = Proc::start("worker", wc, dir.join("w1.log"));
+    assert!(was_killed(coord.wait(LIMIT)), "{}", coord.logs());
+    let (text, s) = scrape(&worker_status);
+    check_conventions(&s, &text);
+    let ours = [("retro_job", "stage1"), ("kind", "apply"), ("outcome", "ok")];
+    assert!(sample(&s, "retro_worker_tasks_total", &ours, &text) >= 4.0, "{text}");
+    assert!(s.samples.iter().all(|x| x.labels.get("retro_worker").is_some_and(|w| !w.is_empty())), "{text}");
+    assert_eq!(sample(&s, "retro_worker_layer", &[], &text), 1.0, "{text}");
+
+    // The coordinator again: it resumes, finishes, and keeps its final status up.
+    let status = format!("127.0.0.1:{}", free_port());
+    let mut c = embedded_command(&dir);
+    c.args(["--listen", &addr, "--expect-workers", "1", "--status", &status, "--status-linger", "120"]);
+    let mut coord = Proc::start("coordinator again", c, dir.join("coord2.log"));
+    coord.wait_for_log("its final status stays on", LIMIT);
+    assert!(w.wait(LIMIT).success(), "{}", w.logs());
+    let (text, s) = scrape(&status);
+    check_conventions(&s, &text);
+    let positions = sample(&s, "retro_positions", &[], &text);
+    let json = common::get_json(&status, "/status");
+    let mut rounds = 0.0;
+    for layer in json["layers"].as_array().unwrap() {
+        let q = layer["question"].as_str().unwrap();
+        assert_eq!(sample(&s, "retro_layer_solved", &[("layer", q)], &text), 1.0, "{text}");
+        let decided = sample(&s, "retro_layer_decided_total", &[("layer", q)], &text);
+        assert!(decided > 0.0 && decided <= positions, "{q}: {decided} of {positions}");
+        rounds += layer["committed_round"].as_f64().unwrap();
+    }
+    assert_eq!(sample(&s, "retro_layers_left", &[], &text), 0.0);
+    assert_eq!(sample(&s, "retro_round_duration_seconds_count", &[], &text), rounds, "{text}");
+    let histogram = s.samples.iter().find(|x| x.metric == "retro_round_duration_seconds").expect("the histogram");
+    let prometheus_parse::Value::Histogram(buckets) = &histogram.value else { panic!("not a histogram") };
+    assert!(buckets.windows(2).all(|b| b[0].count <= b[1].count), "cumulative: {text}");
+    assert_eq!(buckets.last().map(|b| b.count), Some(rounds), "+Inf holds every round: {text}");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let seen = s.samples.iter().find(|x| x.metric == "retro_worker_last_seen_timestamp_seconds").expect("last seen");
+    let prometheus_parse::Value::Gauge(seen) = seen.value else { panic!("last seen is not a gauge") };
+    assert!((now - 120.0..=now + 1.0).contains(&seen), "last seen {seen}, now {now}");
+    // A stop signal ends the linger at once; the job finished, so it exits 0.
+    unsafe { libc::kill(coord.child.id() as i32, libc::SIGTERM) };
+    assert!(coord.wait(Duration::from_secs(30)).success(), "{}", coord.logs());
+    assert_eq!(checksums(&dir.join("tb")), embedded_checksums());
 }

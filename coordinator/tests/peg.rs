@@ -384,7 +384,7 @@ fn status_page_while_two_workers_join(dir: &TempDir, status: &str, addr: &str, c
     assert_eq!(v["workers"][0]["lost"], false);
     let job = v["job"].as_str().unwrap().to_string();
     let metrics = common::get_text(status, "/metrics");
-    assert!(metrics.contains(&format!("\nretro_workers{{job=\"{job}\",state=\"active\"}} 1\n")), "{metrics}");
+    assert!(metrics.contains(&format!("\nretro_workers{{retro_job=\"{job}\",state=\"active\"}} 1\n")), "{metrics}");
     vec![first, start(1)]
 }
 

@@ -99,7 +99,7 @@ fn three_workers_give_the_embedded_table() {
     assert_eq!((queue["results"].as_u64(), queue["results_done"].as_u64()), (Some(65), Some(0)), "{v:#}");
     assert_eq!((queue["units_queued"].as_u64(), queue["units_held"].as_u64()), (Some(6), Some(0)), "{v:#}");
     let metrics = common::get_text(&status, "/metrics");
-    assert!(metrics.contains("\nretro_task_results{job=\"sylver-cluster-test\"} 65\n"), "{metrics}");
+    assert!(metrics.contains("\nretro_task_results{retro_job=\"sylver-cluster-test\"} 65\n"), "{metrics}");
     assert!(!metrics.contains("retro_layer_"), "{metrics}");
     let workers: Vec<Proc> = (0..3).map(|i| start_worker(&dir, &addr, i, None, token)).collect();
     assert!(coord.wait(LIMIT).success(), "{}", coord.logs());

@@ -11,6 +11,7 @@ mod error;
 pub mod fault;
 pub mod input;
 pub mod lock;
+pub mod metrics;
 pub mod net;
 pub mod resources;
 pub mod roster;

@@ -135,6 +135,7 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
                 channel: link.channel(),
                 data: opts.data.clone(),
                 threads: opts.threads,
+                metrics: opts.metrics.clone(),
             };
             crate::levels::run(level_opts, reply, lock).await
         }
@@ -145,6 +146,7 @@ pub async fn join_and_run(link: Arc<GrpcLink>, opts: WorkerOptions) -> Result<()
                 token: opts.token.clone(),
                 channel: link.channel(),
                 fault: opts.fault.clone(),
+                metrics: opts.metrics.clone(),
             };
             // A task job keeps nothing on this worker: it announces no Peer
             // service when it joins again.

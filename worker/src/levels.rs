@@ -56,6 +56,8 @@ pub struct LevelWorkerOptions {
     pub data: PathBuf,
     /// Expansion threads.
     pub threads: usize,
+    /// The figures `worker --status` serves.
+    pub metrics: std::sync::Arc<crate::metrics::WorkerMetrics>,
 }
 
 /// The marker of this worker's part of a level, written after its shard
@@ -165,6 +167,7 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
         generation: reply.generation,
     };
     write_identity(&opts.data, &identity)?;
+    opts.metrics.joined(&job.job, &job.worker_id);
     let mut c = client(&opts);
     let heartbeat = Duration::from_millis(u64::from(reply.heartbeat_ms.max(100)));
     let kind = BoardKind::parse(&job.board)
@@ -174,6 +177,9 @@ pub async fn run(opts: LevelWorkerOptions, reply: JoinReply, _lock: DirLock) -> 
     tracing::info!("joined level job {} as worker {} of {} ({})", job.job, job.index, job.workers, job.worker_id);
     let mut done = (LevelStepKind::LevelStepUnspecified, 0u32, 0u64);
     loop {
+        if done.0 != LevelStepKind::LevelStepUnspecified {
+            opts.metrics.unit_done();
+        }
         let next = LevelNext { worker_id: job.worker_id.clone(), done: done.0 as i32, level: done.1, keys: done.2 };
         let step = call(&opts.connect, "asking for the next level step", || {
             let (mut c, token, next) = (c.clone(), opts.token.clone(), next.clone());

@@ -17,6 +17,7 @@
 pub mod join;
 pub mod levels;
 pub mod link;
+pub mod metrics;
 pub mod peer;
 pub mod run;
 pub mod steps;

@@ -65,6 +65,11 @@ struct Args {
     /// The name every worker certificate carries (one certificate can serve all workers).
     #[arg(long, value_name = "NAME", default_value = "retro-worker")]
     tls_peer_name: String,
+    /// Serve /healthz and /metrics (Prometheus text: tasks by kind and
+    /// outcome, their durations, updates exchanged, resident memory, the
+    /// --data directory's disk use) over HTTP on this address.
+    #[arg(long, value_name = "ADDR")]
+    status: Option<std::net::SocketAddr>,
     #[command(flatten)]
     log: retro_node::LogArgs,
     /// Protocol version to announce (tests only).
@@ -115,6 +120,9 @@ enum MainError {
     /// The coordinator's address or TLS settings are unusable.
     #[error(transparent)]
     Link(#[from] retro_worker::link::LinkError),
+    /// The status port cannot be bound.
+    #[error("--status {addr}: {source}")]
+    Status { addr: std::net::SocketAddr, source: std::io::Error },
     /// A stop signal cannot be listened for.
     #[error("cannot listen for {signal}: {source}")]
     Signals { signal: &'static str, source: std::io::Error },
@@ -163,6 +171,11 @@ fn try_main(args: Args) -> Result<(), MainError> {
         let (cert_pem, key_pem) = (read("--tls-cert", cert)?, read("--tls-key", key)?);
         let client = retro_worker::link::ClientTls { ca_pem: client.ca_pem.clone(), domain: args.tls_peer_name };
         opts.peer_tls = Some(retro_worker::run::PeerTls { cert_pem, key_pem, client });
+    }
+    if let Some(addr) = args.status {
+        runtime
+            .block_on(retro_worker::metrics::spawn(opts.metrics.clone(), addr))
+            .map_err(|source| MainError::Status { addr, source })?;
     }
     let data = opts.data.clone();
     stop_on_signals(&runtime, &data)?;

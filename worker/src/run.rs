@@ -4,6 +4,7 @@
 use crate::fault::Fault;
 use crate::join::join_with_retry;
 use crate::link::{ClientTls, CoordinatorLink, LinkError, PeerStream};
+use crate::metrics::WorkerMetrics;
 use crate::peer::PeerService;
 use crate::spec::JobSpec;
 use crate::steps::{TaskError, TaskOutcome, Watermark, WorkerCore};
@@ -55,6 +56,8 @@ pub struct WorkerOptions {
     /// its layers' state is then mapped privately and written at checkpoints
     /// only ([`crate::store::layer_mapping`]).
     pub spaced_checkpoints: bool,
+    /// The figures `worker --status` serves ([`crate::metrics`]).
+    pub metrics: Arc<WorkerMetrics>,
 }
 
 /// TLS for the worker-to-worker update streams.
@@ -78,6 +81,7 @@ impl std::fmt::Debug for PeerTls {
 impl WorkerOptions {
     /// Defaults for a worker with data directory `data`.
     pub fn new(data: PathBuf) -> WorkerOptions {
+        let data_dir = data.clone();
         WorkerOptions {
             data,
             peer_listener: None,
@@ -93,6 +97,7 @@ impl WorkerOptions {
             replace: None,
             known_losses: None,
             spaced_checkpoints: false,
+            metrics: WorkerMetrics::new(data_dir),
         }
     }
 }
@@ -523,6 +528,7 @@ pub async fn run_joined<L: CoordinatorLink>(
         generation: reply.generation,
     };
     store::write_identity(&opts.data, &identity)?;
+    opts.metrics.joined(&spec.name, &reply.worker_id);
     tracing::info!(
         "joined as worker {} (epoch {}, generation {}) of job {}",
         reply.worker_id,
@@ -647,13 +653,19 @@ async fn pull_loop<L: CoordinatorLink>(
             TaskKind::Init | TaskKind::Generate | TaskKind::Apply | TaskKind::Export => {
                 if running.is_none() {
                     let id = task.task_id;
-                    let h = tokio::spawn(execute(
+                    let run = execute(
                         core.clone(),
                         link.clone(),
                         session.clone(),
                         (opts.token.clone(), opts.peer_tls.as_ref().map(|t| t.client.clone())),
                         task,
-                    ));
+                    );
+                    let metrics = opts.metrics.clone();
+                    let h = tokio::spawn(async move {
+                        let report = run.await;
+                        metrics.reported(&report);
+                        report
+                    });
                     running = Some((id, h));
                 }
                 report = take_finished(&mut running, HEARTBEAT_INTERVAL).await?;

@@ -33,6 +33,8 @@ pub struct TaskWorkerOptions {
     /// Fault point (tests): `task-after-rows:0:N` kills the worker right
     /// after its N-th reported row.
     pub fault: Option<Fault>,
+    /// The figures `worker --status` serves.
+    pub metrics: Arc<crate::metrics::WorkerMetrics>,
 }
 
 fn client(opts: &TaskWorkerOptions) -> TasksClient<Channel> {
@@ -83,6 +85,7 @@ async fn session(
     }
     let heartbeat = Duration::from_millis(u64::from(job.heartbeat_ms.max(100)));
     tracing::info!("joined task job {} (plan {}) as {}", job.job, job.plan_hash, job.worker_id);
+    opts.metrics.joined(&job.job, &job.worker_id);
     loop {
         let take = TaskTake { worker_id: job.worker_id.clone() };
         let grant = retry_unreachable(&opts.connect, "asking for a task", || {
@@ -153,6 +156,7 @@ async fn solve_and_report(
         };
         if is_row {
             *reported += 1;
+            opts.metrics.unit_done();
             Fault::check(&opts.fault, "task-after-rows", 0, *reported);
         }
         if !ack.keep_going {

@@ -39,6 +39,12 @@ pub struct RunArgs {
     /// peg (levels) and Sylver (tasks) plans.
     #[arg(long, value_name = "ADDR")]
     status: Option<SocketAddr>,
+    /// Keep serving --status this many seconds after the job finished, so
+    /// that a monitor's last scrape sees the final state (a stop signal ends
+    /// the wait at once). Level and task jobs: after their last level or
+    /// result (a peg ledger is computed after it).
+    #[arg(long, value_name = "SECS", default_value_t = 0, requires = "status")]
+    status_linger: u64,
     /// Print summary.json instead of the table.
     #[arg(long)]
     json: bool,
@@ -127,6 +133,7 @@ fn serve_options(runtime: &Runtime, args: &RunArgs, cluster: &ClusterSection) ->
         tls: server_tls(cluster)?,
         token: args.token(cluster),
         status: args.status,
+        status_linger: Duration::from_secs(args.status_linger),
     })
 }
 
@@ -171,6 +178,7 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
         token,
         on_listen: Some(print_listen),
         status_listen: args.status,
+        status_linger: Duration::from_secs(args.status_linger),
         tls: server_tls(&plan.cluster)?,
         ignore_resources: args.ignore_resources,
         checkpoint_every: Duration::from_secs(args.checkpoint_secs),

@@ -762,7 +762,7 @@ pub fn run(
     let svc = crate::service::grpc_service!(LevelsServer, LevelService(state.clone()), serve.token.clone());
     let routes = crate::service::cluster_routes(state.clone(), serve.token.clone()).add_service(svc);
     // Only the serving needs the runtime.
-    runtime.block_on(crate::service::run_served(state.clone(), routes, serve))?;
+    runtime.block_on(crate::service::run_served(state.clone(), routes, serve, &checkpoints))?;
     let s = state.lock();
     match &s.error {
         Some(e) => Err(CoordinatorError::Failed(e.clone())),
