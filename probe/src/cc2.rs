@@ -96,6 +96,11 @@ impl Prober {
         Ok(Prober { game, layer: Layer::new(reader) })
     }
 
+    /// Ranks in the layer file (its header's positions).
+    pub fn layer_positions(&self) -> u64 {
+        self.layer.reader().header().positions
+    }
+
     /// A position from its text notation.
     pub fn parse(&self, text: &str) -> Result<Position, ProbeError> {
         self.game.parse(text).map_err(|e| ProbeError::Notation(e.to_string()))

@@ -273,6 +273,11 @@ impl Prober {
         Ok(Prober { game, layers: [Layer::new(a), Layer::new(b), Layer::new(c)] })
     }
 
+    /// Ranks in the layer file (its header's positions).
+    pub fn layer_positions(&self) -> u64 {
+        self.layers[0].reader().header().positions
+    }
+
     /// A position from its text notation (see `coordinator board`).
     pub fn parse(&self, text: &str) -> Result<Position, ProbeError> {
         self.game.parse(text).map_err(|e| ProbeError::Notation(e.to_string()))

@@ -12,6 +12,7 @@
 //! }
 //! ```
 
+mod any;
 pub mod cc2;
 pub mod cc3;
 mod layer;
@@ -41,6 +42,9 @@ pub enum ProbeError {
     /// A position's text or rank does not name a position of the game.
     #[error("{0}")]
     Notation(String),
+    /// A report could not be put into JSON.
+    #[error("cannot encode the report as JSON: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 /// A directory of tablebases, opened by the kind of game its files hold.

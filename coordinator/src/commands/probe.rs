@@ -4,7 +4,7 @@
 
 use super::CliError;
 
-use retro_probe::{Tablebases, cc2, cc3};
+use retro_probe::Tablebases;
 use retro_results::cc3::witness::{self, WitnessKind};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -44,7 +44,7 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), CliError> {
         )
         .into()),
         (Request::One(text), tb) => {
-            let (answer, plain) = answer(&tb, text.as_deref())?;
+            let (answer, plain) = tb.probe_text(text.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
@@ -54,54 +54,6 @@ pub fn run(dir: &Path, request: Request, json: bool) -> Result<(), CliError> {
         }
         (Request::Batch, tb) => batch(&tb, std::io::stdin().lock(), &mut std::io::stdout().lock()),
     }
-}
-
-/// One position's answers and moves, as JSON and as text.
-fn answer(tb: &Tablebases, text: Option<&str>) -> Result<(serde_json::Value, String), CliError> {
-    match tb {
-        Tablebases::ThreePlayer(p) => {
-            let pos = match text {
-                Some(t) => p.parse(t)?,
-                None => p.game.start(),
-            };
-            let r = p.probe(&pos)?;
-            Ok((serde_json::to_value(&r)?, cc3::text(&r)))
-        }
-        Tablebases::TwoPlayer(p) => {
-            let pos = match text {
-                Some(t) => p.parse(t)?,
-                None => p.game.start(),
-            };
-            let position = p.report(&pos)?;
-            let moves = p.moves(&pos)?;
-            let text = two_player_text(&position, &moves);
-            Ok((serde_json::json!({ "position": position, "moves": moves }), text))
-        }
-        Tablebases::Ranked(p) => {
-            let pos = match text {
-                Some(t) => p.parse(t)?,
-                None => p.game.cc3.start(),
-            };
-            let r = p.probe(&pos)?;
-            Ok((serde_json::to_value(&r)?, retro_probe::ranked::text(&r)))
-        }
-    }
-}
-
-fn two_player_text(r: &cc2::Report, moves: &[cc2::Move]) -> String {
-    let mut out = format!(
-        "position {} (rank {}), {} to move, {}\nvalue for 1: {}; for the player to move: {}\n",
-        r.position, r.rank, r.to_move, r.outcome, r.value, r.for_mover
-    );
-    if moves.is_empty() {
-        out.push_str("no moves\n");
-    } else {
-        out.push_str(&format!("{} moves:\n", moves.len()));
-        for m in moves {
-            out.push_str(&format!("  {:<8} -> {} value for 1: {}\n", m.mv, m.child.position, m.child.value));
-        }
-    }
-    out
 }
 
 /// Answers every line of `input` (a position's text; blank lines and lines
@@ -133,7 +85,7 @@ fn batch(tb: &Tablebases, input: impl BufRead, out: &mut impl Write) -> Result<(
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let v = match answer(tb, Some(text)) {
+        let v = match tb.probe_text(Some(text)) {
             Ok((v, _)) => {
                 answered += 1;
                 v
