@@ -147,39 +147,3 @@ pub async fn spawn(metrics: Arc<WorkerMetrics>, addr: std::net::SocketAddr) -> s
     tokio::spawn(retro_node::metrics::serve_metrics(listener, "status port", page, std::future::pending()));
     Ok(bound)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::WorkerMetrics;
-    use retro_proto::{RoundReport, TaskKind};
-
-    #[test]
-    fn reports_add_up_by_kind_and_outcome() {
-        let m = WorkerMetrics::new(std::env::temp_dir().join("no-such-worker-dir"));
-        m.joined("stage1", "w1");
-        let report = |kind: TaskKind, ok, sent| RoundReport {
-            kind: kind as i32,
-            ok,
-            layer: 1,
-            round: 3,
-            seconds: 0.2,
-            records_sent: sent,
-            ..Default::default()
-        };
-        m.reported(&report(TaskKind::Generate, true, 10));
-        m.reported(&report(TaskKind::Generate, true, 5));
-        m.reported(&report(TaskKind::Apply, false, 0));
-        let text = m.text();
-        for line in [
-            "retro_worker_tasks_total{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"generate\",outcome=\"ok\"} 2",
-            "retro_worker_tasks_total{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"apply\",outcome=\"failed\"} 1",
-            "retro_worker_records_sent_total{retro_job=\"stage1\",retro_worker=\"w1\"} 15",
-            "retro_worker_task_duration_seconds_count{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"generate\"} 2",
-            "retro_worker_round{retro_job=\"stage1\",retro_worker=\"w1\"} 3",
-        ] {
-            assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
-        }
-        // A failed task has no duration.
-        assert!(!text.contains("kind=\"apply\",le="), "{text}");
-    }
-}

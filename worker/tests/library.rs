@@ -172,3 +172,36 @@ fn crash_between_checkpoints(mapping: Mapping) {
     assert_eq!(st.state.rounds, (0..=7).map(record).collect::<Vec<_>>());
     assert!(snapshot(&st) == at_seven);
 }
+
+/// `worker --status`: the figures add up by kind and outcome, in the conventions.
+#[test]
+fn worker_metrics_add_up_by_kind_and_outcome() {
+    use retro_proto::{RoundReport, TaskKind};
+    use retro_worker::metrics::WorkerMetrics;
+    let m = WorkerMetrics::new(std::env::temp_dir().join("no-such-worker-dir"));
+    m.joined("stage1", "w1");
+    let report = |kind: TaskKind, ok, sent| RoundReport {
+        kind: kind as i32,
+        ok,
+        layer: 1,
+        round: 3,
+        seconds: 0.2,
+        records_sent: sent,
+        ..Default::default()
+    };
+    m.reported(&report(TaskKind::Generate, true, 10));
+    m.reported(&report(TaskKind::Generate, true, 5));
+    m.reported(&report(TaskKind::Apply, false, 0));
+    let text = m.text();
+    for line in [
+        "retro_worker_tasks_total{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"generate\",outcome=\"ok\"} 2",
+        "retro_worker_tasks_total{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"apply\",outcome=\"failed\"} 1",
+        "retro_worker_records_sent_total{retro_job=\"stage1\",retro_worker=\"w1\"} 15",
+        "retro_worker_task_duration_seconds_count{retro_job=\"stage1\",retro_worker=\"w1\",kind=\"generate\"} 2",
+        "retro_worker_round{retro_job=\"stage1\",retro_worker=\"w1\"} 3",
+    ] {
+        assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
+    }
+    // A failed task has no duration.
+    assert!(!text.contains("kind=\"apply\",le="), "{text}");
+}
