@@ -19,11 +19,22 @@
 #      of a rented coordinator), the workers reconnecting to the new host
 # Ends with `N passed, M failed` (non-zero exit on any failure). Skips with a message
 # (exit 0) where network namespaces cannot be made. Needs release binaries:
-#   cargo build --release && scripts/chaos.sh [--bin DIR]
+#   cargo build --release && scripts/chaos.sh [--bin DIR] [--cases 1,3,8]
+# --cases runs only the cases of those numbers (after the baseline), so that two
+# scripts with different RETRO_CLUSTER_NAME and RETRO_CLUSTER_SUBNET can share the
+# cases between them and run side by side (the test command does).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BIN=target/release
-[[ "${1:-}" == "--bin" ]] && BIN=$2
+CASES=1,2,3,4,5,6,7,8
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --bin) BIN=$2; shift 2 ;;
+    --cases) CASES=$2; shift 2 ;;
+    *) echo "unknown option $1 (--bin DIR, --cases N,N,...)" >&2; exit 2 ;;
+  esac
+done
+[[ $CASES =~ ^[1-8](,[1-8])*$ ]] || { echo "--cases: numbers 1 to 8, comma-separated (got $CASES)" >&2; exit 2; }
 PLAN=plans/chaos.toml
 export RETRO_CLUSTER_NAME=${RETRO_CLUSTER_NAME:-chaos}
 export RETRO_CLUSTER_SUBNET=${RETRO_CLUSTER_SUBNET:-10.78.0}
@@ -159,14 +170,22 @@ BASELINE=$(sums "$st")
 $CLUSTER down >/dev/null
 echo "baseline: $(echo "$BASELINE" | wc -l) tablebase files"
 
-run_case worker-killed-mid-round worker_killed_mid_round
-run_case link-cut-and-restored link_cut
-run_case coordinator-killed-and-restarted coordinator_killed
-run_case worker-lost-and-replaced worker_lost_for_good
-run_case machine-lost-for-good machine_lost_for_good
-run_case coordinator-stopped-by-sigterm coordinator_stopped
-run_case split-brain split_brain
-run_case coordinator-machine-replaced coordinator_machine_replaced
+# The cases in the order of the list at the top, by number.
+numbered=(
+  "worker-killed-mid-round worker_killed_mid_round"
+  "link-cut-and-restored link_cut"
+  "coordinator-killed-and-restarted coordinator_killed"
+  "worker-lost-and-replaced worker_lost_for_good"
+  "machine-lost-for-good machine_lost_for_good"
+  "coordinator-stopped-by-sigterm coordinator_stopped"
+  "split-brain split_brain"
+  "coordinator-machine-replaced coordinator_machine_replaced"
+)
+IFS=, read -ra chosen <<< "$CASES"
+for n in "${chosen[@]}"; do
+  # shellcheck disable=SC2086 # the entry is a name and a function, split on purpose
+  run_case ${numbered[$((n - 1))]}
+done
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]] && rm -rf "$ROOT"
