@@ -349,6 +349,10 @@ pub async fn run_served<J: ServedJob>(
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     };
     serve_routes(routes, serve.tls, serve.listener, over).await?;
-    status_page.close_after(serve.status_linger, crate::status::stop_signal()).await;
+    // No signal handler for the linger: one installed now would stay for the
+    // rest of the process (a peg ledger computed after it), and a stop signal
+    // ending the process during the linger loses nothing (the levels and
+    // results are on disk; the same command finishes the job).
+    status_page.close_after(serve.status_linger, std::future::pending::<()>()).await;
     Ok(())
 }

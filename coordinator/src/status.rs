@@ -300,22 +300,6 @@ impl StatusServer {
     }
 }
 
-/// Resolves at the first SIGTERM or SIGINT this process gets from now on
-/// (never, where they cannot be listened for): what ends a linger of a job
-/// that does not handle signals itself.
-pub async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => std::future::pending().await,
-    }
-}
-
 /// Serves the status of `source` (and the disk use of `data_dir`) on `addr`
 /// (if any) in the background until the returned server is closed or
 /// dropped. Binds before returning, so a bad address is an error now.

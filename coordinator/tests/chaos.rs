@@ -8,8 +8,7 @@
 //! halves side by side. Ignored
 //! (with the reason) where the build could not make network namespaces.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 use std::time::Duration;
 

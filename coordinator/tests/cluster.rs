@@ -3,8 +3,8 @@
 //! run, also when a worker or the coordinator is killed with SIGKILL mid-job and
 //! started again with the same command.
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;

@@ -6,8 +6,7 @@
 //! dropping while the log is followed, a delete failing once. fetch.sh checks a
 //! real stage-1 result; status.sh reads a real coordinator's /status.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::{Command, Output};
 use std::time::Duration;
 

@@ -3,9 +3,7 @@
 //! subcommand and flag their command lines use is one the binary's help
 //! lists.
 
-mod common;
-
-use common::{coordinator, repo, worker};
+use crate::common::{coordinator, repo, worker};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! plans, missing or wrong tokens, workers of another protocol version or
 //! plan, damaged tablebases, damaged checkpoints.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! with a message when no Chromium is installed), on stage 1 solved by a real
 //! embedded run.
 
-mod common;
-use common::*;
+use crate::common::*;
 use retro_games::cc3::{Cc3, Position, children};
 use retro_probe::cc3::Prober;
 use serde_json::Value;

@@ -4,8 +4,7 @@
 //! that document alone, reads every value of those files exactly as the Rust
 //! reader does, and refuses a damaged one by name.
 
-mod common;
-use common::*;
+use crate::common::*;
 use retro_engine::tablebase::{TablebaseReader, unpack_value};
 use retro_probe::Tablebases;
 use std::collections::BTreeMap;

@@ -4,8 +4,7 @@
 //! its peak RSS); `down` leaves no namespace, link or process behind. Ignored (with the
 //! reason) where the build could not make network namespaces (not root, no `ip`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 use std::time::Duration;
 

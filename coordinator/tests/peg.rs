@@ -5,8 +5,8 @@
 //! the coordinator killed and restarted; the class counts of the
 //! single-vacancy problems, and `coordinator peg solve`.
 
-mod common;
-use common::{Proc, TempDir, coordinator, listening_address, repo, run, worker};
+use crate::common;
+use crate::common::{Proc, TempDir, coordinator, listening_address, repo, run, worker};
 use retro_games::peg::search::replay;
 use retro_games::peg::{Board, BoardKind, hole_name, parse_hole};
 use retro_results::peg::problems::{class_feasible, searches_needed};

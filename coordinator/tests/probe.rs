@@ -3,8 +3,7 @@
 //! the same from many threads at once, `--batch` answers JSON lines, two-player
 //! directories are probed too, and the test vectors of docs/FORMAT.md hold.
 
-mod common;
-use common::*;
+use crate::common::*;
 use retro_probe::Tablebases;
 use std::io::Write;
 use std::path::Path;

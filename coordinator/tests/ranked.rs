@@ -4,8 +4,7 @@
 //! resumed it writes the same bytes, three workers write the embedded bytes,
 //! and the first-winner plan is untouched by the objective key.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::process::Command;

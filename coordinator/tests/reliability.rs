@@ -2,8 +2,8 @@
 //! (issue 53) that ended with exit 0 and a result that was wrong or gone, or
 //! could never resume, each reproduced as it was found.
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 use std::process::Command;
 use std::time::Duration;
 

@@ -4,8 +4,7 @@
 //! the embedded run's bytes, also after a stop signal mid-run and the requeue
 //! it makes.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -1,8 +1,7 @@
 //! Stage 1 solved by a real embedded run, checked against the published numbers
 //! (results/reference/cc3.tsv), plus estimate and explore.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! The Sylver coinage job and command: plan validation, the table against the
 //! published rows, resume from row checkpoints, and bad positions.
 
-mod common;
-use common::TempDir;
+use crate::common::TempDir;
 use std::path::PathBuf;
 
 use retro_coordinator::sylver_job::{RowStatus, RunOptions, SylverPlan, SylverQuestion, run};

@@ -2,9 +2,9 @@
 //! same table as the embedded run; a worker killed mid-class loses only its
 //! unreported rows; a worker without the cluster token is refused.
 
-mod common;
+use crate::common;
 
-use common::{Proc, TempDir, coordinator, listening_address, run, worker};
+use crate::common::{Proc, TempDir, coordinator, listening_address, run, worker};
 use retro_coordinator::sylver_job::{self, RunOptions, SylverPlan};
 use serde_json::Value;
 use std::process::Command;

@@ -3,8 +3,7 @@
 //! solves stage 1 with the embedded run's bytes, while a plain-text worker and
 //! one that trusts another CA never join.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

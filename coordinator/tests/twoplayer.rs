@@ -2,8 +2,7 @@
 //! against Sturtevant's rows (tests/reference/cc2.tsv), and the same plan on two
 //! worker processes giving the same tablebase bytes.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;

@@ -2,8 +2,7 @@
 //! (legal moves from the start) and against the tablebases read independently
 //! through the library's prober, on stage 1 solved by a real embedded run.
 
-mod common;
-use common::*;
+use crate::common::*;
 use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter, VALUE_DRAW, VALUE_ILLEGAL, VALUE_LOSS, VALUE_WIN};
 use retro_games::cc3::{Cc3, Outcome, Position, children};
 use retro_probe::Value as ProbeValue;

@@ -137,7 +137,7 @@ impl Exposition {
                 "retro_data_directory_bytes",
                 "gauge",
                 "Disk taken by the data directory (checkpoints, state, inboxes).",
-                one(dir_bytes(dir) as f64),
+                one(crate::resources::allocated_bytes(dir) as f64),
             );
         }
     }
@@ -157,27 +157,24 @@ pub fn resident_bytes() -> Option<u64> {
     Some(pages * u64::try_from(page).ok()?)
 }
 
-/// When this process started, in seconds since the epoch (Linux: the
-/// creation time of `/proc/self`), if known.
+/// When this process started, in seconds since the epoch (Linux: its start
+/// in clock ticks after boot, field 22 of `/proc/self/stat`, plus the boot
+/// time `btime` of `/proc/stat`, as Prometheus's own clients compute it).
 fn start_time_seconds() -> Option<f64> {
-    let created = std::fs::metadata("/proc/self").ok()?.modified().ok()?;
-    Some(created.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64())
-}
-
-/// Disk taken by the files under `dir` (allocated blocks: a sparse state
-/// file counts what it holds, not its length), 0 where it cannot be read.
-/// Files that vanish during the walk (a round's inbox removed) are skipped.
-pub fn dir_bytes(dir: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.blocks() * 512,
-            Err(_) => 0,
-        })
-        .sum()
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let ticks: f64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
+    let boot: f64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_second > 0).then(|| boot + ticks / per_second as f64)
 }
 
 /// Serves `/metrics` (the text `page` makes, on a blocking thread since it
@@ -289,7 +286,10 @@ retro_round_duration_seconds_count{retro_job=\"st\\\"age\"} 3
         };
         assert!(value("process_resident_memory_bytes") > 1e6, "{text}");
         assert!(value("retro_data_directory_bytes") >= 10_000.0, "{text}");
-        assert!(value("process_start_time_seconds") > 1.7e9, "{text}");
+        // This process started within the last hour (and not in the future).
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+        let started = value("process_start_time_seconds");
+        assert!(started <= now + 1.0 && started > now - 3600.0, "started {started}, now {now}: {text}");
         let build = text.lines().find(|l| l.starts_with("retro_build_info{")).unwrap();
         let version = format!("version=\"{}\"", env!("CARGO_PKG_VERSION"));
         assert!(build.contains(&version) && build.contains("commit=\"abc123\""), "{build}");

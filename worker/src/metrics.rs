@@ -109,20 +109,15 @@ impl WorkerMetrics {
             &ROUND_BUCKETS,
             task_seconds.into_iter().map(|(k, v)| (vec![("kind", k.to_string())], v)).collect(),
         );
-        e.family(
-            "retro_worker_records_sent_total",
-            "counter",
-            "Updates sent to other workers.",
-            one(traffic[0] as f64),
-        );
-        e.family("retro_worker_bytes_sent_total", "counter", "Their payload bytes.", one(traffic[1] as f64));
-        e.family(
-            "retro_worker_records_received_total",
-            "counter",
-            "Updates received from other workers.",
-            one(traffic[2] as f64),
-        );
-        e.family("retro_worker_bytes_received_total", "counter", "Their payload bytes.", one(traffic[3] as f64));
+        let exchanged = [
+            ("retro_worker_records_sent_total", "Updates sent to other workers."),
+            ("retro_worker_bytes_sent_total", "Payload bytes of the updates sent."),
+            ("retro_worker_records_received_total", "Updates received from other workers."),
+            ("retro_worker_bytes_received_total", "Payload bytes of the updates received."),
+        ];
+        for ((name, help), n) in exchanged.into_iter().zip(traffic) {
+            e.family(name, "counter", help, one(n as f64));
+        }
         let (layer, round) = last.map_or((Vec::new(), Vec::new()), |(l, r)| (one(l as f64), one(r as f64)));
         e.family("retro_worker_layer", "gauge", "Layer of the last task reported (retrograde jobs).", layer);
         e.family("retro_worker_round", "gauge", "Round of the last task reported (retrograde jobs).", round);

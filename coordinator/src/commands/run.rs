@@ -41,8 +41,8 @@ pub struct RunArgs {
     status: Option<SocketAddr>,
     /// Keep serving --status this many seconds after the job finished, so
     /// that a monitor's last scrape sees the final state (a stop signal ends
-    /// the wait at once). Level and task jobs: after their last level or
-    /// result (a peg ledger is computed after it).
+    /// the wait: a retrograde job then exits 0). Level and task jobs: after
+    /// their last level or result (a peg ledger is computed after it).
     #[arg(long, value_name = "SECS", default_value_t = 0, requires = "status")]
     status_linger: u64,
     /// Print summary.json instead of the table.
