@@ -4,7 +4,10 @@
 # positions), N pairs (default 3), wall time, peak RSS and bytes written for
 # each run, the medians and the ratios ours / theirs.
 #
-#   scripts/bench-peer.sh PEER_DIR [--pairs N] [--m 7] [--p 3] [--portable]
+#   scripts/bench-peer.sh PEER_DIR [--pairs N] [--m 7] [--p 3] [--threads T] [--portable]
+#
+# --threads T gives each program T threads (the peer's --threads, ours the
+# plan's [cluster] threads through RETRO_CLUSTER__THREADS); default: every core.
 #
 # Ours runs plans/cc2-mMpP.toml; with six pieces plans/cc2-mMp6-literal.toml,
 # the reading of the part-2 rule the peer solves. With four pieces the peer
@@ -21,16 +24,17 @@
 # here; it is built there with its own Makefile (`make src/solver`).
 # Figures only, nothing asserted: docs/BENCHMARKS.md records them with the machine.
 set -euo pipefail
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ $# -ge 1 && "$1" != -h && "$1" != --help ]] || { usage; exit 2; }
 peer=$1; shift
-pairs=3; m=7; p=3; portable=0
+pairs=3; m=7; p=3; portable=0; threads=$(nproc)
 while [[ $# -gt 0 ]]; do
   case $1 in
     --portable) portable=1; shift ;;
     --pairs) pairs=$2; shift 2 ;;
     --m) m=$2; shift 2 ;;
     --p) p=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; usage; exit 2 ;;
   esac
 done
@@ -53,12 +57,12 @@ else
 fi
 (cd "$peer" && make --quiet src/solver)
 theirs="$peer/src/solver"
-threads=$(nproc)
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "error: --threads wants a positive number, not $threads" >&2; exit 2; }
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
   "L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')," \
   "$(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo)"
 echo "peer: $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') ($theirs --m $m --p $p ${peer_areas[*]} --threads $threads)"
-echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan; $built)"
+echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan, threads: $threads; $built)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-peer.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 # One timed run: prints "wall_s peak_rss_MB written_MB" (written: GNU time's
 # file system outputs, in 512-byte blocks).
@@ -70,7 +74,7 @@ timed() {
 printf '%-6s %-6s %10s %12s %12s\n' pair who wall_s peak_rss_MB written_MB
 for i in $(seq 1 "$pairs"); do
   rm -rf "$tmp/ours" "$tmp/theirs"; mkdir -p "$tmp/theirs"
-  read -r w r o < <(timed "$tmp/ours.log" "$ours" --plan "$plan" --output "$tmp/ours/tb" --checkpoints "$tmp/ours/ck")
+  read -r w r o < <(timed "$tmp/ours.log" env RETRO_CLUSTER__THREADS="$threads" "$ours" --plan "$plan" --output "$tmp/ours/tb" --checkpoints "$tmp/ours/ck")
   printf '%-6s %-6s %10s %12s %12s\n' "$i" ours "$w" "$r" "$o"; echo "$w $r $o" >> "$tmp/ours.all"
   read -r w r o < <(timed "$tmp/theirs.log" "$theirs" --m "$m" --p "$p" "${peer_areas[@]}" --threads "$threads" --ckpt-mins 0 --dir "$tmp/theirs")
   printf '%-6s %-6s %10s %12s %12s\n' "$i" peer "$w" "$r" "$o"; echo "$w $r $o" >> "$tmp/theirs.all"
