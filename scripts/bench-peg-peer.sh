@@ -38,6 +38,8 @@ done
 [[ -x /usr/bin/time ]] || { echo "error: GNU time (/usr/bin/time) is needed for peak RSS" >&2; exit 2; }
 peer=$(cd "$peer" && pwd)
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/bench-common.sh
+source scripts/bench-common.sh
 [[ -f "$plan" ]] || { echo "error: no plan $plan" >&2; exit 2; }
 
 echo "== building the peer's naive backend in $build"
@@ -58,30 +60,21 @@ case $board in english) peer_board=english ;; european) peer_board=euro ;;
 echo "== building ours (target-cpu=native, as the peer's)"
 RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native cargo build --release --quiet --bin coordinator
 ours=target/native/release/coordinator
-echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores," \
-  "L2 $(lscpu | sed -n 's/^L2 cache: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')," \
-  "$(awk '/MemTotal/ {printf "%.0f GB", $2/1e6}' /proc/meminfo)"
+bench_machine
 echo "peer: $(git -C "$peer" rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') ($theirs $peer_board naive)"
 echo "ours: $(git rev-parse --short HEAD) ($ours --plan $plan)"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-peg-peer.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
-# One timed run: prints "wall_s peak_rss_MB".
-timed() {
-  local log=$1; shift
-  /usr/bin/time -f '%e %M' -o "$log.time" "$@" > "$log" 2>&1 || { echo "error: run failed, see $log" >&2; cat "$log" >&2; exit 1; }
-  awk '{printf "%.2f %.0f\n", $1, $2 / 1024}' "$log.time"
-}
 printf '%-6s %-6s %10s %12s\n' pair who wall_s peak_rss_MB
 for i in $(seq 1 "$pairs"); do
   rm -rf "$tmp/ours"
-  read -r w r < <(timed "$tmp/ours.log" "$ours" --plan "$plan" --output "$tmp/ours/out" --checkpoints "$tmp/ours/ck")
+  read -r w r _ < <(bench_timed "$tmp/ours.log" "$ours" --plan "$plan" --output "$tmp/ours/out" --checkpoints "$tmp/ours/ck")
   printf '%-6s %-6s %10s %12s\n' "$i" ours "$w" "$r"; echo "$w $r" >> "$tmp/ours.all"
-  read -r w r < <(timed "$tmp/theirs.log" "$theirs" "$peer_board" naive)
+  read -r w r _ < <(bench_timed "$tmp/theirs.log" "$theirs" "$peer_board" naive)
   printf '%-6s %-6s %10s %12s\n' "$i" peer "$w" "$r"; echo "$w $r" >> "$tmp/theirs.all"
 done
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-ow=$(cut -d' ' -f1 "$tmp/ours.all" | median); tw=$(cut -d' ' -f1 "$tmp/theirs.all" | median)
-orss=$(cut -d' ' -f2 "$tmp/ours.all" | median); trss=$(cut -d' ' -f2 "$tmp/theirs.all" | median)
-echo "median wall: ours $ow s, peer $tw s, ratio ours/peer $(awk -v a="$ow" -v b="$tw" 'BEGIN {printf "%.2f", a / b}') (target <= 0.15)"
-echo "median peak RSS: ours $orss MB, peer $trss MB, ratio $(awk -v a="$orss" -v b="$trss" 'BEGIN {printf "%.2f", a / b}') (target <= 1.0)"
+ow=$(cut -d' ' -f1 "$tmp/ours.all" | bench_median); tw=$(cut -d' ' -f1 "$tmp/theirs.all" | bench_median)
+orss=$(cut -d' ' -f2 "$tmp/ours.all" | bench_median); trss=$(cut -d' ' -f2 "$tmp/theirs.all" | bench_median)
+echo "median wall: ours $ow s, peer $tw s, ratio ours/peer $(bench_ratio "$ow" "$tw") (target <= 0.15)"
+echo "median peak RSS: ours $orss MB, peer $trss MB, ratio $(bench_ratio "$orss" "$trss") (target <= 1.0)"
 echo "our result (last pair):"; grep -iE 'oeis|sequence|positions' "$tmp/ours.log" | tail -8 | sed 's/^/  /' || true
 echo "peer result (last pair):"; grep -E 'number of possible fields' "$tmp/theirs.log" | sed 's/^/  /' || true
