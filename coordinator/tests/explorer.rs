@@ -1226,3 +1226,62 @@ fn a_flood_of_abandoned_sylver_searches_blocks_nothing() {
     assert!(answers.get(&503).is_some_and(|&n| n > 150), "most are turned away: {answers:?}");
     assert!(all_answered < Duration::from_secs(20), "{all_answered:?}");
 }
+
+/// GET `path` and the raw answer: status, head, body as bytes (a tablebase
+/// file is no UTF-8).
+fn get_bytes(addr: &str, path: &str) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
+    (status, head, raw[split + 4..].to_vec())
+}
+
+/// The tablebase files download with the manifest the job recorded: every
+/// file summary.json lists is in `/api/files` with its size and sha256, and
+/// `/files/NAME` gives exactly the bytes on disk, with that length and the
+/// sha256 as its ETag; names the summary does not list (job.json, a path
+/// out of the directory) are 404s with a JSON message.
+#[test]
+fn tablebase_files_download_with_their_manifest() {
+    let dir = TempDir::new("explorer-files");
+    let tb = solve_stage1(&dir);
+    let (_p, addr) = serve(&tb, &dir, "serve");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(tb.join("summary.json")).unwrap()).unwrap();
+    let recorded = summary["tablebases"].as_array().unwrap();
+    let listed = get_json(&addr, "/api/files", 200);
+    let files = listed["files"].as_array().unwrap();
+    assert_eq!(files.len(), recorded.len(), "{listed}");
+    assert!(files.len() >= 3, "stage 1 writes three layers: {listed}");
+    for (f, r) in files.iter().zip(recorded) {
+        assert_eq!((&f["file"], &f["bytes"], &f["sha256"]), (&r["file"], &r["bytes"], &r["sha256"]));
+        let name = f["file"].as_str().unwrap();
+        let (status, head, body) = get_bytes(&addr, f["url"].as_str().unwrap());
+        assert_eq!(status, 200, "{head}");
+        let on_disk = std::fs::read(tb.join(name)).unwrap();
+        assert_eq!(body, on_disk, "{name}: the bytes on disk");
+        assert_eq!(body.len() as u64, f["bytes"].as_u64().unwrap());
+        let head = head.to_ascii_lowercase();
+        assert!(head.contains(&format!("content-length: {}", body.len())), "{head}");
+        assert!(head.contains(&format!("etag: \"{}\"", f["sha256"].as_str().unwrap())), "{head}");
+        let sha = retro_engine::tablebase::sha256_file(&tb.join(name)).unwrap();
+        assert_eq!(f["sha256"].as_str().unwrap(), sha, "{name}: the recorded digest is the file's");
+    }
+    let (status, _, body) = get_bytes(&addr, listed["manifest_url"].as_str().unwrap());
+    assert_eq!(status, 200);
+    assert_eq!(body, std::fs::read(tb.join("summary.json")).unwrap());
+    for bad in ["/files/job.json", "/files/..%2Fsummary.json", "/files/LOCK", "/files/nothing.tb"] {
+        let v = get_json(&addr, bad, 404);
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{bad}: {v}");
+    }
+    // A directory without a summary has nothing to download, and says so.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (_q, addr2) = serve(&empty, &dir, "serve-empty");
+    let v = get_json(&addr2, "/api/files", 404);
+    assert!(v["error"].as_str().unwrap().contains("summary.json"), "{v}");
+}

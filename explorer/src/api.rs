@@ -13,13 +13,15 @@
 //! | `GET /api/peg/ledger` | the peg ledger (counts past 2^53 as strings) |
 //! | `GET /api/peg/problems` | the peg problem tables (class-feasible rows) |
 //! | `GET /api/peg/position?board=B&pos=PICTURE` | a peg position: jumps, class, finishing holes searched |
+//! | `GET /api/files` | the job's manifest: each recorded tablebase file with its size, sha256 and URL |
+//! | `GET /files/NAME` | `summary.json` or a file it lists, for download |
 //! | `GET /api/sylver/position?numbers=5+14&budget=N` | a Sylver coinage position: t, nameable numbers winning or losing, table row (any directory) |
 
 use super::limits::{Stop, Work};
 use super::peg::SEARCH_BUDGET;
-use super::{ApiError, Explorer, Opened, PegExplorer, Shared, sylver};
+use super::{ApiError, Explorer, Opened, PegExplorer, Shared, files as tb_files, sylver};
 use axum::Router;
-use axum::extract::{RawQuery, State};
+use axum::extract::{Path as UrlPath, RawQuery, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -58,6 +60,8 @@ pub fn router(state: Arc<Shared>) -> Router {
         .route("/api/peg/problems", get(peg_problems).fallback(method_not_allowed))
         .route("/api/peg/position", get(peg_position).fallback(method_not_allowed))
         .route("/api/sylver/position", get(sylver_position).fallback(method_not_allowed))
+        .route("/api/files", get(files).fallback(method_not_allowed))
+        .route("/files/{name}", get(download).fallback(method_not_allowed))
         .fallback(not_found)
         .with_state(state)
 }
@@ -354,6 +358,22 @@ fn decode(s: &str) -> Result<String, ApiError> {
         i += 1;
     }
     String::from_utf8(out).map_err(|_| ApiError::bad_request(format!("{s:?} is not UTF-8 once decoded")))
+}
+
+/// `GET /api/files`: the manifest of the directory served.
+async fn files(State(state): State<Arc<Shared>>) -> Response {
+    match tb_files::manifest(state.dir()) {
+        Ok(m) => json_response(StatusCode::OK, &m),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /files/NAME`: one recorded file, streamed.
+async fn download(State(state): State<Arc<Shared>>, UrlPath(name): UrlPath<String>) -> Response {
+    match tb_files::download(state.dir(), &name).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! - [`api`]: routes, query parsing, JSON errors.
 //! - [`limits`]: slots per kind of search (503 when full), a deadline per
 //!   request, and the stop flag raised when the client goes away.
+//! - [`files`]: the job's manifest and its tablebase files, for download.
 //! - [`wire`]: JSON bodies for the errors hyper answers itself (400, 414, 431).
 //! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
 //! - `depth`: plies to the end of a decided answer, by a bounded search.
@@ -28,6 +29,7 @@ mod cc2;
 mod cc3;
 mod depth;
 mod error;
+pub mod files;
 pub mod limits;
 pub mod peg;
 mod ranked;
@@ -191,6 +193,11 @@ impl Shared {
             *shared.explorer.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
         }
         shared
+    }
+
+    /// The directory served.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     /// The slots of the searches.

@@ -1,0 +1,113 @@
+//! Tablebase files to download: the list the job recorded in its
+//! `summary.json` (each file's question, size and sha256, the manifest a
+//! downloader checks against), and the files themselves, streamed with their
+//! length. Only `summary.json` and the files it lists are served: a name is
+//! looked up in that list, never joined to the directory as given, so no
+//! request reaches another file.
+
+use super::ApiError;
+use axum::body::Body;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use std::path::Path;
+
+/// The manifest's name in a job's output directory.
+const SUMMARY: &str = "summary.json";
+
+/// One file to download, as the job recorded it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Listed {
+    /// The file's name in the directory.
+    pub file: String,
+    /// The layer it holds (`solo(A)`), when the summary names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// Its size in bytes, as recorded.
+    pub bytes: u64,
+    /// Its sha256, as recorded (hex).
+    pub sha256: String,
+    /// Where to fetch it from this explorer.
+    pub url: String,
+}
+
+/// `GET /api/files`: the manifest and the files it lists.
+#[derive(Debug, Serialize)]
+pub struct Manifest {
+    /// Where to fetch the manifest itself (`summary.json`).
+    pub manifest_url: String,
+    /// The recorded files.
+    pub files: Vec<Listed>,
+}
+
+/// The files `dir`'s summary records, or a 404 that says why there are none.
+pub fn manifest(dir: &Path) -> Result<Manifest, ApiError> {
+    let path = dir.join(SUMMARY);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ApiError::not_found(format!("no {SUMMARY} in {}: nothing to download", dir.display())));
+        }
+        Err(e) => return Err(ApiError::internal(format!("{}: {e}", path.display()))),
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+    let mut files = Vec::new();
+    for t in v["tablebases"].as_array().into_iter().flatten() {
+        let (Some(file), Some(bytes), Some(sha256)) = (t["file"].as_str(), t["bytes"].as_u64(), t["sha256"].as_str())
+        else {
+            return Err(ApiError::internal(format!(
+                "{}: a tablebase entry without file, bytes and sha256",
+                path.display()
+            )));
+        };
+        // A name with a separator is no file of this directory: refuse the
+        // whole manifest rather than serve a path it names.
+        if file.is_empty() || file.contains(['/', '\\']) || file == ".." || file == SUMMARY {
+            return Err(ApiError::internal(format!("{}: {file:?} is not a file name", path.display())));
+        }
+        files.push(Listed {
+            file: file.to_string(),
+            question: t["question"].as_str().map(String::from),
+            bytes,
+            sha256: sha256.to_string(),
+            url: format!("/files/{file}"),
+        });
+    }
+    Ok(Manifest { manifest_url: format!("/files/{SUMMARY}"), files })
+}
+
+/// `GET /files/NAME`: `summary.json` or a file it lists, streamed with its
+/// length (and, for a listed file, its sha256 as the ETag).
+pub async fn download(dir: &Path, name: &str) -> Result<Response, ApiError> {
+    let (content_type, etag) = if name == SUMMARY {
+        ("application/json", None)
+    } else {
+        let listed = manifest(dir)?.files.into_iter().find(|f| f.file == name);
+        let Some(listed) = listed else {
+            return Err(ApiError::not_found(format!("{name:?} is not a file this job recorded (see /api/files)")));
+        };
+        ("application/octet-stream", Some(format!("\"{}\"", listed.sha256)))
+    };
+    let path = dir.join(name);
+    let file = tokio::fs::File::open(&path).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ApiError::not_found(format!("{}: recorded but not there", path.display())),
+        _ => ApiError::internal(format!("{}: {e}", path.display())),
+    })?;
+    let len = file.metadata().await.map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?.len();
+    let body = Body::from_stream(tokio_util::io::ReaderStream::with_capacity(file, 1 << 16));
+    let mut response = (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, content_type.to_string()),
+            (header::CONTENT_LENGTH, len.to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+        ],
+        body,
+    )
+        .into_response();
+    if let Some(etag) = etag.and_then(|e| header::HeaderValue::from_str(&e).ok()) {
+        response.headers_mut().insert(header::ETAG, etag);
+    }
+    Ok(response)
+}
