@@ -431,6 +431,11 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     // The start: kingmaker, all six enables forced, A to move, one piece each.
     let dom = dump(&bin, &profile, &format!("{base}/"));
     assert_eq!(state(&dom), "ready", "{dom}");
+    // The job's three files, each a download link to /files/NAME.
+    let files = tags(&dom, "li", "data-file=");
+    assert_eq!(files.len(), 3, "{dom}");
+    assert!(dom.contains("href=\"/files/solo_A.tb\""), "{dom}");
+    assert!(dom.contains("id=\"manifest-link\""), "{dom}");
     let cat = tags(&dom, "div", "id=\"category\"");
     assert_eq!(cat.len(), 1, "{dom}");
     assert_eq!(attr(cat[0], "data-category"), Some("kingmaker"));

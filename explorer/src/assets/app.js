@@ -408,6 +408,22 @@ function setupControls() {
     ...app.info.witnesses.map((k) => el("button", { type: "button", "data-witness": k, onclick: () => run(() => loadWitness(k)) }, k)));
 }
 
+// The job's tablebase files with their recorded sizes and sha256 (from
+// /api/files), as download links. A directory without a summary has none,
+// and the page says nothing about it.
+async function loadDownloads() {
+  let m;
+  try { m = await api("/api/files"); } catch (_) { return; }
+  if (!m.files.length) return;
+  $("downloads").replaceChildren(el("details", {},
+    el("summary", {}, `Tablebase files (${m.files.length})`),
+    el("ul", {}, ...m.files.map((f) => el("li", { "data-file": f.file },
+      el("a", { href: f.url, download: f.file }, f.file),
+      ` ${f.question || ""}, ${f.bytes.toLocaleString("en")} bytes, sha256 `,
+      el("code", {}, f.sha256)))),
+    el("a", { href: m.manifest_url, download: "summary.json", id: "manifest-link" }, "summary.json (the manifest)")));
+}
+
 // Runs a navigation step, showing its error on the page (the last good
 // position stays on the board).
 async function run(step) {
@@ -429,6 +445,7 @@ async function main() {
   if (!app.view) return showError(`this page has no view for game kind ${app.info.kind} yet`);
   if (app.view.main) return app.view.main(app.info);
   setupControls();
+  await loadDownloads();
   const params = new URLSearchParams(location.search);
   try {
     if (params.get("witness")) await loadWitness(params.get("witness"));
