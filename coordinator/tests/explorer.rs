@@ -436,6 +436,12 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     assert_eq!(files.len(), 3, "{dom}");
     assert!(dom.contains("href=\"/files/solo_A.tb\""), "{dom}");
     assert!(dom.contains("id=\"manifest-link\""), "{dom}");
+    // Each layer's rounds as a bar chart: one bar per round, round 0 included.
+    let stats = get_json(&addr, "/api/stats", 200);
+    let layers = stats["layers"].as_array().unwrap();
+    assert_eq!(tags(&dom, "svg", "data-layer=").len(), layers.len(), "{dom}");
+    let bars: usize = layers.iter().map(|l| l["decided_per_round"].as_array().unwrap().len()).sum();
+    assert_eq!(tags(&dom, "rect", "data-round=").len(), bars, "{dom}");
     let cat = tags(&dom, "div", "id=\"category\"");
     assert_eq!(cat.len(), 1, "{dom}");
     assert_eq!(attr(cat[0], "data-category"), Some("kingmaker"));
@@ -1276,6 +1282,20 @@ fn tablebase_files_download_with_their_manifest() {
         let sha = retro_engine::tablebase::sha256_file(&tb.join(name)).unwrap();
         assert_eq!(f["sha256"].as_str().unwrap(), sha, "{name}: the recorded digest is the file's");
     }
+    // The statistics: each layer as recorded, its rounds deciding no more
+    // than the positions there are, and the counts by value.
+    let stats = get_json(&addr, "/api/stats", 200);
+    let layers = stats["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), summary["layers"].as_array().unwrap().len());
+    for (l, r) in layers.iter().zip(summary["layers"].as_array().unwrap()) {
+        assert_eq!(
+            (&l["question"], &l["rounds"], &l["decided_per_round"]),
+            (&r["question"], &r["rounds"], &r["decided_per_round"])
+        );
+        let decided: u64 = l["decided_per_round"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).sum();
+        assert!(decided > 0 && decided <= summary["positions"].as_u64().unwrap(), "{l}");
+    }
+    assert_eq!(stats["scopes"], summary["scopes"]);
     let (status, _, body) = get_bytes(&addr, listed["manifest_url"].as_str().unwrap());
     assert_eq!(status, 200);
     assert_eq!(body, std::fs::read(tb.join("summary.json")).unwrap());
@@ -1287,6 +1307,8 @@ fn tablebase_files_download_with_their_manifest() {
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
     let (_q, addr2) = serve(&empty, &dir, "serve-empty");
-    let v = get_json(&addr2, "/api/files", 404);
-    assert!(v["error"].as_str().unwrap().contains("summary.json"), "{v}");
+    for path in ["/api/files", "/api/stats"] {
+        let v = get_json(&addr2, path, 404);
+        assert!(v["error"].as_str().unwrap().contains("summary.json"), "{path}: {v}");
+    }
 }

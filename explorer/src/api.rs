@@ -13,6 +13,7 @@
 //! | `GET /api/peg/ledger` | the peg ledger (counts past 2^53 as strings) |
 //! | `GET /api/peg/problems` | the peg problem tables (class-feasible rows) |
 //! | `GET /api/peg/position?board=B&pos=PICTURE` | a peg position: jumps, class, finishing holes searched |
+//! | `GET /api/stats` | per layer its rounds, seconds and positions decided per round; the job's counts by value (`scopes`) |
 //! | `GET /api/files` | the job's manifest: each recorded tablebase file with its size, sha256 and URL |
 //! | `GET /files/NAME` | `summary.json` or a file it lists, for download |
 //! | `GET /api/sylver/position?numbers=5+14&budget=N` | a Sylver coinage position: t, nameable numbers winning or losing, table row (any directory) |
@@ -61,6 +62,7 @@ pub fn router(state: Arc<Shared>) -> Router {
         .route("/api/peg/position", get(peg_position).fallback(method_not_allowed))
         .route("/api/sylver/position", get(sylver_position).fallback(method_not_allowed))
         .route("/api/files", get(files).fallback(method_not_allowed))
+        .route("/api/stats", get(stats).fallback(method_not_allowed))
         .route("/files/{name}", get(download).fallback(method_not_allowed))
         .fallback(not_found)
         .with_state(state)
@@ -364,6 +366,14 @@ fn decode(s: &str) -> Result<String, ApiError> {
 async fn files(State(state): State<Arc<Shared>>) -> Response {
     match tb_files::manifest(state.dir()) {
         Ok(m) => json_response(StatusCode::OK, &m),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /api/stats`: what the job recorded of each layer.
+async fn stats(State(state): State<Arc<Shared>>) -> Response {
+    match tb_files::stats(state.dir()) {
+        Ok(s) => json_response(StatusCode::OK, &s),
         Err(e) => e.into_response(),
     }
 }

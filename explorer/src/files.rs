@@ -1,16 +1,17 @@
-//! Tablebase files to download: the list the job recorded in its
-//! `summary.json` (each file's question, size and sha256, the manifest a
-//! downloader checks against), and the files themselves, streamed with their
-//! length. Only `summary.json` and the files it lists are served: a name is
-//! looked up in that list, never joined to the directory as given, so no
-//! request reaches another file.
+//! What a job recorded in its `summary.json`, served: each layer's rounds and
+//! the counts by value (`/api/stats`), the tablebase files with their sizes
+//! and sha256 (`/api/files`, the manifest a downloader checks against), and
+//! the files themselves, streamed with their length (`/files/NAME`). Only
+//! `summary.json` and the files it lists are served: a name is looked up in
+//! that list, never joined to the directory as given, so no request reaches
+//! another file.
 
 use super::ApiError;
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The manifest's name in a job's output directory.
 const SUMMARY: &str = "summary.json";
@@ -40,18 +41,24 @@ pub struct Manifest {
     pub files: Vec<Listed>,
 }
 
-/// The files `dir`'s summary records, or a 404 that says why there are none.
-pub fn manifest(dir: &Path) -> Result<Manifest, ApiError> {
+/// The job's `summary.json` in `dir`, parsed; a 404 that says so where there
+/// is none (a directory a job has not finished writing yet).
+pub fn read_summary(dir: &Path) -> Result<(PathBuf, serde_json::Value), ApiError> {
     let path = dir.join(SUMMARY);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ApiError::not_found(format!("no {SUMMARY} in {}: nothing to download", dir.display())));
+            return Err(ApiError::not_found(format!("no {SUMMARY} in {}: no job's record here", dir.display())));
         }
         Err(e) => return Err(ApiError::internal(format!("{}: {e}", path.display()))),
     };
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+    let v = serde_json::from_str(&text).map_err(|e| ApiError::internal(format!("{}: {e}", path.display())))?;
+    Ok((path, v))
+}
+
+/// The files `dir`'s summary records, or a 404 that says why there are none.
+pub fn manifest(dir: &Path) -> Result<Manifest, ApiError> {
+    let (path, v) = read_summary(dir)?;
     let mut files = Vec::new();
     for t in v["tablebases"].as_array().into_iter().flatten() {
         let (Some(file), Some(bytes), Some(sha256)) = (t["file"].as_str(), t["bytes"].as_u64(), t["sha256"].as_str())
@@ -110,4 +117,49 @@ pub async fn download(dir: &Path, name: &str) -> Result<Response, ApiError> {
         response.headers_mut().insert(header::ETAG, etag);
     }
     Ok(response)
+}
+
+/// One layer's statistics as the job recorded them.
+#[derive(Debug, Serialize)]
+pub struct LayerStats {
+    /// The layer (`solo(A)`).
+    pub question: String,
+    /// Its rounds to the fixpoint.
+    pub rounds: u64,
+    /// Its seconds of solving.
+    pub seconds: f64,
+    /// Positions decided in each round (round 0: the terminal positions).
+    pub decided_per_round: Vec<u64>,
+}
+
+/// `GET /api/stats`: every layer's rounds, and the job's counts by value.
+#[derive(Debug, Serialize)]
+pub struct Stats {
+    /// The job's name.
+    pub job: Option<String>,
+    /// Per layer, in the order solved.
+    pub layers: Vec<LayerStats>,
+    /// The counts by value over all positions and over those reachable from
+    /// the start (the summary's `scopes`, per game; null where it has none).
+    pub scopes: serde_json::Value,
+}
+
+/// The statistics `dir`'s summary records.
+pub fn stats(dir: &Path) -> Result<Stats, ApiError> {
+    let (path, v) = read_summary(dir)?;
+    let bad = |what: &str| ApiError::internal(format!("{}: a layer without {what}", path.display()));
+    let mut layers = Vec::new();
+    for l in v["layers"].as_array().into_iter().flatten() {
+        let decided = l["decided_per_round"].as_array().ok_or_else(|| bad("decided_per_round"))?;
+        layers.push(LayerStats {
+            question: l["question"].as_str().ok_or_else(|| bad("question"))?.to_string(),
+            rounds: l["rounds"].as_u64().ok_or_else(|| bad("rounds"))?,
+            seconds: l["seconds"].as_f64().unwrap_or(0.0),
+            decided_per_round: decided
+                .iter()
+                .map(|d| d.as_u64().ok_or_else(|| bad("counts")))
+                .collect::<Result<_, _>>()?,
+        });
+    }
+    Ok(Stats { job: v["job"].as_str().map(String::from), layers, scopes: v["scopes"].clone() })
 }

@@ -16,7 +16,7 @@
 //! - [`api`]: routes, query parsing, JSON errors.
 //! - [`limits`]: slots per kind of search (503 when full), a deadline per
 //!   request, and the stop flag raised when the client goes away.
-//! - [`files`]: the job's manifest and its tablebase files, for download.
+//! - [`files`]: what the job recorded: layer statistics, the manifest and its files, for download.
 //! - [`wire`]: JSON bodies for the errors hyper answers itself (400, 414, 431).
 //! - `cc3` / `cc2`: each game's board, positions and moves as JSON.
 //! - `depth`: plies to the end of a decided answer, by a bounded search.

@@ -408,6 +408,37 @@ function setupControls() {
     ...app.info.witnesses.map((k) => el("button", { type: "button", "data-witness": k, onclick: () => run(() => loadWitness(k)) }, k)));
 }
 
+// Each layer's positions decided per round (from /api/stats), as a bar
+// chart: the wavefront's shape, round 0 the terminal positions.
+async function loadStats() {
+  let s;
+  try { s = await api("/api/stats"); } catch (_) { return; }
+  if (!s.layers.length) return;
+  const chart = (l) => {
+    const svg = document.createElementNS(SVG, "svg");
+    const n = l.decided_per_round.length, top = Math.max(1, ...l.decided_per_round);
+    svg.setAttribute("viewBox", `0 0 ${n} 40`);
+    svg.setAttribute("preserveAspectRatio", "none");
+    svg.setAttribute("class", "rounds");
+    svg.setAttribute("data-layer", l.question);
+    l.decided_per_round.forEach((d, i) => {
+      const r = document.createElementNS(SVG, "rect"), h = (40 * d) / top;
+      for (const [k, v] of Object.entries({ x: i + 0.1, y: 40 - h, width: 0.8, height: h, "data-round": i })) r.setAttribute(k, v);
+      const t = document.createElementNS(SVG, "title");
+      t.textContent = `round ${i}: ${d.toLocaleString("en")} decided`;
+      r.append(t);
+      svg.append(r);
+    });
+    return svg;
+  };
+  $("stats").replaceChildren(el("details", {},
+    el("summary", {}, `Layers (${s.layers.length}): positions decided per round`),
+    ...s.layers.map((l) => el("div", { class: "layer-stats" },
+      el("div", {}, `${l.question}: ${l.rounds} rounds, ${l.seconds.toFixed(1)} s, ` +
+        `${l.decided_per_round.reduce((a, b) => a + b, 0).toLocaleString("en")} decided`),
+      chart(l)))));
+}
+
 // The job's tablebase files with their recorded sizes and sha256 (from
 // /api/files), as download links. A directory without a summary has none,
 // and the page says nothing about it.
@@ -445,6 +476,7 @@ async function main() {
   if (!app.view) return showError(`this page has no view for game kind ${app.info.kind} yet`);
   if (app.view.main) return app.view.main(app.info);
   setupControls();
+  await loadStats();
   await loadDownloads();
   const params = new URLSearchParams(location.search);
   try {
