@@ -38,31 +38,49 @@ fn serve_with(tb: &Path, dir: &TempDir, name: &str, args: &[&str]) -> (Proc, Str
 /// Sends `raw` on a fresh connection and reads the answer until the server
 /// closes: the status, the head and the body.
 fn exchange(addr: &str, raw: &[u8]) -> (u16, String, String) {
+    read_answer(send(addr, raw))
+}
+
+/// A fresh connection to `addr` with `raw` sent on it.
+fn send(addr: &str, raw: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     s.write_all(raw).unwrap();
-    read_answer(s)
+    s
 }
 
 /// The answer on `s`, read until the server closes: status, head, body.
-fn read_answer(mut s: TcpStream) -> (u16, String, String) {
+fn read_answer(s: TcpStream) -> (u16, String, String) {
+    let (status, head, body) = read_raw(s);
+    (status, head, String::from_utf8(body).unwrap())
+}
+
+/// [`read_answer`] with the body as bytes (a tablebase file is no UTF-8).
+fn read_raw(mut s: TcpStream) -> (u16, String, Vec<u8>) {
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head in {text:?}"));
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
     let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
     assert!(
         !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
         "the server sends lengths, this client reads no chunks"
     );
-    (status, head.to_string(), body.to_string())
+    (status, head, raw[split + 4..].to_vec())
 }
 
 /// One HTTP/1.1 request; the status and the body.
 fn request(addr: &str, method: &str, path: &str) -> (u16, String) {
-    let raw = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let (status, _, body) = exchange(addr, raw.as_bytes());
+    let (status, _, body) = exchange(addr, request_text(addr, method, path).as_bytes());
     (status, body)
+}
+
+/// The text of one HTTP/1.1 request that asks the server to close after it.
+fn request_text(addr: &str, method: &str, path: &str) -> String {
+    format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
 }
 
 /// GET `path` as JSON, expecting `want`.
@@ -1238,18 +1256,9 @@ fn a_flood_of_abandoned_sylver_searches_blocks_nothing() {
     assert!(all_answered < Duration::from_secs(20), "{all_answered:?}");
 }
 
-/// GET `path` and the raw answer: status, head, body as bytes (a tablebase
-/// file is no UTF-8).
+/// GET `path` and the raw answer: status, head, body as bytes.
 fn get_bytes(addr: &str, path: &str) -> (u16, String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap();
-    (status, head, raw[split + 4..].to_vec())
+    read_raw(send(addr, request_text(addr, "GET", path).as_bytes()))
 }
 
 /// The tablebase files download with the manifest the job recorded: every

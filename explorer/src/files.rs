@@ -10,24 +10,19 @@ use super::ApiError;
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use retro_results::solved::{LayerSummary, TablebaseSummary};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The manifest's name in a job's output directory.
 const SUMMARY: &str = "summary.json";
 
-/// One file to download, as the job recorded it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One file to download, as the job recorded it, and where to fetch it.
+#[derive(Clone, Debug, Serialize)]
 pub struct Listed {
-    /// The file's name in the directory.
-    pub file: String,
-    /// The layer it holds (`solo(A)`), when the summary names one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub question: Option<String>,
-    /// Its size in bytes, as recorded.
-    pub bytes: u64,
-    /// Its sha256, as recorded (hex).
-    pub sha256: String,
+    /// The layer, file name, size and sha256 the summary records.
+    #[serde(flatten)]
+    pub recorded: TablebaseSummary,
     /// Where to fetch it from this explorer.
     pub url: String,
 }
@@ -41,9 +36,26 @@ pub struct Manifest {
     pub files: Vec<Listed>,
 }
 
-/// The job's `summary.json` in `dir`, parsed; a 404 that says so where there
+/// What the explorer reads of a job's summary: the fields every retrograde
+/// game's summary shares (a peg or Sylver summary has none of the lists).
+#[derive(Debug, Deserialize)]
+pub struct Recorded {
+    /// The job's name.
+    pub job: Option<String>,
+    /// Per layer, in the order solved.
+    #[serde(default)]
+    pub layers: Vec<LayerSummary>,
+    /// The tablebase files written.
+    #[serde(default)]
+    pub tablebases: Vec<TablebaseSummary>,
+    /// The counts by value, per game (null where the summary has none).
+    #[serde(default)]
+    pub scopes: serde_json::Value,
+}
+
+/// The job's `summary.json` in `dir`, read; a 404 that says so where there
 /// is none (a directory a job has not finished writing yet).
-pub fn read_summary(dir: &Path) -> Result<(PathBuf, serde_json::Value), ApiError> {
+pub fn read_summary(dir: &Path) -> Result<(PathBuf, Recorded), ApiError> {
     let path = dir.join(SUMMARY);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -58,28 +70,17 @@ pub fn read_summary(dir: &Path) -> Result<(PathBuf, serde_json::Value), ApiError
 
 /// The files `dir`'s summary records, or a 404 that says why there are none.
 pub fn manifest(dir: &Path) -> Result<Manifest, ApiError> {
-    let (path, v) = read_summary(dir)?;
+    let (path, recorded) = read_summary(dir)?;
     let mut files = Vec::new();
-    for t in v["tablebases"].as_array().into_iter().flatten() {
-        let (Some(file), Some(bytes), Some(sha256)) = (t["file"].as_str(), t["bytes"].as_u64(), t["sha256"].as_str())
-        else {
-            return Err(ApiError::internal(format!(
-                "{}: a tablebase entry without file, bytes and sha256",
-                path.display()
-            )));
-        };
+    for t in recorded.tablebases {
+        let file = &t.file;
         // A name with a separator is no file of this directory: refuse the
         // whole manifest rather than serve a path it names.
         if file.is_empty() || file.contains(['/', '\\']) || file == ".." || file == SUMMARY {
             return Err(ApiError::internal(format!("{}: {file:?} is not a file name", path.display())));
         }
-        files.push(Listed {
-            file: file.to_string(),
-            question: t["question"].as_str().map(String::from),
-            bytes,
-            sha256: sha256.to_string(),
-            url: format!("/files/{file}"),
-        });
+        let url = format!("/files/{file}");
+        files.push(Listed { recorded: t, url });
     }
     Ok(Manifest { manifest_url: format!("/files/{SUMMARY}"), files })
 }
@@ -90,11 +91,11 @@ pub async fn download(dir: &Path, name: &str) -> Result<Response, ApiError> {
     let (content_type, etag) = if name == SUMMARY {
         ("application/json", None)
     } else {
-        let listed = manifest(dir)?.files.into_iter().find(|f| f.file == name);
+        let listed = manifest(dir)?.files.into_iter().find(|f| f.recorded.file == name);
         let Some(listed) = listed else {
             return Err(ApiError::not_found(format!("{name:?} is not a file this job recorded (see /api/files)")));
         };
-        ("application/octet-stream", Some(format!("\"{}\"", listed.sha256)))
+        ("application/octet-stream", Some(format!("\"{}\"", listed.recorded.sha256)))
     };
     let path = dir.join(name);
     let file = tokio::fs::File::open(&path).await.map_err(|e| match e.kind() {
@@ -119,26 +120,14 @@ pub async fn download(dir: &Path, name: &str) -> Result<Response, ApiError> {
     Ok(response)
 }
 
-/// One layer's statistics as the job recorded them.
-#[derive(Debug, Serialize)]
-pub struct LayerStats {
-    /// The layer (`solo(A)`).
-    pub question: String,
-    /// Its rounds to the fixpoint.
-    pub rounds: u64,
-    /// Its seconds of solving.
-    pub seconds: f64,
-    /// Positions decided in each round (round 0: the terminal positions).
-    pub decided_per_round: Vec<u64>,
-}
-
 /// `GET /api/stats`: every layer's rounds, and the job's counts by value.
 #[derive(Debug, Serialize)]
 pub struct Stats {
     /// The job's name.
     pub job: Option<String>,
-    /// Per layer, in the order solved.
-    pub layers: Vec<LayerStats>,
+    /// Per layer, in the order solved: rounds, seconds, positions decided
+    /// per round (round 0: the terminal positions).
+    pub layers: Vec<LayerSummary>,
     /// The counts by value over all positions and over those reachable from
     /// the start (the summary's `scopes`, per game; null where it has none).
     pub scopes: serde_json::Value,
@@ -146,20 +135,6 @@ pub struct Stats {
 
 /// The statistics `dir`'s summary records.
 pub fn stats(dir: &Path) -> Result<Stats, ApiError> {
-    let (path, v) = read_summary(dir)?;
-    let bad = |what: &str| ApiError::internal(format!("{}: a layer without {what}", path.display()));
-    let mut layers = Vec::new();
-    for l in v["layers"].as_array().into_iter().flatten() {
-        let decided = l["decided_per_round"].as_array().ok_or_else(|| bad("decided_per_round"))?;
-        layers.push(LayerStats {
-            question: l["question"].as_str().ok_or_else(|| bad("question"))?.to_string(),
-            rounds: l["rounds"].as_u64().ok_or_else(|| bad("rounds"))?,
-            seconds: l["seconds"].as_f64().unwrap_or(0.0),
-            decided_per_round: decided
-                .iter()
-                .map(|d| d.as_u64().ok_or_else(|| bad("counts")))
-                .collect::<Result<_, _>>()?,
-        });
-    }
-    Ok(Stats { job: v["job"].as_str().map(String::from), layers, scopes: v["scopes"].clone() })
+    let (_, recorded) = read_summary(dir)?;
+    Ok(Stats { job: recorded.job, layers: recorded.layers, scopes: recorded.scopes })
 }

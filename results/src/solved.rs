@@ -6,11 +6,11 @@
 use crate::ResultsError;
 use retro_engine::tablebase::TablebaseReader;
 use retro_probe::TablebaseEntry;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// One layer in a summary.
-#[derive(Clone, Debug, Serialize)]
+/// One layer in a summary (read back by the explorer's statistics).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LayerSummary {
     /// The question.
     pub question: String,
@@ -23,12 +23,12 @@ pub struct LayerSummary {
     /// The layer started from LOSS positions earlier layers prove
     /// (`coordinator --seed-solo`): round 0 holds them, and its rounds are
     /// fewer than the full layer's.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub seeded: bool,
 }
 
-/// One tablebase file in a summary.
-#[derive(Clone, Debug, Serialize)]
+/// One tablebase file in a summary (read back by the explorer's downloads).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TablebaseSummary {
     /// The question.
     pub question: String,
