@@ -152,9 +152,14 @@ impl Exposition {
 pub fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * system_value(libc::_SC_PAGESIZE)?)
+}
+
+/// A positive system configuration value (`sysconf`), if the system gives one.
+fn system_value(name: libc::c_int) -> Option<u64> {
     // SAFETY: sysconf only reads a configuration value.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * u64::try_from(page).ok()?)
+    let v = unsafe { libc::sysconf(name) };
+    u64::try_from(v).ok().filter(|&v| v > 0)
 }
 
 /// When this process started, in seconds since the epoch (Linux: its start
@@ -172,9 +177,7 @@ fn start_time_seconds() -> Option<f64> {
         .trim()
         .parse()
         .ok()?;
-    // SAFETY: sysconf only reads a configuration value.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (per_second > 0).then(|| boot + ticks / per_second as f64)
+    Some(boot + ticks / system_value(libc::_SC_CLK_TCK)? as f64)
 }
 
 /// Serves `/metrics` (the text `page` makes, on a blocking thread since it
