@@ -32,7 +32,7 @@ impl CoordinatorLink for InProcessLink {
                 if b.blocks_sent != got.len() as u64 {
                     return Err(LinkError::Rejected("upload ended early".into()));
                 }
-                let head = BlockUpload { compressed: Vec::new(), ..b };
+                let head = BlockUpload { compressed: Vec::new(), depth_compressed: Vec::new(), ..b };
                 let scheduler = self.scheduler.clone();
                 let n = crate::offload::blocking(move || scheduler.accept_upload(&head, got))
                     .await

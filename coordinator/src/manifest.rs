@@ -72,6 +72,10 @@ pub struct LayerRecord {
     pub seconds: f64,
     /// The merged tablebase, once written.
     pub tablebase: Option<TablebaseEntry>,
+    /// The layer's depth file ([`retro_engine::tablebase::DEPTH_ENCODING`]),
+    /// written with the tablebase (absent in a manifest older than depth files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<TablebaseEntry>,
     /// Times the layer started again from its init pass because a worker was
     /// lost for good and replaced (every task names it; workers discard
     /// state of another attempt).
@@ -283,7 +287,41 @@ impl Manifest {
                 here.display()
             ));
         }
+        notes.extend(self.claim_depth_files(&here, recorded.as_deref())?);
         self.output = Some(here);
+        Ok(notes)
+    }
+
+    /// [`Self::claim_output`] for the depth files: each is checked where it
+    /// is, or brought over from the recorded directory. A depth file missing
+    /// everywhere is let go with a note (it only shortens the explorer's
+    /// depth answers; the values are whole without it); a different file
+    /// under its name is an error.
+    fn claim_depth_files(&mut self, here: &Path, recorded: Option<&Path>) -> Result<Vec<String>, ManifestError> {
+        let mut notes = Vec::new();
+        for layer in &mut self.layers {
+            let Some(entry) = layer.depth.clone() else { continue };
+            let q = layer.question.clone();
+            if !here.join(&entry.file).exists() {
+                match recorded.filter(|old| old.join(&entry.file).exists()) {
+                    Some(old) => {
+                        entry.open_checked_depth(old, &q, &self.plan_hash)?;
+                        copy_atomic(&old.join(&entry.file), &here.join(&entry.file))?;
+                        notes.push(format!("copied the depth file {} of layer {q} from {}", entry.file, old.display()));
+                    }
+                    None => {
+                        notes.push(format!(
+                            "the depth file {} of layer {q} is missing; the layer's values are whole, its depths \
+                             are searched for",
+                            entry.file
+                        ));
+                        layer.depth = None;
+                        continue;
+                    }
+                }
+            }
+            entry.open_checked_depth(here, &q, &self.plan_hash)?;
+        }
         Ok(notes)
     }
 
@@ -309,10 +347,12 @@ impl Manifest {
                             .filter(|r| r.win + r.loss > 0)
                             .map(|r| r.win + r.loss)
                             .collect(),
+                        won_per_round: l.rounds.iter().filter(|r| r.win + r.loss > 0).map(|r| r.win).collect(),
                         seeded: l.seeded,
                     },
                     no_move: l.init.map_or(0, |i| i.no_move),
                     tablebase: l.tablebase.clone(),
+                    depth: l.depth.clone(),
                 })
                 .collect(),
         }

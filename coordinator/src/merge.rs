@@ -6,7 +6,7 @@ use crate::CoordinatorError;
 use crate::manifest::TablebaseEntry;
 use crate::scheduler::{Scheduler, entry, tablebase_file_name};
 use retro_engine::durable::write_atomic;
-use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter};
+use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter, depth_file_name};
 use retro_proto::BlockUpload;
 use std::path::PathBuf;
 
@@ -15,20 +15,34 @@ pub fn staging_dir(s: &Scheduler, layer: u32) -> PathBuf {
     s.staging.join(format!("layer-{layer}"))
 }
 
-/// Stores one worker's blocks (atomically, replacing an earlier attempt).
+/// Stores one worker's blocks (atomically, replacing an earlier attempt):
+/// the values in `<worker>.blocks`, the depth bytes in `<worker>.depth-blocks`.
 pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, CoordinatorError> {
     let dir = staging_dir(s, layer);
     std::fs::create_dir_all(&dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
-    let mut buf = Vec::new();
-    for b in blocks {
-        buf.extend_from_slice(&b.block_index.to_le_bytes());
-        buf.extend_from_slice(&b.raw_crc32.to_le_bytes());
-        buf.extend_from_slice(&(b.compressed.len() as u64).to_le_bytes());
-        buf.extend_from_slice(&b.compressed);
-    }
-    let path = dir.join(format!("{worker}.blocks"));
-    write_atomic(&path, &buf)?;
+    let values = blocks.iter().map(|b| (b.block_index, b.raw_crc32, b.compressed.as_slice()));
+    write_atomic(&dir.join(format!("{worker}.{VALUE_BLOCKS}")), &staged_bytes(values))?;
+    let depth = blocks.iter().map(|b| (b.block_index, b.depth_raw_crc32, b.depth_compressed.as_slice()));
+    write_atomic(&dir.join(format!("{worker}.{DEPTH_BLOCKS}")), &staged_bytes(depth))?;
     Ok(blocks.len() as u64)
+}
+
+/// Extension of a worker's staged value blocks.
+const VALUE_BLOCKS: &str = "blocks";
+/// Extension of a worker's staged depth blocks.
+const DEPTH_BLOCKS: &str = "depth-blocks";
+
+/// A staged file's bytes: per block its index, the crc32 of its raw bytes,
+/// its compressed length and the compressed bytes.
+fn staged_bytes<'a>(blocks: impl Iterator<Item = (u64, u32, &'a [u8])>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    for (index, crc, compressed) in blocks {
+        buf.extend_from_slice(&index.to_le_bytes());
+        buf.extend_from_slice(&crc.to_le_bytes());
+        buf.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
+        buf.extend_from_slice(compressed);
+    }
+    buf
 }
 
 /// Everything the merge of one layer reads, taken from the scheduler under its
@@ -65,15 +79,25 @@ impl MergeJob {
         }
     }
 
-    /// Writes the tablebase from the staged blocks, in block order.
-    pub fn run(self) -> Result<TablebaseEntry, CoordinatorError> {
+    /// Writes the tablebase from the staged blocks, in block order, then
+    /// its depth file from the staged depth blocks.
+    pub fn run(self) -> Result<(TablebaseEntry, TablebaseEntry), CoordinatorError> {
+        let values = self.write(VALUE_BLOCKS, self.header.clone(), &self.file)?;
+        let depth_file = depth_file_name(&self.header.layer);
+        let depth = self.write(DEPTH_BLOCKS, self.header.for_depth(), &depth_file)?;
+        Ok((values, depth))
+    }
+
+    /// Writes the file `file` of `header` from every worker's staged blocks
+    /// with extension `ext`.
+    fn write(&self, ext: &str, header: TablebaseHeader, file: &str) -> Result<TablebaseEntry, CoordinatorError> {
         let dir = &self.dir;
         let total = self.total_blocks;
         let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
         let entries = std::fs::read_dir(dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
         for e in entries.flatten() {
             let path = e.path();
-            if path.extension().and_then(|x| x.to_str()) != Some("blocks") {
+            if path.extension().and_then(|x| x.to_str()) != Some(ext) {
                 continue;
             }
             let data = std::fs::read(&path).map_err(|source| CoordinatorError::File { path: path.clone(), source })?;
@@ -98,12 +122,12 @@ impl MergeJob {
         }
         std::fs::create_dir_all(&self.output)
             .map_err(|source| CoordinatorError::File { path: self.output.clone(), source })?;
-        let mut w = TablebaseWriter::create(&self.output.join(&self.file), self.header)?;
+        let mut w = TablebaseWriter::create(&self.output.join(file), header)?;
         for (i, b) in blocks.into_iter().enumerate() {
             let (crc, data) = b.expect("checked above");
             w.push_compressed_block(i as u64, &data, crc)?;
         }
         let info = w.finish()?;
-        Ok(entry(self.file, info.bytes, info.sha256))
+        Ok(entry(file.to_string(), info.bytes, info.sha256))
     }
 }

@@ -167,6 +167,7 @@ mod tests {
                 .collect(),
             seconds: rounds.iter().map(|r| r.1).sum(),
             tablebase: None,
+            depth: None,
             attempt: 0,
             seeded: false,
         }

@@ -148,7 +148,7 @@ struct State {
     /// (embedded runs with spaced checkpoints).
     unsaved_rounds: bool,
     /// The merge of [`Phase::Merge`], running.
-    merging: Option<std::thread::JoinHandle<Result<TablebaseEntry, CoordinatorError>>>,
+    merging: Option<std::thread::JoinHandle<Result<(TablebaseEntry, TablebaseEntry), CoordinatorError>>>,
     /// Counts the changes to `manifest` that must reach the disk before
     /// anyone hears of them ([`State::must_save`]); `durable` is the count
     /// the manifest file holds. While they differ no task goes out and the
@@ -920,9 +920,9 @@ impl Scheduler {
 
     /// The tablebase of layer `l` is written (or failed): record it, make it
     /// durable and go on to the next layer (or stop, if asked).
-    fn merged(&self, st: &mut State, l: u32, written: Result<TablebaseEntry, CoordinatorError>) {
+    fn merged(&self, st: &mut State, l: u32, written: Result<(TablebaseEntry, TablebaseEntry), CoordinatorError>) {
         match written {
-            Ok(entry) => {
+            Ok((entry, depth)) => {
                 let rec = &mut st.manifest.layers[l as usize];
                 tracing::info!(
                     "layer {} solved in {} rounds: {} ({} bytes, sha256 {})",
@@ -933,6 +933,7 @@ impl Scheduler {
                     entry.sha256
                 );
                 rec.tablebase = Some(entry);
+                rec.depth = Some(depth);
             }
             Err(e) => {
                 st.phase = Phase::Failed(format!("writing the tablebase of layer {l}: {e}"));

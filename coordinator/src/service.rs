@@ -119,7 +119,7 @@ impl Coordinator for CoordinatorService {
         let mut first: Option<BlockUpload> = None;
         while let Some(msg) = stream.message().await? {
             if first.is_none() {
-                first = Some(BlockUpload { compressed: Vec::new(), ..msg.clone() });
+                first = Some(BlockUpload { compressed: Vec::new(), depth_compressed: Vec::new(), ..msg.clone() });
             }
             if msg.last {
                 if msg.blocks_sent != blocks.len() as u64 {

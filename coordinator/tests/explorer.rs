@@ -449,10 +449,11 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     // The start: kingmaker, all six enables forced, A to move, one piece each.
     let dom = dump(&bin, &profile, &format!("{base}/"));
     assert_eq!(state(&dom), "ready", "{dom}");
-    // The job's three files, each a download link to /files/NAME.
+    // The job's three files and their depth files, each a download link to /files/NAME.
     let files = tags(&dom, "li", "data-file=");
-    assert_eq!(files.len(), 3, "{dom}");
+    assert_eq!(files.len(), 6, "{dom}");
     assert!(dom.contains("href=\"/files/solo_A.tb\""), "{dom}");
+    assert!(dom.contains("href=\"/files/solo_A.depth\""), "{dom}");
     assert!(dom.contains("id=\"manifest-link\""), "{dom}");
     // Each layer's rounds as a bar chart: one bar per round, round 0 included.
     let stats = get_json(&addr, "/api/stats", 200);
@@ -460,6 +461,22 @@ fn page_shows_the_start_a_kingmakers_choice_and_errors() {
     assert_eq!(tags(&dom, "svg", "data-layer=").len(), layers.len(), "{dom}");
     let bars: usize = layers.iter().map(|l| l["decided_per_round"].as_array().unwrap().len()).sum();
     assert_eq!(tags(&dom, "rect", "data-round=").len(), bars, "{dom}");
+    // Each bar in two parts, the round's WIN and LOSS positions, as the summary counts them.
+    let won: Vec<u64> = layers
+        .iter()
+        .flat_map(|l| l["won_per_round"].as_array().unwrap().iter().map(|w| w.as_u64().unwrap()))
+        .collect();
+    let decided: Vec<u64> = layers
+        .iter()
+        .flat_map(|l| l["decided_per_round"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()))
+        .collect();
+    let lost: Vec<u64> =
+        tags(&dom, "rect", "data-lost=").iter().map(|t| attr(t, "data-lost").unwrap().parse().unwrap()).collect();
+    let shown: Vec<u64> =
+        tags(&dom, "rect", "data-won=").iter().map(|t| attr(t, "data-won").unwrap().parse().unwrap()).collect();
+    assert_eq!(shown, won, "{dom}");
+    assert_eq!(lost, decided.iter().zip(&won).map(|(d, w)| d - w).collect::<Vec<_>>(), "{dom}");
+    assert!(won.iter().any(|&w| w > 0) && lost.iter().any(|&l| l > 0), "both values appear: {won:?} {lost:?}");
     let cat = tags(&dom, "div", "id=\"category\"");
     assert_eq!(cat.len(), 1, "{dom}");
     assert_eq!(attr(cat[0], "data-category"), Some("kingmaker"));
@@ -1272,11 +1289,15 @@ fn tablebase_files_download_with_their_manifest() {
     let tb = solve_stage1(&dir);
     let (_p, addr) = serve(&tb, &dir, "serve");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(tb.join("summary.json")).unwrap()).unwrap();
-    let recorded = summary["tablebases"].as_array().unwrap();
+    // The tablebases, then the layers' depth files.
+    let recorded: Vec<&Value> = ["tablebases", "depth_files"]
+        .iter()
+        .flat_map(|list| summary[*list].as_array().unwrap_or_else(|| panic!("summary.json has {list}")))
+        .collect();
     let listed = get_json(&addr, "/api/files", 200);
     let files = listed["files"].as_array().unwrap();
     assert_eq!(files.len(), recorded.len(), "{listed}");
-    assert!(files.len() >= 3, "stage 1 writes three layers: {listed}");
+    assert_eq!(files.len(), 6, "stage 1 writes three layers, each with its depth file: {listed}");
     for (f, r) in files.iter().zip(recorded) {
         assert_eq!((&f["file"], &f["bytes"], &f["sha256"]), (&r["file"], &r["bytes"], &r["sha256"]));
         let name = f["file"].as_str().unwrap();

@@ -5,7 +5,8 @@
 //! reader does, and refuses a damaged one by name.
 
 use crate::common::*;
-use retro_engine::tablebase::{TablebaseReader, unpack_value};
+use retro_engine::tablebase::{DepthReader, TablebaseReader, depth_file_name, unpack_value};
+use retro_engine::values::{DEPTH_NONE, DEPTH_UNKNOWN};
 use retro_probe::Tablebases;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,22 +25,36 @@ struct Vector {
     value: String,
 }
 
-fn vectors() -> Vec<Vector> {
+/// The rows of the table of six columns under `title` in docs/FORMAT.md,
+/// up to the next section, as their cells.
+fn table_rows(title: &str) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(repo().join("docs/FORMAT.md")).unwrap();
-    let section = &text[text.find("## Test vectors").expect("docs/FORMAT.md has a test vector section")..];
-    let rows: Vec<Vector> = section
+    let start = text.find(&format!("\n{title}\n")).unwrap_or_else(|| panic!("docs/FORMAT.md has a section {title}"));
+    let section = &text[start + title.len() + 2..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    section
         .lines()
         .filter(|l| l.starts_with("| cc"))
         .map(|l| {
-            let f: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let f: Vec<String> = l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
             assert_eq!(f.len(), 6, "{l}");
+            f
+        })
+        .collect()
+}
+
+fn vectors() -> Vec<Vector> {
+    let rows: Vec<Vector> = table_rows("## Test vectors")
+        .into_iter()
+        .map(|f| {
+            let l = f.join(" | ");
             Vector {
-                game: f[0].into(),
-                plan: f[1].into(),
-                layer: f[2].into(),
-                position: f[3].into(),
+                game: f[0].clone(),
+                plan: f[1].clone(),
+                layer: f[2].clone(),
+                position: f[3].clone(),
                 rank: f[4].parse().unwrap_or_else(|e| panic!("{l}: rank: {e}")),
-                value: f[5].into(),
+                value: f[5].clone(),
             }
         })
         .collect();
@@ -82,6 +97,57 @@ fn the_documents_test_vectors_hold() {
         }
     }
     assert!(solved.len() >= 2, "vectors for both games");
+}
+
+/// The depth vectors: each row's position has that rank and, in its
+/// layer's depth file, those plies (`none`: a draw or illegal; `unknown`:
+/// not kept), read by the engine's depth reader and by the probe library
+/// the explorer and the Python package use.
+#[test]
+fn the_documents_depth_vectors_hold() {
+    let dir = TempDir::new("format-depth-vectors");
+    let mut solved: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let rows = table_rows("## Depth test vectors");
+    assert!(rows.len() >= 8, "the document promises at least 8 depth vectors");
+    for f in &rows {
+        let (plan, layer, position, want) = (&f[1], &f[2], &f[3], &f[5]);
+        let rank: u64 = f[4].parse().unwrap();
+        let n = solved.len();
+        let tb = solved.entry(plan.clone()).or_insert_with(|| solve_plan(&dir, plan, &format!("tb{n}"))).clone();
+        let row = format!("{plan} {layer} {position:?}");
+        let mut reader = DepthReader::open(&tb.join(depth_file_name(layer))).unwrap();
+        let got = match reader.probe(rank).unwrap() {
+            DEPTH_NONE => "none".to_string(),
+            DEPTH_UNKNOWN => "unknown".to_string(),
+            d => d.to_string(),
+        };
+        assert_eq!(&got, want, "{row}: plies");
+        let probed = match retro_probe::open(&tb).unwrap() {
+            Tablebases::ThreePlayer(p) => {
+                let pos = p.parse(position).unwrap();
+                assert_eq!(p.game.rank(&pos), rank, "{row}: rank");
+                let l = retro_probe::cc3::COMPUTED_LAYERS.iter().position(|q| q == layer).unwrap();
+                p.layer_plies(l, rank).unwrap()
+            }
+            Tablebases::Ranked(p) => {
+                let pos = p.parse(position).unwrap();
+                assert_eq!(p.game.cc3.rank(&pos), rank, "{row}: rank");
+                match p.top2_plies(&pos).unwrap()[0] {
+                    Some(d) => retro_probe::Plies::Known(d),
+                    None => retro_probe::Plies::None,
+                }
+            }
+            Tablebases::TwoPlayer(p) => {
+                let pos = p.parse(position).unwrap();
+                assert_eq!(p.game.rank_of(&pos).0, rank, "{row}: rank");
+                p.plies(&pos).unwrap()
+            }
+        };
+        if let Ok(d) = want.parse::<u32>() {
+            assert_eq!(probed, retro_probe::Plies::Known(d), "{row}: the probe library's plies");
+        }
+    }
+    assert!(solved.len() >= 2, "depth vectors of more than one plan");
 }
 
 fn tbread(args: &[&std::ffi::OsStr]) -> std::process::Output {

@@ -116,13 +116,14 @@ pub fn run(
     let middle = layout.range(layout.shards / 2);
     let (start, slice) = (middle.start, middle.end - middle.start);
     let q = Question::solo(0);
+    let codes = crate::values::Codes::of(&g, false);
     let mut bytes = vec![0u8; slice as usize];
     let t = Instant::now();
     kernel::count_moves(&g, start, &mut bytes, threads)?;
     figures.push(figure("init: move counts, once per job (positions)", slice, t));
     let counts = bytes.clone();
     let t = Instant::now();
-    let init = kernel::init_from_counts(q, &counts, &mut bytes, threads);
+    let init = kernel::init_from_counts(q, codes, &counts, &mut bytes, threads);
     figures.push(figure("init: a layer from the counts (positions)", slice, t));
     drop(counts);
     // The routed round below starts from the same round-0 state.
@@ -130,11 +131,11 @@ pub fn run(
     // The scan every routed round starts with, over a state whose frontier is
     // sparse (round 0's terminal positions), as in most rounds of a layer.
     let t = Instant::now();
-    let scanned = routed::scan_frontier(&g, &layout, 1, start, &bytes, threads);
+    let scanned = routed::scan_frontier(&g, &layout, codes, 1, start, &bytes, threads);
     figures.push(figure("routed round: scan, sparse frontier (positions scanned)", slice, t));
     std::hint::black_box(scanned.frontier);
     let t = Instant::now();
-    let generated = kernel::generate(&g, &layout, 1, start, &bytes, threads);
+    let generated = kernel::generate(&g, &layout, codes, 1, start, &bytes, threads);
     let updates: u64 = generated.buckets.iter().map(|(_, b)| b.len() as u64).sum();
     figures.push(figure("round: generate (updates from the terminal frontier)", updates, t));
     figures.push(Figure {
@@ -152,7 +153,7 @@ pub fn run(
         .collect();
     own.sort_unstable();
     let t = Instant::now();
-    kernel::apply(&g, q, &layout, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)?;
+    kernel::apply(&g, q, &layout, codes, 1, start, &mut bytes, &generated.frontier_chunks, &[&own], threads)?;
     figures.push(figure("round: apply (updates, remapped into the slice)", own.len() as u64, t));
     drop(own);
 
@@ -185,7 +186,7 @@ pub fn run(
     }
     let mut bytes = init_state;
     let t = Instant::now();
-    routed::apply_routed(&g, q, 1, &mut bytes, &grouped, threads)?;
+    routed::apply_routed(&g, q, codes, 1, &mut bytes, &grouped, threads)?;
     figures.push(figure("routed round: apply (records)", records.len() as u64, t));
     figures.push(Figure {
         what: "routed round: apply (predecessors in the slice, same run)".into(),

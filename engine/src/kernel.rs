@@ -11,7 +11,7 @@
 //! updates of one shard concurrently with atomic compare-and-swap on the bytes.
 
 use crate::layout::Layout;
-use crate::values::{self, COUNTER_MAX, ILLEGAL, LOSS_NEW_EVEN, WIN_NEW_EVEN};
+use crate::values::{self, Codes, ILLEGAL, LOSS_TERMINAL};
 use retro_games::{Classification, Question, RetroGame};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
@@ -165,17 +165,17 @@ fn par_chunks_mut<T: Send>(
 pub fn count_moves<G: RetroGame>(game: &G, base: u64, bytes: &mut [u8], threads: usize) -> Result<(), KernelError> {
     let results = par_chunks_mut(bytes, base, threads, |first, part| {
         let mut result = Ok(());
+        let max = Codes::of(game, false).counter_max;
         game.classify_run(first, part.len(), &mut |i, class| {
             part[i] = match class {
                 Classification::Illegal => ILLEGAL,
                 Classification::Terminal { winner } => COUNT_WON + winner,
                 Classification::Open { no_move: true, .. } => COUNT_PASS,
                 Classification::Open { children, .. } => {
-                    if children > COUNTER_MAX as u32 && result.is_ok() {
-                        result =
-                            Err(KernelError::TooManyChildren { rank: first + i as u64, children, max: COUNTER_MAX });
+                    if children > u32::from(max) && result.is_ok() {
+                        result = Err(KernelError::TooManyChildren { rank: first + i as u64, children, max });
                     }
-                    children.min(COUNTER_MAX as u32) as u8
+                    children.min(u32::from(max)) as u8
                 }
             };
         });
@@ -185,8 +185,9 @@ pub fn count_moves<G: RetroGame>(game: &G, base: u64, bytes: &mut [u8], threads:
 }
 
 /// The question-dependent half of the init pass: turns move-count bytes into a
-/// layer's round-0 state (terminal positions become the first frontier).
-pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: usize) -> InitStats {
+/// layer's round-0 state (terminal positions become the first frontier), in
+/// the layer's `codes`.
+pub fn init_from_counts(q: Question, codes: Codes, counts: &[u8], bytes: &mut [u8], threads: usize) -> InitStats {
     let parts = par_chunks_mut(bytes, 0, threads, |first, dst| {
         let src = &counts[first as usize..][..dst.len()];
         let mut st = InitStats::default();
@@ -204,12 +205,12 @@ pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: u
                     st.terminal += 1;
                     if won - COUNT_WON == q.target {
                         st.terminal_win += 1;
-                        WIN_NEW_EVEN
+                        codes.win_new(0)
                     } else if q.three_valued {
-                        LOSS_NEW_EVEN
+                        codes.loss_new(0)
                     } else {
                         // Two-valued: a LOSS never propagates.
-                        values::LOSS
+                        LOSS_TERMINAL
                     }
                 }
                 n => n,
@@ -238,6 +239,8 @@ pub fn init_from_counts(q: Question, counts: &[u8], bytes: &mut [u8], threads: u
 ///
 /// Returns the init counts and what round 0 decided: the terminal wins as
 /// WIN, the known positions and those decided by their children as LOSS.
+/// The codes are the seeded layout ([`Codes::of`] with `seeded`), whose LOSS
+/// rounds are not kept: they are not plies here.
 pub fn init_with_known_losses<G: RetroGame>(
     game: &G,
     q: Question,
@@ -248,6 +251,7 @@ pub fn init_with_known_losses<G: RetroGame>(
     threads: usize,
 ) -> Result<(InitStats, Decided), KernelError> {
     debug_assert!(q.three_valued && !game.edges_negate(), "known losses seed a three-valued layer of an unfolded game");
+    let codes = Codes::of(game, true);
     let parts = par_chunks_mut(bytes, base, threads, |first, dst| {
         let src = &counts[(first - base) as usize..][..dst.len()];
         let (mut st, mut d) = (InitStats::default(), Decided::default());
@@ -266,10 +270,10 @@ pub fn init_with_known_losses<G: RetroGame>(
                         }
                         st.terminal_win += 1;
                         d.win += 1;
-                        WIN_NEW_EVEN
+                        codes.win_new(0)
                     } else {
                         d.loss += 1;
-                        if known_loss(rank) { values::LOSS } else { LOSS_NEW_EVEN }
+                        if known_loss(rank) { LOSS_TERMINAL } else { codes.loss_new(0) }
                     }
                 }
                 open => {
@@ -295,13 +299,13 @@ pub fn init_with_known_losses<G: RetroGame>(
                             // Every child known LOSS: no way out for MAX.
                             if known == counted {
                                 d.loss += 1;
-                                LOSS_NEW_EVEN
+                                codes.loss_new(0)
                             } else {
                                 (counted - known) as u8
                             }
                         } else if known > 0 {
                             d.loss += 1;
-                            LOSS_NEW_EVEN
+                            codes.loss_new(0)
                         } else {
                             counted as u8
                         }
@@ -331,7 +335,7 @@ pub fn init_shard<G: RetroGame>(
 ) -> Result<InitStats, KernelError> {
     count_moves(game, base, bytes, threads)?;
     let counts = bytes.to_vec();
-    Ok(init_from_counts(q, &counts, bytes, threads))
+    Ok(init_from_counts(q, Codes::of(game, false), &counts, bytes, threads))
 }
 
 /// The updates one shard's frontier sends, bucketed by destination shard.
@@ -346,19 +350,21 @@ pub struct Generated {
 }
 
 /// Generate step of round `round` (>= 1) for a shard or a slice of one
-/// (`bytes[i]` is rank `base + i`): every position decided in round
-/// `round - 1` sends one update to each predecessor. Read-only. This is the
-/// reference round (one key per predecessor); the workers run
-/// [`crate::routed`], which the tests compare with it.
+/// (`bytes[i]` is rank `base + i`, in the layer's `codes`): every position
+/// decided in round `round - 1` sends one update to each predecessor.
+/// Read-only. This is the reference round (one key per predecessor); the
+/// workers run [`crate::routed`], which the tests compare with it.
+#[allow(clippy::too_many_arguments)] // every input is a distinct piece of the round; a struct would only rename them
 pub fn generate<G: RetroGame>(
     game: &G,
     layout: &Layout,
+    codes: Codes,
     round: u32,
     base: u64,
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    scan_decided(game, layout, round, base, bytes, threads, |buckets, children, loss_bits| {
+    scan_decided(game, layout, codes, round, base, bytes, threads, |buckets, children, loss_bits| {
         for (&child, &loss_bit) in children.iter().zip(loss_bits) {
             game.for_each_predecessor(child, &mut |p| buckets[layout.shard_of(p) as usize].push(p << 1 | loss_bit));
         }
@@ -408,9 +414,11 @@ pub fn for_each_byte_of(bytes: &[u8], a: u8, b: u8, mut f: impl FnMut(usize, u8)
 /// `buckets[d]` collects the keys for shard `d`; and records the
 /// chunks holding the frontier. Threads take pieces from a shared counter:
 /// frontier positions bunch up, so fixed halves would leave one core idle.
+#[allow(clippy::too_many_arguments)] // every input is a distinct piece of the round; a struct would only rename them
 pub(crate) fn scan_decided<G: RetroGame>(
     game: &G,
     layout: &Layout,
+    codes: Codes,
     round: u32,
     base: u64,
     bytes: &[u8],
@@ -440,7 +448,7 @@ pub(crate) fn scan_decided<G: RetroGame>(
                         }
                         let first = piece * SCAN_PIECE;
                         let part = &bytes[first..(first + SCAN_PIECE).min(bytes.len())];
-                        let (win, loss) = (values::win_new(prev), values::loss_new(prev));
+                        let (win, loss) = (codes.win_new(prev), codes.loss_new(prev));
                         for_each_byte_of(part, win, loss, |j, code| {
                             let i = first + j;
                             frontier += 1;
@@ -491,6 +499,7 @@ pub fn apply<G: RetroGame>(
     game: &G,
     q: Question,
     layout: &Layout,
+    codes: Codes,
     round: u32,
     base: u64,
     bytes: &mut [u8],
@@ -498,16 +507,26 @@ pub fn apply<G: RetroGame>(
     updates: &[&[u64]],
     threads: usize,
 ) -> Result<Decided, KernelError> {
-    let d = apply_updates(game, q, round, base, bytes, updates, threads)?;
-    settle_frontier(layout, round, bytes, frontier_chunks, threads);
+    let d = apply_updates(game, q, codes, round, base, bytes, updates, threads)?;
+    settle_frontier(layout, codes, round, bytes, frontier_chunks, threads);
     Ok(d)
 }
 
 /// Settles the codes of the positions decided in round `round - 1` (the frontier
-/// this round has propagated) in the listed chunks of a shard.
-pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[u64], threads: usize) {
+/// this round has propagated) in the listed chunks of a shard, where that
+/// round's codes are parity codes ([`Codes::needs_settling`]); a tagged code
+/// keeps its round.
+pub fn settle_frontier(layout: &Layout, codes: Codes, round: u32, bytes: &mut [u8], chunks: &[u64], threads: usize) {
     let prev = round - 1;
-    let (win, loss) = (values::win_new(prev), values::loss_new(prev));
+    if !codes.needs_settling(prev) {
+        return;
+    }
+    let (mut win, loss) = (codes.win_new(prev), codes.loss_new(prev));
+    let mut win_to = values::WIN;
+    if win < LOSS_TERMINAL {
+        // A tagged WIN in a seeded layer keeps its code: only the LOSS is settled.
+        (win, win_to) = (loss, values::LOSS);
+    }
     let chunk_len = layout.chunk_len as usize;
     let mut wanted = vec![false; bytes.len().div_ceil(chunk_len)];
     for &c in chunks {
@@ -523,7 +542,7 @@ pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[
             s.spawn(move || {
                 for part in group.iter_mut() {
                     for line in part.chunks_mut(64) {
-                        settle_line(line, win, loss);
+                        settle_line(line, (win, win_to), loss);
                     }
                 }
             });
@@ -531,20 +550,20 @@ pub fn settle_frontier(layout: &Layout, round: u32, bytes: &mut [u8], chunks: &[
     });
 }
 
-/// Settles the codes `win` and `loss` (one round's "new" codes) in a cache
-/// line of state. Written as a test over the line and selects, both of which
-/// compile to vector instructions on any x86-64 (a store under a condition
-/// needs AVX-512's masked stores); a line without those codes is not written,
-/// so its page stays clean.
+/// Settles the code `win.0` into `win.1` and `loss` (one round's "new"
+/// codes) into LOSS in a cache line of state. Written as a test over the line
+/// and selects, both of which compile to vector instructions on any x86-64 (a
+/// store under a condition needs AVX-512's masked stores); a line without
+/// those codes is not written, so its page stays clean.
 #[inline]
-fn settle_line(line: &mut [u8], win: u8, loss: u8) {
+fn settle_line(line: &mut [u8], (win, win_to): (u8, u8), loss: u8) {
     if !line.iter().fold(false, |any, &c| any | (c == win) | (c == loss)) {
         return;
     }
     for b in line.iter_mut() {
         let c = *b;
         *b = if c == win {
-            values::WIN
+            win_to
         } else if c == loss {
             values::LOSS
         } else {
@@ -556,9 +575,11 @@ fn settle_line(line: &mut [u8], win: u8, loss: u8) {
 /// Applies update lists (any order) to a shard (`bytes[i]` is rank `base + i`):
 /// decrements counters and decides positions with round `round`'s codes. Never
 /// touches a decided position, so it leaves the previous frontier intact.
+#[allow(clippy::too_many_arguments)] // every input is a distinct piece of the round; a struct would only rename them
 pub fn apply_updates<G: RetroGame>(
     game: &G,
     q: Question,
+    codes: Codes,
     round: u32,
     base: u64,
     bytes: &mut [u8],
@@ -577,7 +598,7 @@ pub fn apply_updates<G: RetroGame>(
     // SAFETY: AtomicU8 has the same size and alignment as u8, and we hold the
     // only (mutable) borrow of `bytes` for the lifetime of `cells`.
     let cells: &[AtomicU8] = unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) };
-    let (win_new, loss_new) = (values::win_new(round), values::loss_new(round));
+    let (win_new, loss_new) = (codes.win_new(round), codes.loss_new(round));
     let mut total = Decided::default();
     for list in updates {
         let ranges = split(list.len(), threads);
@@ -596,7 +617,7 @@ pub fn apply_updates<G: RetroGame>(
                             let cell = &cells[(rank - base) as usize];
                             let mut cur = cell.load(Ordering::Relaxed);
                             loop {
-                                if values::is_decided(cur) {
+                                if codes.is_decided(cur) {
                                     break;
                                 }
                                 let next = values::after_update(cur, good, is_max, win_new, loss_new);
@@ -626,15 +647,21 @@ pub fn apply_updates<G: RetroGame>(
     Ok(total)
 }
 
-/// Settles every "new" code (after the last round) so the shard holds only
-/// counters (DRAW), WIN, LOSS and ILLEGAL.
-pub fn settle_all(bytes: &mut [u8]) {
+/// Settles every decided code (after the last round) so the shard holds only
+/// counters (DRAW), WIN, LOSS and ILLEGAL: what [`values::tablebase_value`]
+/// reads. The rounds are gone then: take [`depths`] first.
+pub fn settle_all(codes: Codes, bytes: &mut [u8]) {
     for b in bytes {
-        *b = values::settle(*b);
+        *b = codes.settle(*b);
     }
 }
 
 /// 2-bit values (one per byte, 0..=3) of a range of a shard, for the tablebase.
-pub fn tablebase_values(bytes: &[u8]) -> Vec<u8> {
-    bytes.iter().map(|&b| values::tablebase_value(b)).collect()
+pub fn tablebase_values(codes: Codes, bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|&b| codes.tablebase_value(b)).collect()
+}
+
+/// Depth bytes ([`Codes::depth`]) of a range of a shard, for the depth file.
+pub fn depths(codes: Codes, bytes: &[u8]) -> Vec<u8> {
+    bytes.iter().map(|&b| codes.depth(b)).collect()
 }

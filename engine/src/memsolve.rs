@@ -2,12 +2,16 @@
 
 use crate::kernel::{self, Decided, InitStats, KernelError};
 use crate::layout::Layout;
+use crate::values::Codes;
 use retro_games::{Question, RetroGame};
 
-/// A solved layer: one state byte per position (settled), and the history.
+/// A solved layer: one state byte per position (settled), its depth, and the history.
 pub struct Solved {
     /// State bytes, settled (see [`crate::values`]).
     pub bytes: Vec<u8>,
+    /// Depth bytes, one per position ([`Codes::depth`]): the round each
+    /// position was decided in, which is its plies to the end.
+    pub depth: Vec<u8>,
     /// Init pass counts.
     pub init: InitStats,
     /// Decided per round, round 1 first.
@@ -18,7 +22,7 @@ pub struct Solved {
 pub fn solve<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: usize) -> Result<Solved, KernelError> {
     let mut bytes = vec![0u8; layout.positions as usize];
     let init = kernel::init_shard(game, q, 0, &mut bytes, threads)?;
-    rounds(game, q, layout, bytes, init, threads)
+    rounds(game, q, layout, Codes::of(game, false), bytes, init, threads)
 }
 
 /// [`solve`] from an init that knows some LOSS positions already
@@ -34,7 +38,7 @@ pub fn solve_with_known_losses<G: RetroGame>(
     kernel::count_moves(game, 0, &mut counts, threads)?;
     let mut bytes = vec![0u8; layout.positions as usize];
     let (init, _) = kernel::init_with_known_losses(game, q, 0, &counts, known_loss, &mut bytes, threads)?;
-    rounds(game, q, layout, bytes, init, threads)
+    rounds(game, q, layout, Codes::of(game, true), bytes, init, threads)
 }
 
 /// The rounds after an init, until one decides nothing.
@@ -42,6 +46,7 @@ fn rounds<G: RetroGame>(
     game: &G,
     q: Question,
     layout: &Layout,
+    codes: Codes,
     mut bytes: Vec<u8>,
     init: InitStats,
     threads: usize,
@@ -52,7 +57,15 @@ fn rounds<G: RetroGame>(
         let mut frontier_chunks = Vec::new();
         for s in 0..layout.shards {
             let r = layout.range(s);
-            let g = kernel::generate(game, layout, round, r.start, &bytes[r.start as usize..r.end as usize], threads);
+            let g = kernel::generate(
+                game,
+                layout,
+                codes,
+                round,
+                r.start,
+                &bytes[r.start as usize..r.end as usize],
+                threads,
+            );
             for (d, keys) in g.buckets {
                 inbox[d as usize].push(keys);
             }
@@ -66,6 +79,7 @@ fn rounds<G: RetroGame>(
                 game,
                 q,
                 layout,
+                codes,
                 round,
                 r.start,
                 &mut bytes[r.start as usize..r.end as usize],
@@ -80,6 +94,7 @@ fn rounds<G: RetroGame>(
         }
         rounds.push(decided);
     }
-    kernel::settle_all(&mut bytes);
-    Ok(Solved { bytes, init, rounds })
+    let depth = kernel::depths(codes, &bytes);
+    kernel::settle_all(codes, &mut bytes);
+    Ok(Solved { bytes, depth, init, rounds })
 }

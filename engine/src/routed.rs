@@ -26,7 +26,7 @@
 
 use crate::kernel::{self, Decided, Generated, KernelError};
 use crate::layout::Layout;
-use crate::values;
+use crate::values::{self, Codes};
 use retro_games::{Question, RetroGame};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -53,15 +53,18 @@ const REGIONS_PER_TAKE: usize = 4;
 /// (`bytes[i]` is rank `base + i`): every position decided in round
 /// `round - 1` becomes one record for each shard its predecessor block
 /// overlaps. Read-only. The buckets hold records, not predecessor keys.
+/// `codes`: the layer's code layout.
+#[allow(clippy::too_many_arguments)] // every input is a distinct piece of the round; a struct would only rename them
 pub fn scan_frontier<G: RetroGame>(
     game: &G,
     layout: &Layout,
+    codes: Codes,
     round: u32,
     base: u64,
     bytes: &[u8],
     threads: usize,
 ) -> Generated {
-    kernel::scan_decided(game, layout, round, base, bytes, threads, |buckets, children, loss_bits| {
+    kernel::scan_decided(game, layout, codes, round, base, bytes, threads, |buckets, children, loss_bits| {
         game.frontier_records(children, &mut |j, record, block| {
             let (first, last) = (layout.shard_of(block.start), layout.shard_of(block.end - 1));
             for d in first..=last.min(layout.shards - 1) {
@@ -218,6 +221,7 @@ pub fn route<G: RetroGame>(
 pub fn apply_routed<G: RetroGame>(
     game: &G,
     q: Question,
+    codes: Codes,
     round: u32,
     bytes: &mut [u8],
     routed: &Routed,
@@ -230,7 +234,7 @@ pub fn apply_routed<G: RetroGame>(
     // SAFETY: AtomicU8 has the same size and alignment as u8, and we hold the
     // only (mutable) borrow of `bytes` for the lifetime of `cells`.
     let cells: &[AtomicU8] = unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) };
-    let (win_new, loss_new) = (values::win_new(round), values::loss_new(round));
+    let round_codes = RoundCodes { win_new: codes.win_new(round), loss_new: codes.loss_new(round), codes };
     let regions = routed.spans.len();
     let next = AtomicUsize::new(0);
     let next = &next;
@@ -239,7 +243,7 @@ pub fn apply_routed<G: RetroGame>(
             .map(|_| {
                 s.spawn(move || {
                     let mut d = Decided::default();
-                    let codes = (win_new, loss_new);
+                    let codes = &round_codes;
                     // Applies one record's predecessors (offsets into the shard).
                     let update = |offsets: &[usize], is_max: bool, child_loss: bool, d: &mut Decided| {
                         let good = is_max != child_loss;
@@ -366,20 +370,29 @@ pub fn apply_routed<G: RetroGame>(
     Ok(total)
 }
 
-/// One predecessor's update with a round's "new" codes `(win, loss)`: a plain
-/// load and store (no other thread works on its block), counted in `d` when it
-/// decides the position.
+/// The codes one round's apply writes, and the layout that tells counters
+/// from decided codes.
+#[derive(Clone, Copy)]
+struct RoundCodes {
+    win_new: u8,
+    loss_new: u8,
+    codes: Codes,
+}
+
+/// One predecessor's update with a round's "new" codes: a plain load and
+/// store (no other thread works on its block), counted in `d` when it decides
+/// the position.
 #[inline]
-fn update_cell(cell: &AtomicU8, good: bool, is_max: bool, (win_new, loss_new): (u8, u8), d: &mut Decided) {
+fn update_cell(cell: &AtomicU8, good: bool, is_max: bool, c: &RoundCodes, d: &mut Decided) {
     let cur = cell.load(Ordering::Relaxed);
-    if values::is_decided(cur) {
+    if c.codes.is_decided(cur) {
         return;
     }
-    let next = values::after_update(cur, good, is_max, win_new, loss_new);
+    let next = values::after_update(cur, good, is_max, c.win_new, c.loss_new);
     cell.store(next, Ordering::Relaxed);
-    if next == win_new {
+    if next == c.win_new {
         d.win += 1;
-    } else if next == loss_new {
+    } else if next == c.loss_new {
         d.loss += 1;
     }
 }

@@ -41,8 +41,14 @@ pub const TABLEBASE_MAGIC: &[u8; 8] = b"RETROTB1";
 pub const TABLEBASE_END_MAGIC: &[u8; 8] = b"RETROEND";
 /// The (only) format version this build reads and writes.
 pub const TABLEBASE_FORMAT_VERSION: u32 = 1;
-/// The value encoding string stored in (and required of) every header.
+/// The value encoding string stored in (and required of) every value file's header.
 pub const VALUE_ENCODING: &str = "2bit:draw,win,loss,illegal";
+/// The encoding of a layer's depth file (the same container, one byte per
+/// position, `<layer>.depth` beside `<layer>.tb`): the plies from the position
+/// to the end under best play (the round it was decided in), 254 where the
+/// layer decided the position but did not keep its round, 255 for a DRAW or an
+/// illegal placement ([`crate::values::Codes::depth`]).
+pub const DEPTH_ENCODING: &str = "u8:plies,254=unknown,255=none";
 /// zstd level used for blocks.
 pub const BLOCK_ZSTD_LEVEL: i32 = 3;
 /// Largest `block_positions` accepted (bounds the memory of one decoded block: 1 GiB).
@@ -102,6 +108,23 @@ impl TablebaseHeader {
         }
     }
 
+    /// The same layer's header for its depth file ([`DEPTH_ENCODING`]).
+    pub fn for_depth(&self) -> TablebaseHeader {
+        TablebaseHeader { value_encoding: DEPTH_ENCODING.to_string(), ..self.clone() }
+    }
+
+    /// Whether this is a depth file's header.
+    pub fn is_depth(&self) -> bool {
+        self.value_encoding == DEPTH_ENCODING
+    }
+
+    /// Bytes of block `block` uncompressed: packed 2-bit values, or a byte per
+    /// position in a depth file.
+    pub fn raw_block_len(&self, block: u64) -> u64 {
+        let n = self.block_len(block);
+        if self.is_depth() { n } else { packed_len(n) }
+    }
+
     /// Number of blocks: `ceil(positions / block_positions)` (0 if `block_positions` is 0).
     pub fn block_count(&self) -> u64 {
         block_count(self.positions, self.block_positions)
@@ -122,10 +145,10 @@ impl TablebaseHeader {
                 self.format_version, TABLEBASE_FORMAT_VERSION
             ));
         }
-        if self.value_encoding != VALUE_ENCODING {
+        if self.value_encoding != VALUE_ENCODING && self.value_encoding != DEPTH_ENCODING {
             return Err(format!(
-                "value encoding {:?} not supported (expected {:?})",
-                self.value_encoding, VALUE_ENCODING
+                "value encoding {:?} not supported (expected {:?} or {:?})",
+                self.value_encoding, VALUE_ENCODING, DEPTH_ENCODING
             ));
         }
         if self.block_positions == 0 || self.block_positions > MAX_BLOCK_POSITIONS {
@@ -458,7 +481,7 @@ impl TablebaseWriter {
                 self.usage(format!("block {block_index} pushed but the layer has only {} blocks", self.block_count))
             );
         }
-        let raw_len = packed_len(self.header.block_len(block_index));
+        let raw_len = self.header.raw_block_len(block_index);
         match zstd::zstd_safe::get_frame_content_size(compressed) {
             Ok(Some(n)) if n == raw_len => {}
             Ok(Some(n)) => {
@@ -485,6 +508,9 @@ impl TablebaseWriter {
     /// Convenience: packs, compresses and appends the values (each `0..=3`) of
     /// exactly one block, the next one expected.
     pub fn push_values(&mut self, values: &[u8]) -> Result<(), TablebaseError> {
+        if self.header.is_depth() {
+            return Err(self.usage("values pushed to a depth file".to_string()));
+        }
         let block = self.next_block();
         if block >= self.block_count {
             return Err(self.usage(format!("block {block} pushed but the layer has only {} blocks", self.block_count)));
@@ -499,6 +525,21 @@ impl TablebaseWriter {
         let packed = pack_values(values);
         let compressed = compress_block(&packed)?;
         self.push_compressed_block(block, &compressed, crc32fast::hash(&packed))
+    }
+
+    /// Convenience for a depth file: compresses and appends the depth bytes of
+    /// exactly one block, the next one expected.
+    pub fn push_depths(&mut self, depths: &[u8]) -> Result<(), TablebaseError> {
+        if !self.header.is_depth() {
+            return Err(self.usage("depth bytes pushed to a value file".to_string()));
+        }
+        let block = self.next_block();
+        let want = self.header.block_len(block);
+        if block >= self.block_count || depths.len() as u64 != want {
+            return Err(self.usage(format!("block {block} has {} depth bytes, expected {want}", depths.len())));
+        }
+        let compressed = compress_block(depths)?;
+        self.push_compressed_block(block, &compressed, crc32fast::hash(depths))
     }
 
     /// Writes the index and footer, fsyncs, renames `<path>.tmp` to `path`, and
@@ -576,8 +617,14 @@ pub struct TablebaseReader {
 }
 
 impl TablebaseReader {
-    /// Opens and validates the file's structure (not the block contents).
+    /// Opens and validates a value file's structure (not the block contents);
+    /// a depth file is refused ([`DepthReader::open`] reads those).
     pub fn open(path: &Path) -> Result<Self, TablebaseError> {
+        Self::open_as(path, false)
+    }
+
+    /// Opens a value file (`depth` false) or a depth file (true).
+    fn open_as(path: &Path, depth: bool) -> Result<Self, TablebaseError> {
         let p = path.to_path_buf();
         let file =
             File::open(path).map_err(|source| TablebaseError::Io { path: p.clone(), what: "cannot open", source })?;
@@ -625,6 +672,13 @@ impl TablebaseReader {
             serde_json::from_slice(&json).map_err(|e| corrupt(format!("header JSON invalid: {e}")))?;
         if let Err(detail) = header.check() {
             return Err(TablebaseError::InvalidHeader { path: p, detail });
+        }
+        if header.is_depth() != depth {
+            let (is, want) = if depth { ("values", "depth") } else { ("depth", "values") };
+            return Err(TablebaseError::InvalidHeader {
+                path: p,
+                detail: format!("this file holds a layer's {is} ({:?}), {want} were asked for", header.value_encoding),
+            });
         }
 
         // Footer.
@@ -738,7 +792,7 @@ impl TablebaseReader {
         if crc32fast::hash(&compressed) != entry.compressed_crc {
             return Err(bad());
         }
-        let raw_len = packed_len(self.header.block_len(block)) as usize;
+        let raw_len = self.header.raw_block_len(block) as usize;
         let raw = zstd::bulk::decompress(&compressed, raw_len).map_err(|_| bad())?;
         if raw.len() != raw_len || crc32fast::hash(&raw) != entry.raw_crc {
             return Err(bad());
@@ -858,6 +912,57 @@ impl TablebaseReader {
 pub fn layer_file_name(question: &str) -> String {
     let cleaned: String = question.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>();
     format!("{}.tb", cleaned.trim_matches('_').replace("__", "_"))
+}
+
+/// The file name of a layer's depth file: [`layer_file_name`] with `.depth`
+/// for `.tb` (`solo(A)` -> `solo_A.depth`).
+pub fn depth_file_name(question: &str) -> String {
+    let tb = layer_file_name(question);
+    format!("{}.depth", tb.trim_end_matches(".tb"))
+}
+
+/// Reads a layer's depth file ([`DEPTH_ENCODING`]): the plies to the end of
+/// each position, a block at a time, the last block read kept.
+pub struct DepthReader {
+    inner: TablebaseReader,
+}
+
+impl DepthReader {
+    /// Opens and validates a depth file's structure (a value file is refused).
+    pub fn open(path: &Path) -> Result<Self, TablebaseError> {
+        Ok(DepthReader { inner: TablebaseReader::open_as(path, true)? })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &TablebaseHeader {
+        self.inner.header()
+    }
+
+    /// The depth byte of `position`, reading and checking its block unless it
+    /// is the one read last.
+    pub fn probe(&mut self, position: u64) -> Result<u8, TablebaseError> {
+        let r = &mut self.inner;
+        let (block, at) = r.locate(position)?;
+        if !matches!(&r.cache, Some((b, _)) if *b == block) {
+            r.cache = None;
+            let raw = r.read_block(block)?;
+            r.cache = Some((block, raw));
+        }
+        match &r.cache {
+            Some((_, raw)) => Ok(raw[at as usize]),
+            None => Err(TablebaseError::BlockChecksum { path: r.path.clone(), block }),
+        }
+    }
+
+    /// Reads, checks and decompresses block `block`: one depth byte per position.
+    pub fn read_block(&self, block: u64) -> Result<Vec<u8>, TablebaseError> {
+        self.inner.read_block(block)
+    }
+
+    /// Checks the whole-file checksum and every block's checksums.
+    pub fn verify(&mut self) -> Result<(), TablebaseError> {
+        self.inner.verify()
+    }
 }
 
 /// Lowercase hex SHA-256 of a file's contents (same as `sha256sum`).

@@ -9,7 +9,7 @@
 
 mod brute;
 
-use brute::{Value, engine_value, placements};
+use brute::{Node, Value, engine_plies, engine_value, placements, plies_by_sweeps};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
@@ -288,4 +288,53 @@ fn on_five_by_five_the_readings_differ_on_the_positions_the_published_count_leav
     }
     assert_eq!(differ, 1716 * 91 * 2);
     assert_eq!(differ, 64_173_018 - 63_860_706);
+}
+
+/// The depth the engine keeps (the round each position was decided in) is
+/// the plies to the end under best play: on every position of 4 x 4 with six
+/// pieces it equals what synchronous sweeps over this file's own move lists
+/// give ([`brute::plies_by_sweeps`]), and the sweeps' values are the engine's.
+#[test]
+fn four_by_four_depths_agree_with_synchronous_sweeps_on_every_position() {
+    let rules = Rules::new(4, false);
+    let mut index = HashMap::new();
+    let mut keys = Vec::new();
+    let all = (1u32 << rules.neighbours.len()) - 1;
+    for a in placements(all, PIECES) {
+        for b in placements(all & !a, PIECES) {
+            for turn in 0..2 {
+                index.insert(([a, b], turn), keys.len());
+                keys.push(([a, b], turn));
+            }
+        }
+    }
+    // Player 1 (index 0) is MAX, as in the engine's solo(1).
+    let nodes: Vec<Node> = keys
+        .iter()
+        .map(|&(side, turn)| {
+            if rules.illegal(side, turn) {
+                return Node::Illegal;
+            }
+            let moves = rules.moves(side, turn);
+            // Won by the player who just moved, or the mover has no move: over.
+            if rules.won(side, 1 - turn) || moves.is_empty() {
+                return Node::Finished { max_won: turn == 1 };
+            }
+            let children = moves.into_iter().map(|next| index[&(next, 1 - turn)]).collect();
+            Node::Live { max_moves: turn == 0, children }
+        })
+        .collect();
+    let swept = plies_by_sweeps(&nodes);
+    let g = Cc2::with_rules(4, PIECES, Folding::default(), Part2::Literal).unwrap();
+    let solved = solve(&g, Question::solo(0), &Layout::new(g.position_count(), 4, 1 << 12, 1 << 16), 2).unwrap();
+    let mut deepest = 0;
+    for rank in 0..g.position_count() {
+        let text = g.format(&g.unrank(rank));
+        let (value, plies) = swept[index[&parse(&rules, &text)]];
+        assert_eq!(engine_value(solved.bytes[rank as usize], &text), value, "{text}");
+        assert_eq!(engine_plies(solved.depth[rank as usize], &text), plies, "{text}");
+        deepest = deepest.max(plies.unwrap_or(0));
+    }
+    // The deepest win is the layer's last deciding round.
+    assert_eq!(deepest as usize, solved.rounds.len(), "the deepest position");
 }

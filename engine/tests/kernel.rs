@@ -114,7 +114,16 @@ fn updates_outside_the_shard_are_refused_untouched() {
     for bad in [0u64, base - 1, base + len as u64, u64::MAX >> 1] {
         // One good update first, then the foreign one: nothing may be applied.
         let updates = [base << 1, bad << 1];
-        let err = retro_engine::kernel::apply_updates(&g, q, 1, base, &mut shard, &[&updates[..]], 2);
+        let err = retro_engine::kernel::apply_updates(
+            &g,
+            q,
+            retro_engine::values::Codes::of(&g, false),
+            1,
+            base,
+            &mut shard,
+            &[&updates[..]],
+            2,
+        );
         assert!(err.is_err(), "rank {bad} accepted");
         assert!(err.unwrap_err().to_string().contains(&bad.to_string()));
         assert_eq!(shard, before);
@@ -198,5 +207,37 @@ fn known_losses_seed_the_same_three_valued_layer() {
         let win = (0..g.position_count()).find(|&r| value(r) == 1 && terminal(r)).unwrap();
         let err = retro_engine::memsolve::solve_with_known_losses(&g, q, &layout, &|r| r == win, 2);
         assert!(err.is_err_and(|e| e.to_string().contains(&win.to_string())));
+    }
+}
+
+/// The rounds of every committed result (docs/results) fall within the rounds
+/// whose depth the state codes keep for its game ([`values::Codes`], from
+/// the game's move bound), so rerunning any of them writes a depth file with
+/// every won and lost position's plies. A looser move bound, or a deeper
+/// result committed, fails here rather than leaving plies unknown.
+#[test]
+fn the_codes_keep_the_depth_of_every_committed_results_rounds() {
+    use retro_games::cc2::Cc2;
+    use retro_games::cc3::Ranked;
+    let results = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results");
+    let deepest = |file: &str| -> u32 {
+        let text = std::fs::read_to_string(results.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let summary: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let rounds = summary["layers"].as_array().unwrap().iter().map(|l| l["rounds"].as_u64().unwrap() as u32);
+        rounds.max().unwrap_or_else(|| panic!("{file}: no layers"))
+    };
+    let kept = |g: &dyn Fn() -> u32| values::Codes::new(g(), false).tagged_rounds;
+    let cases: [(&str, &dyn Fn() -> u32); 6] = [
+        ("stage2-summary.json", &|| Cc3::new(2).unwrap().max_children()),
+        ("stage2-ranked-summary.json", &|| Ranked::new(2, 0).unwrap().max_children()),
+        ("cc2-m7p3-summary.json", &|| Cc2::new(7, 3).unwrap().max_children()),
+        ("cc2-m7p4-summary.json", &|| Cc2::new(7, 4).unwrap().max_children()),
+        ("cc2-m5p6-literal-summary.json", &|| Cc2::new(5, 6).unwrap().max_children()),
+        ("cc2-m4p6-literal-summary.json", &|| Cc2::new(4, 6).unwrap().max_children()),
+    ];
+    for (file, bound) in cases {
+        let (rounds, tagged) = (deepest(file), kept(bound));
+        eprintln!("{file}: {rounds} rounds, the codes keep {tagged} (move bound {})", bound());
+        assert!(rounds < tagged, "{file}: {rounds} rounds, but the codes keep the depth of only {tagged}");
     }
 }

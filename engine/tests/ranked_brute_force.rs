@@ -8,7 +8,7 @@
 
 mod brute;
 
-use brute::{Value, engine_value, placements};
+use brute::{Node, Value, engine_plies, engine_value, placements, plies_by_sweeps};
 use std::collections::HashMap;
 
 use retro_engine::layout::Layout;
@@ -573,4 +573,51 @@ fn stage_one_ranked_counts_are_the_reference_table() {
         }
     }
     assert_eq!(table, reference_table());
+}
+
+/// The ranked layers' depth (the round each position was decided in) is the
+/// plies to the end under best play: on every stage-1 position it equals
+/// what synchronous sweeps over this file's own states give
+/// ([`brute::plies_by_sweeps`]).
+#[test]
+fn stage_one_ranked_depths_agree_with_synchronous_sweeps() {
+    let star = Star::new(1);
+    let states = all_states(&star);
+    let index: HashMap<State, usize> = states.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    for x in 0..3usize {
+        let nodes: Vec<Node> = states
+            .iter()
+            .map(|&s| match star.step(s) {
+                Step::Illegal => Node::Illegal,
+                // x's question is settled when x fills its goal.
+                Step::Live(_) if star.finished(&s.0).contains(&x) => Node::Finished { max_won: true },
+                Step::Over { first, second } => Node::Finished { max_won: x == first || x == second },
+                Step::Live(children) => {
+                    Node::Live { max_moves: s.1 == x, children: children.iter().map(|c| index[c]).collect() }
+                }
+            })
+            .collect();
+        let swept = plies_by_sweeps(&nodes);
+        let g = Ranked::new(1, x as u8).unwrap();
+        let solved = solve(&g, Question::solo(x as u8), &Layout::new(g.position_count(), 3, 64, 4096), 2).unwrap();
+        let to_brute: Vec<u32> = g.cc3.star.cubes.iter().map(|&c| 1 << star.at(c).expect("the same star")).collect();
+        let convert = |mut bits: u128| {
+            let mut out = 0;
+            while bits != 0 {
+                out |= to_brute[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+            }
+            out
+        };
+        let mut deepest = 0;
+        for rank in 0..g.position_count() {
+            let pos = g.cc3.unrank(rank);
+            let (value, plies) = swept[index[&(pos.pieces.map(convert), pos.turn as usize)]];
+            let what = format!("top2({x}) at {}", g.cc3.format(&pos));
+            assert_eq!(engine_value(solved.bytes[rank as usize], &what), value, "{what}");
+            assert_eq!(engine_plies(solved.depth[rank as usize], &what), plies, "{what}");
+            deepest = deepest.max(plies.unwrap_or(0));
+        }
+        assert_eq!(deepest as usize, solved.rounds.len(), "top2({x}): the deepest position");
+    }
 }

@@ -7,14 +7,21 @@ use retro_engine::kernel::{self, Decided, KernelError};
 use retro_engine::layout::Layout;
 use retro_engine::memsolve;
 use retro_engine::routed;
+use retro_engine::values::Codes;
 use retro_games::cc2::Cc2;
 use retro_games::cc3::Cc3;
 use retro_games::{Question, RetroGame};
 
 /// Solves a layer with the routed round, shard by shard (records for other
 /// shards cross over as they would between workers), and returns the settled
-/// bytes and the decided counts of each round.
-fn solve_routed<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: usize) -> (Vec<u8>, Vec<Decided>) {
+/// bytes, the depth bytes and the decided counts of each round.
+fn solve_routed<G: RetroGame>(
+    game: &G,
+    q: Question,
+    layout: &Layout,
+    threads: usize,
+) -> (Vec<u8>, Vec<u8>, Vec<Decided>) {
+    let codes = Codes::of(game, false);
     let mut bytes = vec![0u8; layout.positions as usize];
     kernel::init_shard(game, q, 0, &mut bytes, threads).unwrap();
     let mut rounds = Vec::new();
@@ -23,8 +30,15 @@ fn solve_routed<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: u
         let mut frontier_chunks = Vec::new();
         for s in 0..layout.shards {
             let r = layout.range(s);
-            let g =
-                routed::scan_frontier(game, layout, round, r.start, &bytes[r.start as usize..r.end as usize], threads);
+            let g = routed::scan_frontier(
+                game,
+                layout,
+                codes,
+                round,
+                r.start,
+                &bytes[r.start as usize..r.end as usize],
+                threads,
+            );
             for (d, keys) in g.buckets {
                 inbox[d as usize].push(keys);
             }
@@ -37,7 +51,7 @@ fn solve_routed<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: u
             let routed = routed::route(game, layout, s, &lists, threads).unwrap();
             let shard = &mut bytes[r.start as usize..r.end as usize];
             let before = shard.to_vec();
-            decided.add(&routed::apply_routed(game, q, round, shard, &routed, threads).unwrap());
+            decided.add(&routed::apply_routed(game, q, codes, round, shard, &routed, threads).unwrap());
             // Only the chunks listed as touched may change (the undo log saves exactly those).
             for (i, (a, b)) in before.iter().zip(shard.iter()).enumerate() {
                 if a != b {
@@ -48,15 +62,16 @@ fn solve_routed<G: RetroGame>(game: &G, q: Question, layout: &Layout, threads: u
                     );
                 }
             }
-            kernel::settle_frontier(layout, round, shard, &frontier_chunks[s as usize], threads);
+            kernel::settle_frontier(layout, codes, round, shard, &frontier_chunks[s as usize], threads);
         }
         if decided.total() == 0 {
             break;
         }
         rounds.push(decided);
     }
-    kernel::settle_all(&mut bytes);
-    (bytes, rounds)
+    let depth = kernel::depths(codes, &bytes);
+    kernel::settle_all(codes, &mut bytes);
+    (bytes, depth, rounds)
 }
 
 fn assert_agrees<G: RetroGame>(game: &G, q: Question, name: &str) {
@@ -65,9 +80,10 @@ fn assert_agrees<G: RetroGame>(game: &G, q: Question, name: &str) {
     assert!(reference.rounds.len() > 2, "{name}: too easy to compare");
     // Shards smaller than a block region, shards that cut blocks, one shard; 1-3 threads.
     for (shards, block, chunk, threads) in [(1, 1 << 20, 1 << 12, 2), (7, 64, 100, 3), (3, 4096, 1 << 10, 1)] {
-        let (bytes, rounds) = solve_routed(game, q, &Layout::new(n, shards, block, chunk), threads);
+        let (bytes, depth, rounds) = solve_routed(game, q, &Layout::new(n, shards, block, chunk), threads);
         assert_eq!(rounds, reference.rounds, "{name}: decided per round, {shards} shards, {threads} threads");
         assert!(bytes == reference.bytes, "{name}: values differ, {shards} shards, {threads} threads");
+        assert!(depth == reference.depth, "{name}: depths differ, {shards} shards, {threads} threads");
     }
 }
 

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `GET /` (`/app.js`, `/peg.js`, `/sylver.js`, `/style.css`) | the page |
 //! | `GET /api/info` | the game kind, title, board cells, players, start, witness kinds |
-//! | `GET /api/position?pos=TEXT` | the position (default: the start), its answers and every move's child |
+//! | `GET /api/position?pos=TEXT` or `?rank=R` | the position (default: the start), its answers, plies to the end and every move's child |
 //! | `GET /api/witness?kind=KIND` | a witness line (three-player only) |
 //! | `GET /api/peg/ledger` | the peg ledger (counts past 2^53 as strings) |
 //! | `GET /api/peg/problems` | the peg problem tables (class-feasible rows) |
@@ -169,15 +169,22 @@ fn not_chinese_checkers(kind: GameKind) -> Option<ApiError> {
 }
 
 async fn position(State(state): State<Arc<Shared>>, RawQuery(query): RawQuery) -> Response {
-    let q = match parse_query(query.as_deref(), &["pos"]) {
+    let q = match parse_query(query.as_deref(), &["pos", "rank"]) {
         Ok(q) => q,
         Err(e) => return e.into_response(),
     };
     if let Some(e) = state.opened().and_then(|o| not_chinese_checkers(o.kind)) {
         return e.into_response();
     }
+    let rank = match q.get("rank").map(|r| r.trim().parse::<u64>()) {
+        None => None,
+        Some(Ok(r)) if !q.contains_key("pos") => Some(r),
+        Some(Ok(_)) => return ApiError::bad_request("give pos or rank, not both").into_response(),
+        Some(Err(_)) => return ApiError::bad_request("rank must be a whole number 0 or more").into_response(),
+    };
     answer(state, move |ex, stop| {
-        let pos = q.get("pos").map(String::as_str);
+        let text = rank.map(|r| ex.text_of_rank(r)).transpose()?;
+        let pos = text.as_deref().or(q.get("pos").map(String::as_str));
         match ex {
             Explorer::Cc3(e) => serde_json::to_value(e.position(pos, stop)?),
             Explorer::Cc2(e) => serde_json::to_value(e.position(pos, stop)?),

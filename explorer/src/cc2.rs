@@ -6,8 +6,8 @@ use super::depth::{Forcing, plies_to_end};
 use super::limits::Stop;
 use retro_games::GameKind;
 use retro_games::cc2::{Outcome, PLAYER_NAMES, Position, children};
-use retro_probe::ProbeError;
 use retro_probe::Value as ProbeValue;
+use retro_probe::{Plies, ProbeError};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -128,7 +128,10 @@ impl Cc2Explorer {
             .collect();
         let moves = self.prober.moves(&pos).map_err(|e| ApiError::internal(e.to_string()))?;
         let v = self.value(&pos).map_err(ApiError::internal)?;
-        let (plies, depth_note) = if v == ProbeValue::Win || v == ProbeValue::Loss {
+        let recorded = self.prober.plies(&pos).map_err(ApiError::internal)?;
+        let (plies, depth_note) = if let Plies::Known(p) = recorded {
+            (Some(p), None)
+        } else if v == ProbeValue::Win || v == ProbeValue::Loss {
             let mut f = Cc2Forcing { ex: self, target: v };
             let mut budget = DEPTH_BUDGET;
             match plies_to_end(&mut f, pos, &mut budget, stop).map_err(ApiError::internal)? {

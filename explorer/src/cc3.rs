@@ -8,9 +8,9 @@ use super::limits::Stop;
 use clap::ValueEnum;
 use retro_games::GameKind;
 use retro_games::cc3::{Outcome, PLAYER_NAMES, Position, children};
-use retro_probe::ProbeError;
 use retro_probe::Value as ProbeValue;
 use retro_probe::cc3::{PositionReport, Prober};
+use retro_probe::{Plies, ProbeError};
 use retro_results::cc3::analysis::{self, ENABLE_NAMES, ENABLE_PAIRS};
 use retro_results::cc3::witness::{self, WitnessKind};
 use serde::Serialize;
@@ -157,7 +157,13 @@ impl Cc3Explorer {
         }
         let mut out = Vec::new();
         let mut left = DEPTH_BUDGET_PER_POSITION;
+        let ranks = analysis::rotation_ranks(&self.prober.game, pos);
         for (question, value, forcer, q) in wanted {
+            // The depth file's word where the job kept it; a search otherwise.
+            if let Plies::Known(p) = self.prober.layer_plies(q.layer, ranks[q.rotation]).map_err(ApiError::internal)? {
+                out.push(DepthLine { question, value: value.into(), forcer, plies: Some(p), note: None });
+                continue;
+            }
             let mut f = QuestionGame { prober: &mut self.prober, q };
             let mut budget = DEPTH_BUDGET.min(left);
             let given = budget;

@@ -1,6 +1,7 @@
 //! What a job recorded in its `summary.json`, served: each layer's rounds and
 //! the counts by value (`/api/stats`), the tablebase files with their sizes
-//! and sha256 (`/api/files`, the manifest a downloader checks against), and
+//! and sha256 and the layers' depth files (`/api/files`, the manifest a
+//! downloader checks against), and
 //! the files themselves, streamed with their length (`/files/NAME`). Only
 //! `summary.json` and the files it lists are served: a name is looked up in
 //! that list, never joined to the directory as given, so no request reaches
@@ -48,6 +49,9 @@ pub struct Recorded {
     /// The tablebase files written.
     #[serde(default)]
     pub tablebases: Vec<TablebaseSummary>,
+    /// Each layer's depth file (docs/FORMAT.md, "Depth files").
+    #[serde(default)]
+    pub depth_files: Vec<TablebaseSummary>,
     /// The counts by value, per game (null where the summary has none).
     #[serde(default)]
     pub scopes: serde_json::Value,
@@ -72,7 +76,7 @@ pub fn read_summary(dir: &Path) -> Result<(PathBuf, Recorded), ApiError> {
 pub fn manifest(dir: &Path) -> Result<Manifest, ApiError> {
     let (path, recorded) = read_summary(dir)?;
     let mut files = Vec::new();
-    for t in recorded.tablebases {
+    for t in recorded.tablebases.into_iter().chain(recorded.depth_files) {
         let file = &t.file;
         // A name with a separator is no file of this directory: refuse the
         // whole manifest rather than serve a path it names.

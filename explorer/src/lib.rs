@@ -122,6 +122,34 @@ impl Explorer {
         }
     }
 
+    /// The text of the position at `rank` of the game's tablebase (for
+    /// `/api/position?rank=R`); an error for a rank past the end or a game
+    /// without ranks.
+    pub fn text_of_rank(&self, rank: u64) -> Result<String, ApiError> {
+        let past = |n: u64| ApiError::bad_request(format!("rank {rank} is past the last position ({n} positions)"));
+        match self {
+            Explorer::Cc3(e) => {
+                let pos = e.prober.position_of(rank).map_err(|err| ApiError::bad_request(err.to_string()))?;
+                Ok(e.prober.game.format(&pos))
+            }
+            Explorer::Cc2(e) => {
+                let n = e.prober.layer_positions();
+                if rank >= n {
+                    return Err(past(n));
+                }
+                Ok(e.prober.game.format(&e.prober.game.unrank(rank)))
+            }
+            Explorer::Ranked(e) => {
+                let n = e.prober.layer_positions();
+                if rank >= n {
+                    return Err(past(n));
+                }
+                Ok(e.prober.game.cc3.format(&e.prober.game.cc3.unrank(rank)))
+            }
+            Explorer::Peg(_) | Explorer::Sylver => Err(ApiError::not_found("this game's positions have no ranks here")),
+        }
+    }
+
     /// Opens the tablebases in `dir`, choosing the game by the files there.
     pub fn open(dir: &Path) -> Result<Explorer, ExplorerError> {
         let has = |q: &str| dir.join(retro_engine::tablebase::layer_file_name(q)).exists();

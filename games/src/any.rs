@@ -164,4 +164,12 @@ impl RetroGame for AnyGame {
             AnyGame::Ranked(g) => g.edges_negate(),
         }
     }
+
+    fn max_children(&self) -> u32 {
+        match self {
+            AnyGame::Cc3(g) => g.max_children(),
+            AnyGame::Cc2(g) => g.max_children(),
+            AnyGame::Ranked(g) => g.max_children(),
+        }
+    }
 }

@@ -133,6 +133,36 @@ fn chains(from: usize, landable: u64, landings: impl Fn(usize) -> u64) -> u64 {
     reached & !(1u64 << from)
 }
 
+/// An upper bound on the moves of a player with `pieces` pieces, on a board
+/// whose cell `c` has `steps(c)` neighbours and the jumps `jumps[c]` (jumped
+/// cell, landing cell): a piece on `c` moves to a neighbour or to a cell a
+/// chain of jumps from `c` can reach on a board whose every jumped cell is
+/// occupied, so a position's moves number at most the sum of the `pieces`
+/// largest of those per-cell counts. Positions of the game count their
+/// children under it ([`crate::RetroGame::max_children`]).
+pub fn move_bound(steps: impl Fn(usize) -> u32, jumps: &[Vec<(u8, u8)>], pieces: u32) -> u32 {
+    let mut per_cell: Vec<u32> = (0..jumps.len())
+        .map(|c| {
+            let mut seen = vec![false; jumps.len()];
+            seen[c] = true;
+            let (mut todo, mut reached) = (vec![c], 0u32);
+            while let Some(at) = todo.pop() {
+                for &(_, land) in &jumps[at] {
+                    let land = land as usize;
+                    if !seen[land] {
+                        seen[land] = true;
+                        reached += 1;
+                        todo.push(land);
+                    }
+                }
+            }
+            steps(c) + reached
+        })
+        .collect();
+    per_cell.sort_unstable_by(|a, b| b.cmp(a));
+    per_cell.iter().take(pieces as usize).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

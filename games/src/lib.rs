@@ -157,6 +157,13 @@ pub trait RetroGame: Sync {
     fn edges_negate(&self) -> bool {
         false
     }
+    /// An upper bound on the children of any open position (the move count
+    /// pass fails on a position with more). The kernel counts children in
+    /// the codes up to it and gives the codes above to the rounds, so a tight
+    /// bound keeps the depth of more rounds. The default knows no bound.
+    fn max_children(&self) -> u32 {
+        u32::MAX
+    }
 }
 
 /// One two-sided question on a game graph: the players in `max_side` try to reach

@@ -1,7 +1,7 @@
 //! Two-player Chinese checkers: a position's value from the `solo(1)`
 //! tablebase (folded by colour symmetry or not) and every move's.
 
-use crate::{Layer, ProbeError, Value, check_rank_order};
+use crate::{Layer, Plies, ProbeError, Value, check_rank_order};
 use retro_engine::tablebase::{TablebaseReader, layer_file_name};
 use retro_games::GameKind;
 use retro_games::RetroGame;
@@ -36,6 +36,11 @@ pub struct Report {
     pub value: String,
     /// For the player to move: `win`, `loss` or `draw`.
     pub for_mover: String,
+    /// Plies to the end under best play (the winner hurrying, the loser
+    /// delaying), where the layer's depth file keeps them; absent for a draw
+    /// or a depth not kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plies: Option<u32>,
 }
 
 /// A move and its child.
@@ -93,7 +98,8 @@ impl Prober {
                 game.position_count()
             )));
         }
-        Ok(Prober { game, layer: Layer::new(reader) })
+        let depth = dir.join(retro_engine::tablebase::depth_file_name(LAYER));
+        Ok(Prober { game, layer: Layer::with_depth_at(reader, &depth)? })
     }
 
     /// Ranks in the layer file (its header's positions).
@@ -111,6 +117,12 @@ impl Prober {
         let (rank, negated) = self.game.rank_of(pos);
         let v = self.layer.value(rank)?;
         Ok(if negated { v.negate() } else { v })
+    }
+
+    /// The plies to the end of `pos` under best play, from the depth file
+    /// ([`Plies::Unknown`] without one).
+    pub fn plies(&self, pos: &Position) -> Result<Plies, ProbeError> {
+        self.layer.plies(self.game.rank_of(pos).0)
     }
 
     /// The value stored at `rank` of the file (for player 1 when the file is
@@ -140,6 +152,10 @@ impl Prober {
             outcome,
             value: v.word().into(),
             for_mover: mover.word().into(),
+            plies: match self.layer.plies(rank)? {
+                Plies::Known(p) => Some(p),
+                _ => None,
+            },
         })
     }
 

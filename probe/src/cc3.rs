@@ -3,8 +3,8 @@
 //! its category, and a prober that reads them from tablebase files (one block
 //! per lookup) with every legal move's child.
 
-use crate::{Layer, ProbeError, Value, check_rank_order};
-use retro_engine::tablebase::{TablebaseReader, layer_file_name};
+use crate::{Layer, Plies, ProbeError, Value, check_rank_order};
+use retro_engine::tablebase::{TablebaseReader, depth_file_name, layer_file_name};
 use retro_games::GameKind;
 use retro_games::cc3::{Cc3, Outcome, PLAYER_NAMES, Position, for_each_move};
 use serde::Serialize;
@@ -152,6 +152,11 @@ pub struct PositionReport {
     pub pairout: BTreeMap<String, bool>,
     /// enable(X>Y) forced.
     pub enable: BTreeMap<String, bool>,
+    /// Plies to the end under best play of each decided solo answer and
+    /// forced enable, by question (`solo(B)`, `enable(C>A)`), where the
+    /// layers' depth files keep them; absent for a draw, an enable not
+    /// forced, or a depth not kept.
+    pub plies: BTreeMap<String, u32>,
 }
 
 /// A move and what it leads to.
@@ -270,7 +275,13 @@ impl Prober {
         }
         let [a, b, c]: [TablebaseReader; 3] =
             readers.try_into().map_err(|_| ProbeError::Mismatch("three layers expected".into()))?;
-        Ok(Prober { game, layers: [Layer::new(a), Layer::new(b), Layer::new(c)] })
+        let depth = |q: &str| dir.join(depth_file_name(q));
+        let layers = [
+            Layer::with_depth_at(a, &depth(COMPUTED_LAYERS[0]))?,
+            Layer::with_depth_at(b, &depth(COMPUTED_LAYERS[1]))?,
+            Layer::with_depth_at(c, &depth(COMPUTED_LAYERS[2]))?,
+        ];
+        Ok(Prober { game, layers })
     }
 
     /// Ranks in the layer file (its header's positions).
@@ -297,6 +308,12 @@ impl Prober {
     /// The value of computed layer `layer` (index into [`COMPUTED_LAYERS`]) at `rank`.
     pub fn layer_value(&self, layer: usize, rank: u64) -> Result<Value, ProbeError> {
         self.layers[layer].value(rank)
+    }
+
+    /// The plies to the end recorded for computed layer `layer` at `rank`
+    /// (its depth file's word; [`Plies::Unknown`] without one).
+    pub fn layer_plies(&self, layer: usize, rank: u64) -> Result<Plies, ProbeError> {
+        self.layers[layer].plies(rank)
     }
 
     /// The 12 answers at `pos`.
@@ -340,7 +357,42 @@ impl Prober {
                 .enumerate()
                 .map(|(i, &(x, y))| (ENABLE_NAMES[i].to_string(), a.enable[x][y]))
                 .collect(),
+            plies: self.plies(pos)?,
         })
+    }
+
+    /// The recorded plies of every question at `pos` that has them (see
+    /// [`PositionReport::plies`]): each question is its layer at a rotation
+    /// of `pos`, as in [`answers_from`].
+    pub fn plies(&self, pos: &Position) -> Result<BTreeMap<String, u32>, ProbeError> {
+        let mut out = BTreeMap::new();
+        if !self.layers.iter().any(Layer::has_depth) {
+            return Ok(out);
+        }
+        let ranks = rotation_ranks(&self.game, pos);
+        // (question, layer, index into the rotation ranks), as answers_from reads them.
+        let questions = [
+            ("solo(A)", 0, 0),
+            ("solo(B)", 0, 2),
+            ("solo(C)", 0, 1),
+            ("enable(A>B)", 1, 0),
+            ("enable(B>C)", 1, 2),
+            ("enable(C>A)", 1, 1),
+            ("enable(A>C)", 2, 0),
+            ("enable(B>A)", 2, 2),
+            ("enable(C>B)", 2, 1),
+        ];
+        for (question, layer, i) in questions {
+            // A two-valued enable layer's LOSS is a terminal won by another
+            // player: "not forced", with no plies to tell.
+            if layer > 0 && self.layers[layer].value(ranks[i])? != Value::Win {
+                continue;
+            }
+            if let Plies::Known(p) = self.layers[layer].plies(ranks[i])? {
+                out.insert(question.to_string(), p);
+            }
+        }
+        Ok(out)
     }
 
     /// The position and every move with its child.
@@ -388,6 +440,10 @@ pub fn text(p: &Probe) -> String {
         answers_line(r),
         r.pairout.iter().map(|(k, v)| format!("{k} {}", if *v { "yes" } else { "no" })).collect::<Vec<_>>().join(", ")
     );
+    if !r.plies.is_empty() {
+        let plies: Vec<String> = r.plies.iter().map(|(q, p)| format!("{q} {p}")).collect();
+        out.push_str(&format!("plies to the end: {}\n", plies.join(", ")));
+    }
     if p.moves.is_empty() {
         out.push_str("no moves (the game is over)\n");
     } else {

@@ -20,7 +20,7 @@ pub mod ranked;
 pub mod recorded;
 mod value;
 
-pub use layer::Layer;
+pub use layer::{Layer, Plies};
 pub use recorded::TablebaseEntry;
 pub use value::Value;
 

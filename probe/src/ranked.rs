@@ -2,7 +2,7 @@
 //! every player's top2 through the rotation, and after a first finish the
 //! race for second place.
 
-use crate::{Layer, ProbeError, Value};
+use crate::{Layer, Plies, ProbeError, Value};
 use retro_engine::tablebase::{TablebaseReader, layer_file_name};
 use retro_games::GameKind;
 use retro_games::cc3::{PLAYER_NAMES, Position, RANK_ORDER, RANKED_QUESTION, Ranked, Standing, for_each_move};
@@ -40,6 +40,9 @@ pub struct RankedReport {
     /// After one finish, the race for second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceReport>,
+    /// Plies to the end of each player's decided top2 under best play, where
+    /// the layer's depth file keeps them (absent for a draw or a depth not kept).
+    pub top2_plies: BTreeMap<String, u32>,
 }
 
 /// A move of the ranked game with its child's values.
@@ -109,7 +112,8 @@ impl RankedProber {
                 game.cc3.ranker.positions()
             )));
         }
-        Ok(RankedProber { game, layer: Layer::new(reader) })
+        let depth = dir.join(retro_engine::tablebase::depth_file_name(RANKED_QUESTION));
+        Ok(RankedProber { game, layer: Layer::with_depth_at(reader, &depth)? })
     }
 
     /// Ranks in the layer file (its header's positions).
@@ -159,7 +163,25 @@ impl RankedProber {
             finished,
             top2: (0..3).map(|p| (name(p), top2[p].word().to_string())).collect(),
             race,
+            top2_plies: self
+                .top2_plies(pos)?
+                .into_iter()
+                .enumerate()
+                .filter_map(|(p, d)| Some((name(p), d?)))
+                .collect(),
         })
+    }
+
+    /// The recorded plies to the end of top2(X) at `pos` for each player.
+    pub fn top2_plies(&self, pos: &Position) -> Result<[Option<u32>; 3], ProbeError> {
+        let ranks = top2_ranks(&self.game.cc3, pos);
+        let mut out = [None; 3];
+        for (o, r) in out.iter_mut().zip(ranks) {
+            if let Plies::Known(p) = self.layer.plies(r)? {
+                *o = Some(p);
+            }
+        }
+        Ok(out)
     }
 
     /// A position's values and each move with its child's (none when the

@@ -2,7 +2,7 @@
 //! SHA-256), and the check that a file on disk is that very file.
 
 use crate::{ProbeError, check_rank_order};
-use retro_engine::tablebase::{TablebaseError, TablebaseReader, sha256_file};
+use retro_engine::tablebase::{DepthReader, TablebaseError, TablebaseReader, sha256_file};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -70,6 +70,38 @@ impl TablebaseEntry {
                 "tablebase {shown} has sha256 {sha}, but the job recorded {} for layer {question}: the file was \
                  changed after the job wrote it; {restore}",
                 self.sha256
+            )));
+        }
+        Ok(reader)
+    }
+
+    /// Opens the depth file this entry names in `dir` and proves it is the
+    /// one the job wrote for `question`: header (layer, plan), size and
+    /// SHA-256 as recorded.
+    pub fn open_checked_depth(&self, dir: &Path, question: &str, plan_hash: &str) -> Result<DepthReader, ProbeError> {
+        let path = dir.join(&self.file);
+        let shown = path.display();
+        let restore = "restore the file the job wrote, or solve the plan again into a fresh checkpoint directory";
+        let reader = DepthReader::open(&path)?;
+        let header = reader.header();
+        if header.layer != question || header.plan_hash != plan_hash {
+            return Err(ProbeError::Mismatch(format!(
+                "depth file {shown} holds layer {} of plan {}, the job wrote layer {question} of plan {plan_hash} \
+                 under this name; {restore}",
+                header.layer, header.plan_hash
+            )));
+        }
+        let io = |what: &'static str| {
+            let path = path.clone();
+            move |source| TablebaseError::Io { path, what, source }
+        };
+        let len = std::fs::metadata(&path).map_err(io("size"))?.len();
+        let sha = if len == self.bytes { sha256_file(&path).map_err(io("sha256"))? } else { String::new() };
+        if sha != self.sha256 {
+            return Err(ProbeError::Mismatch(format!(
+                "depth file {shown} ({len} bytes) is not the file the job wrote for layer {question} ({} bytes, \
+                 sha256 {}); {restore}",
+                self.bytes, self.sha256
             )));
         }
         Ok(reader)

@@ -18,8 +18,9 @@
 /// one flagged) and a worker learns the job's memory bound, so levels cross
 /// machines on disk, in bounded memory. 8: a retrograde worker is fenced by
 /// the generation of its data directory (`JoinRequest.generation`), which it
-/// stores before its first pull and sends with its update batches.
-pub const PROTOCOL_VERSION: u32 = 8;
+/// stores before its first pull and sends with its update batches. 9: an
+/// uploaded block carries the same block of the layer's depth file.
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// Metadata key carrying the cluster token.
 pub const TOKEN_METADATA: &str = "authorization";

@@ -76,3 +76,34 @@ def test_describe_is_the_plain_text_of_coordinator_probe(tb):
     text = tb.describe()
     assert "e1/b4/b1" in text and "kingmaker" in text
     assert repr(tb).startswith("<retro.Tablebase cc3 1662 positions")
+
+
+def test_plies_to_the_end_follow_best_play(tb, every_position):
+    """Each decided solo answer's plies (from the depth files) are one more
+    than the best child's: the winner's mover takes the quickest child that
+    keeps the win, the loser's the slowest; a finished position is 0."""
+    checked = 0
+    for p in every_position:
+        if p["outcome"] == "illegal":
+            continue
+        probe = tb.probe(p["position"])
+        for player, value in p["solo"].items():
+            question = f"solo({player})"
+            if value == "draw":
+                assert question not in p["plies"], p["position"]
+                continue
+            plies = p["plies"][question]
+            if p["outcome"] != "ongoing":
+                assert plies == 0, p["position"]
+                continue
+            kids = [m["child"] for m in probe["moves"]]
+            # The mover plays for the value when it is player's win and the
+            # mover is player, or player's loss and the mover is another.
+            hurries = (value == "win") == (p["to_move"] == player)
+            if hurries:
+                best = min(k["plies"][question] for k in kids if k["solo"][player] == value)
+            else:
+                best = max(k["plies"][question] for k in kids)
+            assert plies == best + 1, (p["position"], question, plies, best)
+            checked += 1
+    assert checked > 1000, checked

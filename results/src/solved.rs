@@ -20,6 +20,10 @@ pub struct LayerSummary {
     pub seconds: f64,
     /// Positions decided in each round, round 0 (terminal positions) first.
     pub decided_per_round: Vec<u64>,
+    /// Of those, the WIN positions, round by round (the rest are LOSS);
+    /// absent from summaries written before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub won_per_round: Vec<u64>,
     /// The layer started from LOSS positions earlier layers prove
     /// (`coordinator --seed-solo`): round 0 holds them, and its rounds are
     /// fewer than the full layer's.
@@ -49,6 +53,8 @@ pub struct SolvedLayer {
     pub no_move: u64,
     /// The tablebase file the job recorded, once written.
     pub tablebase: Option<TablebaseEntry>,
+    /// The layer's depth file the job recorded, once written.
+    pub depth: Option<TablebaseEntry>,
 }
 
 /// A finished job, as its summary needs it.
@@ -76,6 +82,21 @@ impl SolvedJob {
             .iter()
             .filter_map(|l| {
                 l.tablebase.as_ref().map(|t| TablebaseSummary {
+                    question: l.summary.question.clone(),
+                    file: t.file.clone(),
+                    bytes: t.bytes,
+                    sha256: t.sha256.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The depth files of a summary.
+    pub fn depth_summaries(&self) -> Vec<TablebaseSummary> {
+        self.layers
+            .iter()
+            .filter_map(|l| {
+                l.depth.as_ref().map(|t| TablebaseSummary {
                     question: l.summary.question.clone(),
                     file: t.file.clone(),
                     bytes: t.bytes,

@@ -423,8 +423,16 @@ async fn export<L: CoordinatorLink>(
     let h2 = head.clone();
     let producer = tokio::task::spawn_blocking(move || {
         let mut c = core.lock().expect("core lock");
-        let n = c.export(layer, &shards, |block_index, compressed, raw_crc32| {
-            tx.blocking_send(BlockUpload { block_index, compressed, raw_crc32, ..h2.clone() }).is_ok()
+        let n = c.export(layer, &shards, |block| {
+            let upload = BlockUpload {
+                block_index: block.index,
+                compressed: block.values,
+                raw_crc32: block.values_crc,
+                depth_compressed: block.depth,
+                depth_raw_crc32: block.depth_crc,
+                ..h2.clone()
+            };
+            tx.blocking_send(upload).is_ok()
         })?;
         let _ = tx.blocking_send(BlockUpload { last: true, blocks_sent: n, ..h2 });
         Ok::<u64, TaskError>(n)

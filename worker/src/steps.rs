@@ -12,6 +12,7 @@ use retro_engine::rankset::RankSet;
 use retro_engine::routed;
 use retro_engine::shardfile::{self, ShardFile};
 use retro_engine::tablebase::{self, TablebaseError};
+use retro_engine::values::Codes;
 use retro_games::AnyGame;
 use retro_games::RetroGame;
 use std::collections::BTreeMap;
@@ -502,7 +503,13 @@ impl WorkerCore {
                 init.add(&i);
                 decided.add(&d);
             } else {
-                let i = kernel::init_from_counts(q, src.bytes(), file.bytes_mut(), self.threads);
+                let i = kernel::init_from_counts(
+                    q,
+                    Codes::of(&self.game, false),
+                    src.bytes(),
+                    file.bytes_mut(),
+                    self.threads,
+                );
                 init.add(&i);
                 decided.add(&kernel::Decided { win: i.terminal_win, loss: i.terminal - i.terminal_win });
             }
@@ -593,6 +600,7 @@ impl WorkerCore {
         let result = (|| {
             let store = &mut store;
             let shards: Vec<u32> = store.shards.keys().copied().collect();
+            let codes = store.codes(&self.game);
             let mut local: Vec<(u32, Vec<u64>)> = Vec::new();
             let mut buffered = 0usize;
             let limit = buffered_records_limit(store.shards.values().map(|s| s.bytes().len() as u64).sum());
@@ -622,6 +630,7 @@ impl WorkerCore {
                 let g = routed::scan_frontier(
                     &self.game,
                     &self.layout,
+                    codes,
                     round,
                     start + piece.start as u64,
                     bytes,
@@ -771,17 +780,24 @@ impl WorkerCore {
                     apply_buffered(self, store, &mut work, q, group?)?;
                 }
             }
-            // Settle the frontier this round propagated (undo-protected too).
-            let frontier: Vec<(u32, Vec<u64>)> = work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
-            let t = std::time::Instant::now();
-            save_chunks(self, store, frontier)?;
-            work.times.undo += secs(t);
-            let t = std::time::Instant::now();
-            for (&s, chunks) in &work.frontier_chunks {
-                let file = store.shards.get_mut(&s).expect("owned shard");
-                kernel::settle_frontier(&self.layout, round, file.bytes_mut(), chunks, self.threads);
+            // Settle the frontier this round propagated (undo-protected too),
+            // where its codes are the parity codes used again two rounds on;
+            // a tagged round's codes stay, holding the positions' depth.
+            let codes = store.codes(&self.game);
+            let mut settle = 0.0;
+            if codes.needs_settling(round - 1) {
+                let frontier: Vec<(u32, Vec<u64>)> =
+                    work.frontier_chunks.iter().map(|(&s, c)| (s, c.clone())).collect();
+                let t = std::time::Instant::now();
+                save_chunks(self, store, frontier)?;
+                work.times.undo += secs(t);
+                let t = std::time::Instant::now();
+                for (&s, chunks) in &work.frontier_chunks {
+                    let file = store.shards.get_mut(&s).expect("owned shard");
+                    kernel::settle_frontier(&self.layout, codes, round, file.bytes_mut(), chunks, self.threads);
+                }
+                settle = secs(t);
             }
-            let settle = secs(t);
             let record = RoundRecord {
                 round,
                 win: work.decided.win,
@@ -837,13 +853,13 @@ impl WorkerCore {
         Ok(TaskOutcome { record, init: None, durability_seconds, seeded: false })
     }
 
-    /// EXPORT: the owned shards as compressed 2-bit tablebase blocks, in order,
-    /// as `(block index, compressed bytes, crc32 of the packed bytes)`.
+    /// EXPORT: the owned shards as compressed tablebase blocks, in order: each
+    /// block's 2-bit values and its depth bytes.
     pub fn export(
         &mut self,
         layer: u32,
         shards: &[u32],
-        mut emit: impl FnMut(u64, Vec<u8>, u32) -> bool,
+        mut emit: impl FnMut(ExportedBlock) -> bool,
     ) -> Result<u64, TaskError> {
         let bp = self.layout.block_positions;
         let layout = self.layout;
@@ -856,16 +872,23 @@ impl WorkerCore {
         // export's own peak is then one shard's pages, not the layer's. A
         // retried export (the store is gone from `self`) maps it again.
         let mut store = self.layer.take().expect("opened above");
+        let codes = store.codes(&self.game);
         self.work = None;
         let mut blocks = 0;
         while let Some((s, file)) = store.shards.pop_first() {
             let r = layout.range(s);
             let bytes = file.bytes();
             for (i, chunk) in bytes.chunks(bp as usize).enumerate() {
-                let packed = tablebase::pack_values(&kernel::tablebase_values(chunk));
-                let crc = crc32fast::hash(&packed);
-                let compressed = tablebase::compress_block(&packed)?;
-                if !emit(r.start / bp + i as u64, compressed, crc) {
+                let packed = tablebase::pack_values(&kernel::tablebase_values(codes, chunk));
+                let depth = kernel::depths(codes, chunk);
+                let block = ExportedBlock {
+                    index: r.start / bp + i as u64,
+                    values_crc: crc32fast::hash(&packed),
+                    values: tablebase::compress_block(&packed)?,
+                    depth_crc: crc32fast::hash(&depth),
+                    depth: tablebase::compress_block(&depth)?,
+                };
+                if !emit(block) {
                     return Err(TaskError::UploadInterrupted);
                 }
                 blocks += 1;
@@ -884,6 +907,21 @@ impl WorkerCore {
         let _ = std::fs::remove_dir_all(store::counts_dir(&self.data));
         self.set_progress();
     }
+}
+
+/// One tablebase block of an export: its index, its packed 2-bit values and
+/// its depth bytes, each compressed and with the crc32 of its raw bytes.
+pub struct ExportedBlock {
+    /// Block index in the layer.
+    pub index: u64,
+    /// The packed values, compressed ([`tablebase::compress_block`]).
+    pub values: Vec<u8>,
+    /// crc32 of the packed values.
+    pub values_crc: u32,
+    /// The depth bytes, compressed.
+    pub depth: Vec<u8>,
+    /// crc32 of the depth bytes.
+    pub depth_crc: u32,
 }
 
 /// The position ranges of a shard of `len` positions covered by `chunks`
@@ -989,8 +1027,9 @@ fn apply_buffered(
         work.times.undo += secs(t);
         work.written.entry(s).or_default().extend_from_slice(&routed.touched);
         let t = std::time::Instant::now();
+        let codes = store.codes(&core.game);
         let file = store.shards.get_mut(&s).expect("save_chunks refuses a shard that is not ours");
-        let d = routed::apply_routed(&core.game, q, work.round, file.bytes_mut(), &routed, core.threads)?;
+        let d = routed::apply_routed(&core.game, q, codes, work.round, file.bytes_mut(), &routed, core.threads)?;
         work.times.apply += secs(t);
         work.decided.add(&d);
         if !work.fault_checked {

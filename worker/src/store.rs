@@ -37,8 +37,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Version of the worker's on-disk format.
-pub const STATE_FORMAT_VERSION: u32 = 1;
+/// Version of the worker's on-disk format. 2: a decided position's state
+/// byte holds the round it was decided in ([`retro_engine::values::Codes`]);
+/// a version-1 layer's bytes would read as other rounds, so it is refused.
+pub const STATE_FORMAT_VERSION: u32 = 2;
+
+/// Version of the move counts' on-disk format (unchanged by the state's
+/// version 2: counts are the same bytes).
+pub const COUNTS_FORMAT_VERSION: u32 = 1;
 
 /// Errors of the worker's storage.
 #[derive(Debug, thiserror::Error)]
@@ -234,6 +240,12 @@ pub fn undo_path(dir: &Path, round: u32, s: u32) -> PathBuf {
 }
 
 impl LayerStore {
+    /// The code layout of this layer's state bytes: the game's, seeded or not
+    /// as the layer's init was.
+    pub fn codes(&self, game: &impl retro_games::RetroGame) -> retro_engine::values::Codes {
+        retro_engine::values::Codes::of(game, self.state.seeded)
+    }
+
     /// Creates fresh shard files for a layer (any earlier attempt is wiped).
     pub fn create(dir: &Path, layout: Layout, state: LayerState, mapping: Mapping) -> Result<LayerStore, StoreError> {
         if dir.exists() {
@@ -274,8 +286,10 @@ impl LayerStore {
         let mismatch = |why: String| StoreError::Mismatch { path: state_path.clone(), why };
         if state.format_version != STATE_FORMAT_VERSION {
             return Err(mismatch(format!(
-                "format version {} (this build reads {STATE_FORMAT_VERSION})",
-                state.format_version
+                "format version {} (this build reads {STATE_FORMAT_VERSION}): finish the layer with the build \
+                 that started it, or remove {} to start the layer again",
+                state.format_version,
+                dir.display()
             )));
         }
         if state.plan_hash != plan_hash {
@@ -531,7 +545,7 @@ impl CountsStore {
         let Some(state): Option<CountsState> = read_checked_json(&state_path)? else {
             return Ok(None);
         };
-        if state.format_version != STATE_FORMAT_VERSION || state.plan_hash != plan_hash || state.shards != shards {
+        if state.format_version != COUNTS_FORMAT_VERSION || state.plan_hash != plan_hash || state.shards != shards {
             return Err(StoreError::Mismatch {
                 path: state_path,
                 why: format!(
@@ -593,7 +607,7 @@ impl CountsStore {
             chunk_crcs.insert(s, crcs);
         }
         let state = CountsState {
-            format_version: STATE_FORMAT_VERSION,
+            format_version: COUNTS_FORMAT_VERSION,
             plan_hash: plan_hash.to_string(),
             shards: shards.to_vec(),
             chunk_crcs,

@@ -42,3 +42,68 @@ pub fn placements(free: u32, k: u32) -> Vec<u32> {
     }
     out
 }
+
+/// One state of an explicit game graph, for [`plies_by_sweeps`].
+pub enum Node {
+    /// Not a position of the game.
+    Illegal,
+    /// The game is over: won for the MAX side or not.
+    Finished { max_won: bool },
+    /// The game goes on: whether a MAX player moves, and the states its moves reach.
+    Live { max_moves: bool, children: Vec<usize> },
+}
+
+/// Each state's value for MAX and its plies to the end, by synchronous
+/// sweeps: finished states are 0; sweep `k` decides, from what the sweeps
+/// before it decided and nothing it decides itself, the states whose mover
+/// reaches a state good for it (WIN for MAX, LOSS for the others) or has
+/// only moves to states good for the other side. So sweep `k` decides
+/// exactly the states `k` plies from the end, the winner hurrying and the
+/// loser delaying. What no sweep decides is a draw, with no plies.
+pub fn plies_by_sweeps(nodes: &[Node]) -> Vec<(Value, Option<u32>)> {
+    let mut out: Vec<(Value, Option<u32>)> = nodes
+        .iter()
+        .map(|n| match n {
+            Node::Illegal => (Value::Illegal, None),
+            Node::Finished { max_won: true } => (Value::Win, Some(0)),
+            Node::Finished { max_won: false } => (Value::Loss, Some(0)),
+            Node::Live { .. } => (Value::Draw, None),
+        })
+        .collect();
+    let mut open: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i], Node::Live { .. })).collect();
+    for sweep in 1.. {
+        let decided: Vec<(usize, Value)> = open
+            .iter()
+            .filter_map(|&i| {
+                let Node::Live { max_moves, children } = &nodes[i] else { unreachable!("open states are live") };
+                let (good, bad) = if *max_moves { (Value::Win, Value::Loss) } else { (Value::Loss, Value::Win) };
+                let known = |c: &usize| out[*c].1.is_some();
+                if children.iter().any(|c| known(c) && out[*c].0 == good) {
+                    Some((i, good))
+                } else if children.iter().all(|c| known(c) && out[*c].0 == bad) {
+                    Some((i, bad))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if decided.is_empty() {
+            break;
+        }
+        for &(i, v) in &decided {
+            out[i] = (v, Some(sweep));
+        }
+        open.retain(|&i| out[i].1.is_none());
+    }
+    out
+}
+
+/// The engine's depth byte as plies: `None` for a draw or an illegal
+/// placement; a byte saying the round was not kept fails the test.
+pub fn engine_plies(byte: u8, what: &dyn std::fmt::Display) -> Option<u32> {
+    match byte {
+        retro_engine::values::DEPTH_NONE => None,
+        retro_engine::values::DEPTH_UNKNOWN => panic!("{what}: the engine kept no depth"),
+        d => Some(u32::from(d)),
+    }
+}

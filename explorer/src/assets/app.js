@@ -409,7 +409,9 @@ function setupControls() {
 }
 
 // Each layer's positions decided per round (from /api/stats), as a bar
-// chart: the wavefront's shape, round 0 the terminal positions.
+// chart: the wavefront's shape, round 0 the terminal positions; each bar
+// split into the round's WIN (below) and LOSS positions where the summary
+// keeps them apart.
 async function loadStats() {
   let s;
   try { s = await api("/api/stats"); } catch (_) { return; }
@@ -421,13 +423,24 @@ async function loadStats() {
     svg.setAttribute("preserveAspectRatio", "none");
     svg.setAttribute("class", "rounds");
     svg.setAttribute("data-layer", l.question);
-    l.decided_per_round.forEach((d, i) => {
-      const r = document.createElementNS(SVG, "rect"), h = (40 * d) / top;
-      for (const [k, v] of Object.entries({ x: i + 0.1, y: 40 - h, width: 0.8, height: h, "data-round": i })) r.setAttribute(k, v);
-      const t = document.createElementNS(SVG, "title");
-      t.textContent = `round ${i}: ${d.toLocaleString("en")} decided`;
+    const won = l.won_per_round || [];
+    const bar = (attrs, text) => {
+      const r = document.createElementNS(SVG, "rect"), t = document.createElementNS(SVG, "title");
+      for (const [k, v] of Object.entries(attrs)) r.setAttribute(k, v);
+      t.textContent = text;
       r.append(t);
       svg.append(r);
+    };
+    l.decided_per_round.forEach((d, i) => {
+      const h = (40 * d) / top;
+      if (won.length !== n) {
+        bar({ x: i + 0.1, y: 40 - h, width: 0.8, height: h, "data-round": i }, `round ${i}: ${d.toLocaleString("en")} decided`);
+        return;
+      }
+      const w = won[i], hw = (40 * w) / top, text = `round ${i}: ${w.toLocaleString("en")} win, ` +
+        `${(d - w).toLocaleString("en")} loss`;
+      bar({ x: i + 0.1, y: 40 - hw, width: 0.8, height: hw, class: "win", "data-round": i, "data-won": w }, text);
+      bar({ x: i + 0.1, y: 40 - h, width: 0.8, height: h - hw, class: "loss", "data-round-loss": i, "data-lost": d - w }, text);
     });
     return svg;
   };
@@ -450,7 +463,8 @@ async function loadDownloads() {
     el("summary", {}, `Tablebase files (${m.files.length})`),
     el("ul", {}, ...m.files.map((f) => el("li", { "data-file": f.file },
       el("a", { href: f.url, download: f.file }, f.file),
-      ` ${f.question || ""}, ${f.bytes.toLocaleString("en")} bytes, sha256 `,
+      ` ${f.question || ""}${f.file.endsWith(".depth") ? " (plies to the end)" : ""}, ` +
+        `${f.bytes.toLocaleString("en")} bytes, sha256 `,
       el("code", {}, f.sha256)))),
     el("a", { href: m.manifest_url, download: "summary.json", id: "manifest-link" }, "summary.json (the manifest)")));
 }

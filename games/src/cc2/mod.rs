@@ -738,6 +738,11 @@ impl RetroGame for Cc2 {
         self.folded
     }
 
+    fn max_children(&self) -> u32 {
+        let b = &self.board;
+        crate::jumps::move_bound(|c| b.steps[c].count_ones(), &b.jumps, b.pieces)
+    }
+
     fn classify(&self, rank: u64) -> Classification {
         self.classify_position(&self.unrank(rank))
     }

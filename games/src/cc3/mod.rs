@@ -135,6 +135,15 @@ impl RetroGame for Cc3 {
         true
     }
 
+    fn max_children(&self) -> u32 {
+        let s = &self.star;
+        crate::jumps::move_bound(
+            |c| s.neighbour[c].iter().filter(|&&n| n != star::NONE).count() as u32,
+            &s.jumps,
+            s.k as u32,
+        )
+    }
+
     /// Records of one block share the other two players' pieces: decoded
     /// as the scan's frontier ranks are ([`Cc3::decode_in_blocks`]).
     fn for_each_records_predecessor<C>(

@@ -399,6 +399,11 @@ impl RetroGame for Ranked {
         true
     }
 
+    /// The stage game's moves: the same bound.
+    fn max_children(&self) -> u32 {
+        self.cc3.max_children()
+    }
+
     fn for_each_records_predecessor<C>(
         &self,
         records: &[u64],

@@ -76,6 +76,10 @@ pub struct TwoPlayerSummary {
     pub layers: Vec<LayerSummary>,
     /// The tablebase files.
     pub tablebases: Vec<TablebaseSummary>,
+    /// Each layer's depth file (the plies to the end of every position,
+    /// docs/FORMAT.md), beside its tablebase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depth_files: Vec<TablebaseSummary>,
     /// Seconds spent counting.
     pub analysis_seconds: f64,
 }
@@ -159,6 +163,7 @@ pub fn compute(game: &Cc2, dir: &Path, job: &SolvedJob) -> Result<TwoPlayerSumma
         start: StartValue { position: game.format(&start), value: value.into() },
         layers: job.layer_summaries(),
         tablebases: job.tablebase_summaries(),
+        depth_files: job.depth_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
 }

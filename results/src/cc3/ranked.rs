@@ -351,6 +351,10 @@ pub struct RankedSummary {
     pub layers: Vec<LayerSummary>,
     /// The tablebase files.
     pub tablebases: Vec<TablebaseSummary>,
+    /// Each layer's depth file (the plies to the end of every position,
+    /// docs/FORMAT.md), beside its tablebase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depth_files: Vec<TablebaseSummary>,
     /// Seconds spent on the analysis.
     pub analysis_seconds: f64,
 }
@@ -736,6 +740,7 @@ pub fn compute(
         consistency,
         layers: job.layer_summaries(),
         tablebases: job.tablebase_summaries(),
+        depth_files: job.depth_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
 }

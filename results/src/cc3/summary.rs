@@ -55,6 +55,10 @@ pub struct Summary {
     pub bfs_from_start: Vec<Depth>,
     /// The tablebase files.
     pub tablebases: Vec<TablebaseSummary>,
+    /// Each layer's depth file (the plies to the end of every position,
+    /// docs/FORMAT.md), beside its tablebase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depth_files: Vec<TablebaseSummary>,
     /// Seconds spent on the analysis pass.
     pub analysis_seconds: f64,
 }
@@ -129,6 +133,7 @@ pub fn compute(
         layers: job.layer_summaries(),
         bfs_from_start: reach.depths,
         tablebases: job.tablebase_summaries(),
+        depth_files: job.depth_summaries(),
         analysis_seconds: started.elapsed().as_secs_f64(),
     })
 }
