@@ -26,20 +26,20 @@ impl CoordinatorLink for InProcessLink {
     }
 
     async fn upload(&self, mut blocks: mpsc::Receiver<BlockUpload>) -> Result<UploadReply, LinkError> {
-        let mut got = Vec::new();
+        // Each message staged as it comes (one block held, not the upload),
+        // off the runtime's threads.
+        let mut stager = crate::merge::UploadStager::default();
         while let Some(b) = blocks.recv().await {
-            if b.last {
-                if b.blocks_sent != got.len() as u64 {
-                    return Err(LinkError::Rejected("upload ended early".into()));
-                }
-                let head = BlockUpload { compressed: Vec::new(), depth_compressed: Vec::new(), ..b };
-                let scheduler = self.scheduler.clone();
-                let n = crate::offload::blocking(move || scheduler.accept_upload(&head, got))
-                    .await
-                    .map_err(|e| LinkError::Rejected(e.to_string()))?;
+            let scheduler = self.scheduler.clone();
+            let (back, taken) = crate::offload::blocking(move || {
+                let taken = stager.take(&scheduler, b);
+                (stager, taken)
+            })
+            .await;
+            stager = back;
+            if let Some(n) = taken.map_err(|e| LinkError::Rejected(e.to_string()))? {
                 return Ok(UploadReply { blocks: n });
             }
-            got.push(b);
         }
         Err(LinkError::Rejected("upload ended without its final message".into()))
     }

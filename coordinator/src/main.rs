@@ -199,7 +199,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Verifies every checksum of the tablebase files in a directory.
+    /// Verifies every checksum of the tablebase files and depth files in a
+    /// directory, and that each is the file its job recorded.
     Verify {
         /// Directory holding the tablebase files.
         #[arg(long)]

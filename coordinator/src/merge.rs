@@ -5,7 +5,6 @@
 use crate::CoordinatorError;
 use crate::manifest::TablebaseEntry;
 use crate::scheduler::{Scheduler, entry, tablebase_file_name};
-use retro_engine::durable::write_atomic;
 use retro_engine::tablebase::{TablebaseHeader, TablebaseWriter, depth_file_name};
 use retro_proto::BlockUpload;
 use std::path::PathBuf;
@@ -15,35 +14,115 @@ pub fn staging_dir(s: &Scheduler, layer: u32) -> PathBuf {
     s.staging.join(format!("layer-{layer}"))
 }
 
-/// Stores one worker's blocks (atomically, replacing an earlier attempt):
-/// the values in `<worker>.blocks`, the depth bytes in `<worker>.depth-blocks`.
-pub fn stage_blocks(s: &Scheduler, layer: u32, worker: &str, blocks: &[BlockUpload]) -> Result<u64, CoordinatorError> {
-    let dir = staging_dir(s, layer);
-    std::fs::create_dir_all(&dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
-    let values = blocks.iter().map(|b| (b.block_index, b.raw_crc32, b.compressed.as_slice()));
-    write_atomic(&dir.join(format!("{worker}.{VALUE_BLOCKS}")), &staged_bytes(values))?;
-    let depth = blocks.iter().map(|b| (b.block_index, b.depth_raw_crc32, b.depth_compressed.as_slice()));
-    write_atomic(&dir.join(format!("{worker}.{DEPTH_BLOCKS}")), &staged_bytes(depth))?;
-    Ok(blocks.len() as u64)
+/// One worker's upload of a layer, staged as it arrives: each block goes to
+/// the staging files at once, so the coordinator holds one block of an upload,
+/// not all of it (gigabytes at stage 2, with the depth bytes); the last
+/// message checks the count and puts the values in `<worker>.blocks` and the
+/// depth bytes in `<worker>.depth-blocks`, each atomically, replacing an
+/// earlier attempt's.
+#[derive(Default)]
+pub struct UploadStager {
+    open: Option<OpenUpload>,
+    blocks: u64,
+    done: bool,
+}
+
+/// An upload under way: its first message without the block, and its files.
+struct OpenUpload {
+    head: BlockUpload,
+    values: StagingFile,
+    depth: StagingFile,
+}
+
+impl UploadStager {
+    /// Takes the upload's next message: `Some(blocks)` when it was the last
+    /// and the upload is in place. The first is checked against the job (a
+    /// current worker, the layer being exported), and so is the last, for
+    /// the phase may move on during a long upload.
+    pub fn take(&mut self, s: &Scheduler, msg: BlockUpload) -> Result<Option<u64>, CoordinatorError> {
+        if self.done {
+            return Err(CoordinatorError::Mismatch("a message after the upload's last".into()));
+        }
+        if self.open.is_none() {
+            s.check_upload(&msg)?;
+            let dir = staging_dir(s, msg.layer);
+            std::fs::create_dir_all(&dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
+            let named = |ext: &str| dir.join(format!("{}.{ext}", msg.worker_id));
+            let (values, depth) =
+                (StagingFile::create(named(VALUE_BLOCKS))?, StagingFile::create(named(DEPTH_BLOCKS))?);
+            let head = BlockUpload { compressed: Vec::new(), depth_compressed: Vec::new(), ..msg.clone() };
+            self.open = Some(OpenUpload { head, values, depth });
+        }
+        let open = self.open.as_mut().expect("opened above");
+        let h = &open.head;
+        if (&msg.job, &msg.worker_id, msg.epoch, msg.layer) != (&h.job, &h.worker_id, h.epoch, h.layer) {
+            return Err(CoordinatorError::Mismatch(
+                "an upload's messages name one job, worker, epoch and layer".into(),
+            ));
+        }
+        if !msg.last {
+            open.values.push(msg.block_index, msg.raw_crc32, &msg.compressed)?;
+            open.depth.push(msg.block_index, msg.depth_raw_crc32, &msg.depth_compressed)?;
+            self.blocks += 1;
+            return Ok(None);
+        }
+        if msg.blocks_sent != self.blocks {
+            return Err(CoordinatorError::Mismatch(format!(
+                "upload ended early: {} blocks announced, {} received",
+                msg.blocks_sent, self.blocks
+            )));
+        }
+        let open = self.open.take().expect("opened above");
+        s.check_upload(&open.head)?;
+        open.values.commit()?;
+        open.depth.commit()?;
+        self.done = true;
+        Ok(Some(self.blocks))
+    }
+}
+
+/// A staged file being written: each block its index, the crc32 of its raw
+/// bytes, its compressed length and the compressed bytes; written under a
+/// temporary name until [`StagingFile::commit`].
+struct StagingFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl StagingFile {
+    fn create(path: PathBuf) -> Result<StagingFile, CoordinatorError> {
+        let tmp = retro_engine::durable::tmp_path(&path);
+        let file =
+            std::fs::File::create(&tmp).map_err(|source| CoordinatorError::File { path: tmp.clone(), source })?;
+        Ok(StagingFile { path, tmp, out: std::io::BufWriter::with_capacity(1 << 20, file) })
+    }
+
+    fn push(&mut self, index: u64, crc: u32, compressed: &[u8]) -> Result<(), CoordinatorError> {
+        use std::io::Write;
+        let mut head = [0u8; 20];
+        head[0..8].copy_from_slice(&index.to_le_bytes());
+        head[8..12].copy_from_slice(&crc.to_le_bytes());
+        head[12..20].copy_from_slice(&(compressed.len() as u64).to_le_bytes());
+        let written = self.out.write_all(&head).and_then(|()| self.out.write_all(compressed));
+        written.map_err(|source| CoordinatorError::File { path: self.tmp.clone(), source })
+    }
+
+    /// Flushes and syncs the file, then renames it into place durably.
+    fn commit(self) -> Result<(), CoordinatorError> {
+        let StagingFile { path, tmp, out } = self;
+        let failed = |source| CoordinatorError::File { path: tmp.clone(), source };
+        let file = out.into_inner().map_err(|e| failed(e.into_error()))?;
+        file.sync_all().map_err(failed)?;
+        std::fs::rename(&tmp, &path).map_err(|source| CoordinatorError::File { path: path.clone(), source })?;
+        retro_engine::durable::fsync_parent_dir(&path).map_err(|source| CoordinatorError::File { path, source })
+    }
 }
 
 /// Extension of a worker's staged value blocks.
 const VALUE_BLOCKS: &str = "blocks";
 /// Extension of a worker's staged depth blocks.
 const DEPTH_BLOCKS: &str = "depth-blocks";
-
-/// A staged file's bytes: per block its index, the crc32 of its raw bytes,
-/// its compressed length and the compressed bytes.
-fn staged_bytes<'a>(blocks: impl Iterator<Item = (u64, u32, &'a [u8])>) -> Vec<u8> {
-    let mut buf = Vec::new();
-    for (index, crc, compressed) in blocks {
-        buf.extend_from_slice(&index.to_le_bytes());
-        buf.extend_from_slice(&crc.to_le_bytes());
-        buf.extend_from_slice(&(compressed.len() as u64).to_le_bytes());
-        buf.extend_from_slice(compressed);
-    }
-    buf
-}
 
 /// Everything the merge of one layer reads, taken from the scheduler under its
 /// lock in no time, so that the merge itself (reading every staged upload and
@@ -89,33 +168,47 @@ impl MergeJob {
     }
 
     /// Writes the file `file` of `header` from every worker's staged blocks
-    /// with extension `ext`.
+    /// with extension `ext`: first where each block lies (one pass over the
+    /// staged files' heads), then each block read in its turn, so the merge
+    /// holds one block, not the layer.
     fn write(&self, ext: &str, header: TablebaseHeader, file: &str) -> Result<TablebaseEntry, CoordinatorError> {
+        use std::io::{Read, Seek, SeekFrom};
         let dir = &self.dir;
         let total = self.total_blocks;
-        let mut blocks: Vec<Option<(u32, Vec<u8>)>> = vec![None; total as usize];
+        let mut staged: Vec<(PathBuf, std::fs::File)> = Vec::new();
+        let mut blocks: Vec<Option<StagedBlock>> = vec![None; total as usize];
         let entries = std::fs::read_dir(dir).map_err(|source| CoordinatorError::File { path: dir.clone(), source })?;
         for e in entries.flatten() {
             let path = e.path();
             if path.extension().and_then(|x| x.to_str()) != Some(ext) {
                 continue;
             }
-            let data = std::fs::read(&path).map_err(|source| CoordinatorError::File { path: path.clone(), source })?;
+            let io = |source| CoordinatorError::File { path: path.clone(), source };
+            let mut f = std::fs::File::open(&path).map_err(io)?;
+            let size = f.metadata().map_err(io)?.len();
             let bad = || CoordinatorError::DamagedUpload { path: path.clone() };
-            let mut at = 0usize;
-            while at < data.len() {
-                let head = data.get(at..at + 20).ok_or_else(bad)?;
+            let mut reader = std::io::BufReader::new(&mut f);
+            let mut at = 0u64;
+            while at < size {
+                let mut head = [0u8; 20];
+                reader.read_exact(&mut head).map_err(|_| bad())?;
                 let idx = u64::from_le_bytes(head[0..8].try_into().expect("8 bytes"));
                 let crc = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
-                let len = u64::from_le_bytes(head[12..20].try_into().expect("8 bytes")) as usize;
-                let body = data.get(at + 20..at + 20 + len).ok_or_else(bad)?;
+                let len = u64::from_le_bytes(head[12..20].try_into().expect("8 bytes"));
+                let body = at + 20;
+                if len > size - body {
+                    return Err(bad());
+                }
                 let slot = blocks.get_mut(idx as usize).ok_or_else(bad)?;
                 if slot.is_some() {
                     return Err(CoordinatorError::BlockTwice { block: idx, path });
                 }
-                *slot = Some((crc, body.to_vec()));
-                at += 20 + len;
+                *slot = Some(StagedBlock { file: staged.len(), offset: body, len, crc });
+                reader.seek_relative(len as i64).map_err(io)?;
+                at = body + len;
             }
+            drop(reader);
+            staged.push((path, f));
         }
         if let Some(missing) = blocks.iter().position(|b| b.is_none()) {
             return Err(CoordinatorError::BlockMissing { block: missing, total });
@@ -123,11 +216,29 @@ impl MergeJob {
         std::fs::create_dir_all(&self.output)
             .map_err(|source| CoordinatorError::File { path: self.output.clone(), source })?;
         let mut w = TablebaseWriter::create(&self.output.join(file), header)?;
+        let mut data = Vec::new();
         for (i, b) in blocks.into_iter().enumerate() {
-            let (crc, data) = b.expect("checked above");
-            w.push_compressed_block(i as u64, &data, crc)?;
+            let b = b.expect("checked above");
+            let (path, f) = &mut staged[b.file];
+            data.resize(b.len as usize, 0);
+            let read = f.seek(SeekFrom::Start(b.offset)).and_then(|_| f.read_exact(&mut data));
+            read.map_err(|source| CoordinatorError::File { path: path.clone(), source })?;
+            w.push_compressed_block(i as u64, &data, b.crc)?;
         }
         let info = w.finish()?;
         Ok(entry(file.to_string(), info.bytes, info.sha256))
     }
+}
+
+/// Where one block lies among a layer's staged files.
+#[derive(Clone, Copy)]
+struct StagedBlock {
+    /// Which staged file.
+    file: usize,
+    /// Where its compressed bytes start in it.
+    offset: u64,
+    /// How many there are.
+    len: u64,
+    /// The crc32 of its raw bytes.
+    crc: u32,
 }

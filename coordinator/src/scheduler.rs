@@ -1100,23 +1100,20 @@ impl Scheduler {
         }
     }
 
-    /// Stores one worker's uploaded blocks (the EXPORT step); returns the count.
-    pub fn accept_upload(&self, first: &BlockUpload, blocks: Vec<BlockUpload>) -> Result<u64, CoordinatorError> {
-        {
-            let st = self.state.lock().expect("state lock");
-            if !st.roster.is_current(&first.worker_id, first.epoch) || first.job != self.spec.name {
-                return Err(CoordinatorError::Mismatch(
-                    "upload from an unknown worker or an earlier epoch; join again".into(),
-                ));
-            }
-            if st.phase != Phase::Export(first.layer) {
-                return Err(CoordinatorError::Mismatch(format!(
-                    "not exporting layer {} now ({:?})",
-                    first.layer, st.phase
-                )));
-            }
+    /// Whether an upload (the EXPORT step) from the worker and epoch `msg`
+    /// names, of the layer it names, is wanted now; [`merge::UploadStager`]
+    /// asks at its first message and at its last.
+    pub fn check_upload(&self, msg: &BlockUpload) -> Result<(), CoordinatorError> {
+        let st = self.state.lock().expect("state lock");
+        if !st.roster.is_current(&msg.worker_id, msg.epoch) || msg.job != self.spec.name {
+            return Err(CoordinatorError::Mismatch(
+                "upload from an unknown worker or an earlier epoch; join again".into(),
+            ));
         }
-        merge::stage_blocks(self, first.layer, &first.worker_id, &blocks)
+        if st.phase != Phase::Export(msg.layer) {
+            return Err(CoordinatorError::Mismatch(format!("not exporting layer {} now ({:?})", msg.layer, st.phase)));
+        }
+        Ok(())
     }
 
     /// Marks workers silent for longer than the heartbeat timeout as lost
@@ -1337,6 +1334,95 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((TaskKind::try_from(reply.kind).unwrap(), reply.attempt), (TaskKind::Init, 1));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Uploads are staged block by block as they come and merged by reading
+    /// each block in its turn: two workers' uploads, blocks out of order,
+    /// merge into the values and depth files the blocks say; a stranger's
+    /// message, one of another layer, and an upload short of its count are
+    /// refused, the last leaving the earlier staging in place; a staged file
+    /// cut short, or with a length past its end, is named as damaged.
+    #[test]
+    fn uploads_are_staged_as_they_come_and_merged_in_block_order() {
+        use retro_engine::tablebase::{DepthReader, TablebaseReader, compress_block, pack_values};
+        let (dir, s, epochs) = joined("stager");
+        let l = layer_order(&s.spec.questions, false)[0] as u32;
+        s.next_step(&mut s.state.lock().unwrap(), Phase::Export(l));
+        let (bp, positions, total) = (s.layout.block_positions, s.layout.positions, s.layout.blocks());
+        assert!(total >= 4, "enough blocks to split: {total}");
+        let len = |i: u64| (positions - i * bp).min(bp) as usize;
+        let value = |i: u64| 1 + (i % 3) as u8;
+        let plies = |i: u64| (i % 200) as u8;
+        let block = |w: &str, i: u64| {
+            let packed = pack_values(&vec![value(i); len(i)]);
+            let depth = vec![plies(i); len(i)];
+            BlockUpload {
+                job: s.spec.name.clone(),
+                worker_id: w.into(),
+                epoch: epochs[w],
+                layer: l,
+                block_index: i,
+                raw_crc32: crc32fast::hash(&packed),
+                compressed: compress_block(&packed).unwrap(),
+                depth_raw_crc32: crc32fast::hash(&depth),
+                depth_compressed: compress_block(&depth).unwrap(),
+                ..Default::default()
+            }
+        };
+        let last = |w: &str, n: u64| BlockUpload { last: true, blocks_sent: n, ..block(w, 0) };
+        let upload = |msgs: Vec<BlockUpload>| {
+            let mut stager = merge::UploadStager::default();
+            let mut out = Ok(None);
+            for m in msgs {
+                out = stager.take(&s, m);
+                if out.is_err() {
+                    break;
+                }
+            }
+            out
+        };
+        let ids: Vec<&String> = epochs.keys().collect();
+        let (w1, w2) = (ids[0].as_str(), ids[1].as_str());
+        // w1 the even blocks, from the end; w2 the odd ones.
+        let evens: Vec<u64> = (0..total).filter(|i| i % 2 == 0).rev().collect();
+        let odds: Vec<u64> = (0..total).filter(|i| i % 2 == 1).collect();
+        let mut first: Vec<BlockUpload> = evens.iter().map(|&i| block(w1, i)).collect();
+        first.push(last(w1, evens.len() as u64));
+        assert_eq!(upload(first).unwrap(), Some(evens.len() as u64));
+        // A stranger, another layer, an upload short of its count.
+        let stranger = BlockUpload { worker_id: "w9".into(), ..block(w2, 1) };
+        assert!(upload(vec![stranger]).unwrap_err().to_string().contains("unknown worker"));
+        let other = BlockUpload { layer: l + 1, ..block(w2, 1) };
+        assert!(upload(vec![other]).unwrap_err().to_string().contains("not exporting"));
+        let short = vec![block(w1, 0), last(w1, 2)];
+        assert!(upload(short).unwrap_err().to_string().contains("upload ended early"));
+        let mut second: Vec<BlockUpload> = odds.iter().map(|&i| block(w2, i)).collect();
+        second.push(last(w2, odds.len() as u64));
+        assert_eq!(upload(second).unwrap(), Some(odds.len() as u64));
+
+        let (values, depth) = merge::MergeJob::of(&s, l).run().unwrap();
+        let mut v = TablebaseReader::open(&dir.join("tb").join(&values.file)).unwrap();
+        let mut d = DepthReader::open(&dir.join("tb").join(&depth.file)).unwrap();
+        v.verify().unwrap();
+        d.verify().unwrap();
+        for i in 0..total {
+            let r = i * bp + len(i) as u64 - 1;
+            assert_eq!(v.probe(r).unwrap(), value(i), "block {i}'s value");
+            assert_eq!(d.probe(r).unwrap(), plies(i), "block {i}'s plies");
+        }
+
+        // Damage to a staged file: cut short, then a length past its end.
+        let staged = merge::staging_dir(&s, l).join(format!("{w2}.blocks"));
+        let bytes = std::fs::read(&staged).unwrap();
+        std::fs::write(&staged, &bytes[..bytes.len() - 1]).unwrap();
+        let e = merge::MergeJob::of(&s, l).run().unwrap_err();
+        assert!(matches!(e, CoordinatorError::DamagedUpload { .. }), "{e}");
+        let mut long = bytes.clone();
+        long[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&staged, &long).unwrap();
+        let e = merge::MergeJob::of(&s, l).run().unwrap_err();
+        assert!(matches!(e, CoordinatorError::DamagedUpload { .. }), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

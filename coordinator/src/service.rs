@@ -114,28 +114,22 @@ impl Coordinator for CoordinatorService {
     }
 
     async fn upload_blocks(&self, request: Request<Streaming<BlockUpload>>) -> Result<Response<UploadReply>, Status> {
-        let mut stream = request.into_inner();
-        let mut blocks = Vec::new();
-        let mut first: Option<BlockUpload> = None;
-        while let Some(msg) = stream.message().await? {
-            if first.is_none() {
-                first = Some(BlockUpload { compressed: Vec::new(), depth_compressed: Vec::new(), ..msg.clone() });
+        // Staged block by block as the messages come, off the runtime's threads.
+        let scheduler = self.scheduler.clone();
+        let staged = Arc::new(std::sync::Mutex::new(None));
+        let result = staged.clone();
+        let mut stager = crate::merge::UploadStager::default();
+        crate::offload::drain(request.into_inner(), move |msg| {
+            let taken = stager.take(&scheduler, msg).map_err(|e| Status::failed_precondition(e.to_string()))?;
+            if taken.is_some() {
+                *result.lock().expect("upload result lock") = taken;
             }
-            if msg.last {
-                if msg.blocks_sent != blocks.len() as u64 {
-                    return Err(Status::data_loss("upload ended early"));
-                }
-                let head = first.take().expect("set above");
-                // Staged on disk, off the runtime's threads.
-                let scheduler = self.scheduler.clone();
-                let n = crate::offload::blocking(move || scheduler.accept_upload(&head, blocks))
-                    .await
-                    .map_err(|e| Status::failed_precondition(e.to_string()))?;
-                return Ok(Response::new(UploadReply { blocks: n }));
-            }
-            blocks.push(msg);
-        }
-        Err(Status::data_loss("upload stream ended without its final message"))
+            Ok(())
+        })
+        .await?;
+        let blocks = staged.lock().expect("upload result lock").take();
+        let blocks = blocks.ok_or_else(|| Status::data_loss("upload stream ended without its final message"))?;
+        Ok(Response::new(UploadReply { blocks }))
     }
 }
 

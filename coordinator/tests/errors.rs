@@ -125,7 +125,8 @@ fn damaged_tablebases_are_detected() {
     };
     let (ok, report) = verify_json(&tb);
     assert!(ok && report["ok"] == true && report["recorded"] == true, "{report}");
-    assert_eq!(report["files"].as_array().unwrap().len(), 3, "{report}");
+    // Three layers, each with its values and its depth file.
+    assert_eq!(report["files"].as_array().unwrap().len(), 6, "{report}");
     let file = tb.join("solo_A.tb");
     let bytes = std::fs::read(&file).unwrap();
     // Truncated.
@@ -145,6 +146,23 @@ fn damaged_tablebases_are_detected() {
     let bad: Vec<_> = report["files"].as_array().unwrap().iter().filter(|f| f["ok"] == false).collect();
     assert_eq!(bad.len(), 1, "{report}");
     assert!(bad[0]["path"].as_str().unwrap().ends_with("solo_A.tb") && bad[0]["error"].is_string(), "{report}");
+    std::fs::write(&file, &bytes).unwrap();
+
+    // The depth files: a byte altered, another layer's file under the name,
+    // the file gone.
+    let depth = tb.join("solo_A.depth");
+    let depth_bytes = std::fs::read(&depth).unwrap();
+    let mut altered = depth_bytes.clone();
+    let mid = altered.len() / 2;
+    altered[mid] ^= 0x40;
+    std::fs::write(&depth, &altered).unwrap();
+    assert_clear_failure(&verify(&tb), "solo_A.depth");
+    std::fs::copy(tb.join("enable_A_B.depth"), &depth).unwrap();
+    assert_clear_failure(&verify(&tb), "holds layer enable(A>B)");
+    std::fs::remove_file(&depth).unwrap();
+    assert_clear_failure(&verify(&tb), "solo_A.depth: listed in summary.json but missing");
+    std::fs::write(&depth, &depth_bytes).unwrap();
+    assert!(verify(&tb).status.success(), "the restored files verify");
 }
 
 /// The embedded stage-1 run with a checkpoint after every round (and so its

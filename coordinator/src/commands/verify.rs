@@ -1,9 +1,10 @@
-//! `coordinator verify`: every checksum of the tablebase files in a directory,
-//! and that each is the file its job recorded in summary.json.
+//! `coordinator verify`: every checksum of the tablebase files and the depth
+//! files beside them in a directory, and that each is the file its job
+//! recorded in summary.json.
 
 use super::CliError;
 
-use retro_engine::tablebase::TablebaseReader;
+use retro_engine::tablebase::{DepthReader, TablebaseHeader, TablebaseReader};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -28,14 +29,50 @@ impl FileVerdict {
     }
 }
 
+/// The two kinds of file a job writes per layer.
+#[derive(Clone, Copy, PartialEq)]
+enum FileKind {
+    /// `<layer>.tb`: the values.
+    Values,
+    /// `<layer>.depth`: the plies to the end.
+    Depth,
+}
+
+impl FileKind {
+    /// The files of this kind in `dir`, by name.
+    fn of(path: &std::path::Path) -> Option<FileKind> {
+        match path.extension()?.to_str()? {
+            "tb" => Some(FileKind::Values),
+            "depth" => Some(FileKind::Depth),
+            _ => None,
+        }
+    }
+
+    /// Where summary.json lists the files of this kind.
+    fn summary_key(self) -> &'static str {
+        match self {
+            FileKind::Values => "tablebases",
+            FileKind::Depth => "depth_files",
+        }
+    }
+
+    /// Opens the file and checks every block's checksum; its header.
+    fn verify(self, path: &std::path::Path) -> Result<TablebaseHeader, String> {
+        let header = match self {
+            FileKind::Values => TablebaseReader::open(path).and_then(|mut r| r.verify().map(|()| r.header().clone())),
+            FileKind::Depth => DepthReader::open(path).and_then(|mut r| r.verify().map(|()| r.header().clone())),
+        };
+        header.map_err(|e| e.to_string())
+    }
+}
+
 /// Runs `verify` on the directory `dir`: a line per file (or, with `json`,
 /// one JSON object), and a failure when any file fails.
 pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> =
-        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "tb")).collect();
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| FileKind::of(p).is_some()).collect();
     paths.sort();
-    if paths.is_empty() {
+    if !paths.iter().any(|p| FileKind::of(p) == Some(FileKind::Values)) {
         return Err(format!("{}: no tablebase files (*.tb)", dir.display()).into());
     }
     // What the job recorded: each file's layer, size and digest, and the plan.
@@ -54,19 +91,18 @@ pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
     let mut files = Vec::new();
     let mut seen = Vec::new();
     for path in &paths {
+        let kind = FileKind::of(path).expect("listed by kind");
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let checked = TablebaseReader::open(path).and_then(|mut r| r.verify().map(|()| r)).map_err(|e| e.to_string());
-        let r = match checked {
-            Ok(r) => r,
+        let header = match kind.verify(path) {
+            Ok(h) => h,
             Err(e) => {
                 files.push(FileVerdict::bad(path.display().to_string(), e));
                 continue;
             }
         };
         let sha = retro_engine::tablebase::sha256_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = r.header().clone();
         let mismatch = recorded.as_ref().and_then(|v| {
-            let listed = v["tablebases"].as_array().into_iter().flatten().find(|t| t["file"] == name.as_str());
+            let listed = v[kind.summary_key()].as_array().into_iter().flatten().find(|t| t["file"] == name.as_str());
             let Some(t) = listed else {
                 return Some(format!("{}: not listed in {}", path.display(), summary_path.display()));
             };
@@ -77,6 +113,10 @@ pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
                 bytes: t["bytes"].as_u64().unwrap_or(u64::MAX),
                 sha256: t["sha256"].as_str().unwrap_or_default().to_string(),
             };
+            let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
+            if kind == FileKind::Depth {
+                return entry.open_checked_depth(dir, question, plan_hash).err().map(|e| e.to_string());
+            }
             let rank_order =
                 if retro_results::report::game_named(v["game"].as_str()) == Some(retro_games::GameKind::Cc2) {
                     let (colour, mirror) = (v["colour_symmetry"] == true, v["mirror_symmetry"] == true);
@@ -84,7 +124,6 @@ pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
                 } else {
                     retro_games::cc3::RANK_ORDER
                 };
-            let (question, plan_hash) = (t["question"].as_str().unwrap_or("?"), v["plan_hash"].as_str().unwrap_or("?"));
             entry.open_checked(dir, question, plan_hash, rank_order).err().map(|e| e.to_string())
         });
         files.push(FileVerdict {
@@ -96,7 +135,8 @@ pub fn run(dir: &std::path::Path, json: bool) -> Result<(), CliError> {
         });
     }
     if let Some(v) = &recorded {
-        for t in v["tablebases"].as_array().into_iter().flatten() {
+        let listed = ["tablebases", "depth_files"].into_iter().flat_map(|k| v[k].as_array().into_iter().flatten());
+        for t in listed {
             let file = t["file"].as_str().unwrap_or("?");
             if !seen.iter().any(|s| s == file) && !dir.join(file).exists() {
                 let path = dir.join(file).display().to_string();
