@@ -202,19 +202,21 @@ pub fn checksums(dir: &Path) -> BTreeMap<String, String> {
     checksums_of(dir, 3)
 }
 
-/// SHA-256 of every tablebase file in a directory that holds `layers`, by file name.
+/// SHA-256 of every tablebase file and depth file in a directory that holds
+/// `layers`, by file name: two runs that must agree byte for byte agree on
+/// the plies too.
 pub fn checksums_of(dir: &Path, layers: usize) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
-        if p.extension().is_some_and(|x| x == "tb") {
+        if p.extension().is_some_and(|x| x == "tb" || x == "depth") {
             out.insert(
                 p.file_name().unwrap().to_string_lossy().to_string(),
                 retro_engine::tablebase::sha256_file(&p).unwrap(),
             );
         }
     }
-    assert_eq!(out.len(), layers, "{layers} tablebase files in {}", dir.display());
+    assert_eq!(out.len(), 2 * layers, "{layers} tablebase files and their depth files in {}", dir.display());
     out
 }
 
