@@ -146,16 +146,19 @@ pub fn owner_of(output: &Path) -> Option<Owner> {
 }
 
 /// Removes the results a finished job listed in its `summary.json` (its
-/// tablebase files and the summary itself), so that another job's files do
-/// not stay beside the new ones; nothing else is touched.
+/// tablebase files, their depth files and the summary itself), so that
+/// another job's files do not stay beside the new ones; nothing else is
+/// touched.
 fn remove_results(output: &Path) -> Result<(), CoordinatorError> {
     let summary = output.join("summary.json");
-    let listed: Vec<String> = retro_node::input::read_text_limited(&summary, OWNER_READ_LIMIT, "summary")
+    let summary: serde_json::Value = retro_node::input::read_text_limited(&summary, OWNER_READ_LIMIT, "summary")
         .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v.get("tablebases").and_then(|t| t.as_array()).cloned())
-        .unwrap_or_default()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let listed: Vec<String> = ["tablebases", "depth_files"]
         .iter()
+        .filter_map(|key| summary.get(key).and_then(|t| t.as_array()))
+        .flatten()
         .filter_map(|t| t.get("file").and_then(|f| f.as_str()).map(str::to_owned))
         .collect();
     // Only plain names: a summary must not make the program delete elsewhere.

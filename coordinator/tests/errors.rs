@@ -255,7 +255,7 @@ fn a_second_process_on_the_same_state_is_refused() {
     assert!(w.wait(LIMIT).success(), "{}", w.logs());
     assert!(other.wait(LIMIT).success(), "{}", other.logs());
     assert!(first.wait(LIMIT).success(), "{}", first.logs());
-    assert_eq!(checksums(&dir.join("tb")).len(), 3);
+    assert_eq!(checksums(&dir.join("tb")).len(), 6, "three layers, each with its depth file");
 }
 
 /// Files written under another rank order (an older program) would be read as
@@ -360,7 +360,7 @@ fn checkpoints_follow_their_output() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("copied"), "the run says where the files came from: {err}");
     let want = checksums(&cwd.join("tablebases/stage1"));
-    assert_eq!(want.len(), 3);
+    assert_eq!(want.len(), 6, "three layers, each with its depth file");
     assert_eq!(checksums(&cwd.join("OTHER")), want);
 
     // Killed in layer 1, resumed into another output directory.

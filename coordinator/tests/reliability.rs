@@ -71,7 +71,8 @@ fn another_jobs_output_is_refused_naming_the_job() {
     let replaced = run(replace, LIMIT);
     assert!(replaced.status.success(), "{}", String::from_utf8_lossy(&replaced.stderr));
     assert!(!out.join("solo_1.tb").exists(), "the other job's listed tablebase was removed");
-    assert_eq!(checksums(&out).len(), 3);
+    assert!(!out.join("solo_1.depth").exists(), "and its depth file");
+    assert_eq!(checksums(&out).len(), 6, "three layers, each with its depth file");
 
     // Two live jobs on one output: the second is refused while the first runs.
     let live = dir.join("live");
