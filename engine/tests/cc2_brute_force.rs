@@ -159,21 +159,29 @@ impl Rules {
     }
 }
 
-/// Solves every position by fixpoint iteration: a position is won when a
-/// move reaches a lost one, lost when it is terminal, has no move, or every
-/// move reaches a won one; what never settles is a draw.
-fn brute_force(rules: &Rules) -> HashMap<([u32; 2], usize), Value> {
+/// Every placement of both sides' pieces with either to move, each with its
+/// index in the list.
+#[allow(clippy::type_complexity)]
+fn every_state(rules: &Rules) -> (HashMap<([u32; 2], usize), usize>, Vec<([u32; 2], usize)>) {
     let mut index = HashMap::new();
     let mut keys = Vec::new();
     let all = (1u32 << rules.neighbours.len()) - 1;
     for a in placements(all, PIECES) {
         for b in placements(all & !a, PIECES) {
             for turn in 0..2 {
-                index.insert(([a, b], turn), keys.len() as u32);
+                index.insert(([a, b], turn), keys.len());
                 keys.push(([a, b], turn));
             }
         }
     }
+    (index, keys)
+}
+
+/// Solves every position by fixpoint iteration: a position is won when a
+/// move reaches a lost one, lost when it is terminal, has no move, or every
+/// move reaches a won one; what never settles is a draw.
+fn brute_force(rules: &Rules) -> HashMap<([u32; 2], usize), Value> {
+    let (index, keys) = every_state(rules);
     let mut value = vec![Value::Draw; keys.len()];
     // Move lists of the live positions, as indices, one after the other.
     let (mut starts, mut targets, mut live) = (Vec::new(), Vec::new(), Vec::new());
@@ -297,17 +305,7 @@ fn on_five_by_five_the_readings_differ_on_the_positions_the_published_count_leav
 #[test]
 fn four_by_four_depths_agree_with_synchronous_sweeps_on_every_position() {
     let rules = Rules::new(4, false);
-    let mut index = HashMap::new();
-    let mut keys = Vec::new();
-    let all = (1u32 << rules.neighbours.len()) - 1;
-    for a in placements(all, PIECES) {
-        for b in placements(all & !a, PIECES) {
-            for turn in 0..2 {
-                index.insert(([a, b], turn), keys.len());
-                keys.push(([a, b], turn));
-            }
-        }
-    }
+    let (index, keys) = every_state(&rules);
     // Player 1 (index 0) is MAX, as in the engine's solo(1).
     let nodes: Vec<Node> = keys
         .iter()

@@ -247,6 +247,20 @@ fn fixpoint(
     value
 }
 
+/// The engine's cell set of `g` as this file's, cell by cell through their
+/// coordinates.
+fn to_brute_cells(g: &Ranked, star: &Star) -> impl Fn(u128) -> u32 {
+    let to_brute: Vec<u32> = g.cc3.star.cubes.iter().map(|&c| 1 << star.at(c).expect("the same star")).collect();
+    move |mut bits: u128| {
+        let mut out = 0;
+        while bits != 0 {
+            out |= to_brute[bits.trailing_zeros() as usize];
+            bits &= bits - 1;
+        }
+        out
+    }
+}
+
 /// top2(`x`) for every state: `x` wins by finishing first or second; the
 /// other two play against it. `x`'s question is settled when `x` fills its
 /// goal, whatever the other two play after.
@@ -266,20 +280,11 @@ fn stage_one_ranked_agrees_with_a_brute_force_solver_on_every_position() {
         let g = Ranked::new(1, x).unwrap();
         assert_eq!(g.position_count(), brute.len() as u64);
         let solved = solve(&g, Question::solo(x), &Layout::new(g.position_count(), 3, 64, 4096), 2).unwrap();
-        // The engine's cells in this file's order, through their coordinates.
-        let to_brute: Vec<u32> = g.cc3.star.cubes.iter().map(|&c| 1 << star.at(c).expect("the same star")).collect();
-        let convert = |mut bits: u128| {
-            let mut out = 0;
-            while bits != 0 {
-                out |= to_brute[bits.trailing_zeros() as usize];
-                bits &= bits - 1;
-            }
-            out
-        };
+        let convert = to_brute_cells(&g, &star);
         let mut tally: HashMap<Value, u64> = HashMap::new();
         for rank in 0..g.position_count() {
             let pos = g.cc3.unrank(rank);
-            let state = (pos.pieces.map(convert), pos.turn as usize);
+            let state = (pos.pieces.map(&convert), pos.turn as usize);
             let engine = engine_value(solved.bytes[rank as usize], &format!("rank {rank}"));
             assert_eq!(engine, brute[&state], "top2({x}) at {}", g.cc3.format(&pos));
             *tally.entry(engine).or_insert(0) += 1;
@@ -600,19 +605,11 @@ fn stage_one_ranked_depths_agree_with_synchronous_sweeps() {
         let swept = plies_by_sweeps(&nodes);
         let g = Ranked::new(1, x as u8).unwrap();
         let solved = solve(&g, Question::solo(x as u8), &Layout::new(g.position_count(), 3, 64, 4096), 2).unwrap();
-        let to_brute: Vec<u32> = g.cc3.star.cubes.iter().map(|&c| 1 << star.at(c).expect("the same star")).collect();
-        let convert = |mut bits: u128| {
-            let mut out = 0;
-            while bits != 0 {
-                out |= to_brute[bits.trailing_zeros() as usize];
-                bits &= bits - 1;
-            }
-            out
-        };
+        let convert = to_brute_cells(&g, &star);
         let mut deepest = 0;
         for rank in 0..g.position_count() {
             let pos = g.cc3.unrank(rank);
-            let (value, plies) = swept[index[&(pos.pieces.map(convert), pos.turn as usize)]];
+            let (value, plies) = swept[index[&(pos.pieces.map(&convert), pos.turn as usize)]];
             let what = format!("top2({x}) at {}", g.cc3.format(&pos));
             assert_eq!(engine_value(solved.bytes[rank as usize], &what), value, "{what}");
             assert_eq!(engine_plies(solved.depth[rank as usize], &what), plies, "{what}");
