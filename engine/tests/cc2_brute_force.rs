@@ -192,7 +192,7 @@ fn brute_force(rules: &Rules) -> HashMap<([u32; 2], usize), Value> {
             value[i] = Value::Loss;
         } else {
             starts.push(targets.len());
-            targets.extend(rules.moves(side, turn).into_iter().map(|next| index[&(next, 1 - turn)]));
+            targets.extend(rules.moves(side, turn).into_iter().map(|next| index[&(next, 1 - turn)] as u32));
             live.push(i);
         }
     }
